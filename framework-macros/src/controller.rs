@@ -1,0 +1,316 @@
+//! `#[controller]` and the route attributes it consumes.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Attribute, FnArg, Ident, ImplItem, ImplItemFn, Item, ItemImpl, LitStr, Type};
+
+const METHODS: [&str; 7] = ["get", "post", "put", "patch", "delete", "head", "options"];
+
+/// `#[controller(prefix = "...", middleware(a, b))]`, parsed.
+#[derive(Default)]
+struct ControllerArgs {
+    prefix: Option<LitStr>,
+    middleware: Vec<Ident>,
+}
+
+/// `#[get("/path", middleware(a))]`, parsed.
+struct RouteArgs {
+    method: &'static str,
+    path: LitStr,
+    middleware: Vec<Ident>,
+}
+
+/// A handler method with its route.
+struct Handler {
+    name: Ident,
+    route: RouteArgs,
+}
+
+/// Collects errors so one expansion reports all of them.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn finish(self) -> syn::Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+
+    fn push(&mut self, err: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(err),
+            None => self.0 = Some(err),
+        }
+    }
+}
+
+fn parse_middleware_list(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Vec<Ident>> {
+    let mut names = Vec::new();
+    meta.parse_nested_meta(|m| {
+        let ident = m
+            .path
+            .get_ident()
+            .ok_or_else(|| m.error("expected a middleware name, e.g. `session`"))?;
+        names.push(ident.clone());
+        Ok(())
+    })?;
+    Ok(names)
+}
+
+fn parse_controller_args(attr: TokenStream) -> syn::Result<ControllerArgs> {
+    let mut args = ControllerArgs::default();
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("prefix") {
+            let lit: LitStr = meta.value()?.parse()?;
+            if let Err(msg) = crate::route_path::check(&lit.value(), true) {
+                return Err(syn::Error::new(lit.span(), msg));
+            }
+            args.prefix = Some(lit);
+            Ok(())
+        } else if meta.path.is_ident("middleware") {
+            args.middleware = parse_middleware_list(&meta)?;
+            Ok(())
+        } else {
+            let key = meta.path.to_token_stream().to_string().replace(' ', "");
+            Err(syn::Error::new(
+                meta.path.span(),
+                format!("unknown controller key `{key}`; expected `prefix` or `middleware`"),
+            ))
+        }
+    });
+    syn::parse::Parser::parse2(parser, attr)?;
+    Ok(args)
+}
+
+fn route_method(attr: &Attribute) -> Option<&'static str> {
+    let last = attr.path().segments.last()?;
+    METHODS.into_iter().find(|m| last.ident == m)
+}
+
+fn parse_route_args(method: &'static str, attr: &Attribute) -> syn::Result<RouteArgs> {
+    let mut path: Option<LitStr> = None;
+    let mut middleware = Vec::new();
+    attr.parse_args_with(|input: syn::parse::ParseStream<'_>| {
+        let lit: LitStr = input.parse().map_err(|e| {
+            syn::Error::new(
+                e.span(),
+                format!("expected a path: `#[{method}(\"/path\")]`"),
+            )
+        })?;
+        path = Some(lit);
+        if input.parse::<syn::Token![,]>().is_ok() && !input.is_empty() {
+            let parser = syn::meta::parser(|meta| {
+                if meta.path.is_ident("middleware") {
+                    middleware = parse_middleware_list(&meta)?;
+                    Ok(())
+                } else {
+                    Err(syn::Error::new(
+                        meta.path.span(),
+                        "unknown route key; expected `middleware`",
+                    ))
+                }
+            });
+            syn::parse::Parser::parse2(parser, input.parse::<TokenStream>()?)?;
+        }
+        Ok(())
+    })?;
+    let path = path.ok_or_else(|| syn::Error::new(attr.span(), "missing route path"))?;
+    if let Err(msg) = crate::route_path::check(&path.value(), false) {
+        return Err(syn::Error::new(path.span(), msg));
+    }
+    Ok(RouteArgs {
+        method,
+        path,
+        middleware,
+    })
+}
+
+/// Takes the route attribute off a method and checks the method's shape.
+fn take_route(method: &mut ImplItemFn, errors: &mut Errors) -> Option<Handler> {
+    let mut route = None;
+    let mut kept = Vec::with_capacity(method.attrs.len());
+    for attr in std::mem::take(&mut method.attrs) {
+        match route_method(&attr) {
+            Some(verb) if route.is_some() => errors.push(syn::Error::new(
+                attr.span(),
+                format!("`{verb}`: a handler has exactly one route attribute"),
+            )),
+            Some(verb) => match parse_route_args(verb, &attr) {
+                Ok(args) => route = Some(args),
+                Err(e) => errors.push(e),
+            },
+            None => kept.push(attr),
+        }
+    }
+    method.attrs = kept;
+    let route = route?;
+    let name = method.sig.ident.clone();
+    let mut ok = true;
+    if method.sig.asyncness.is_none() {
+        errors.push(syn::Error::new(
+            method.sig.fn_token.span,
+            format!("handler `{name}` must be an `async fn`"),
+        ));
+        ok = false;
+    }
+    if !method.sig.generics.params.is_empty() {
+        errors.push(syn::Error::new(
+            method.sig.generics.span(),
+            format!("handler `{name}` cannot be generic"),
+        ));
+        ok = false;
+    }
+    let inputs: Vec<&FnArg> = method.sig.inputs.iter().collect();
+    let shape_ok = matches!(
+        inputs.first(),
+        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none()
+    ) && inputs.len() == 2;
+    if !shape_ok {
+        errors.push(syn::Error::new(
+            method.sig.inputs.span(),
+            format!("handler `{name}` must take `&self` and `ctx: &mut Context`"),
+        ));
+        ok = false;
+    }
+    ok.then_some(Handler { name, route })
+}
+
+fn type_name(ty: &Type) -> Option<&Ident> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| &s.ident),
+        _ => None,
+    }
+}
+
+/// Emits the item again next to the errors, so the rest of the crate still type-checks.
+fn reemit(item: impl quote::ToTokens, err: &syn::Error) -> TokenStream {
+    let errors = err.to_compile_error();
+    quote!(#item #errors)
+}
+
+pub(crate) fn outside_controller(verb: &str, item: TokenStream) -> TokenStream {
+    let err = syn::Error::new(
+        Span::call_site(),
+        format!("`#[{verb}]` is only valid on a method inside a `#[controller]` impl block"),
+    );
+    reemit(item, &err)
+}
+
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let parsed: Item = match syn::parse2(item.clone()) {
+        Ok(item) => item,
+        Err(e) => return reemit(item, &e),
+    };
+    let Item::Impl(mut block) = parsed else {
+        let err = syn::Error::new(
+            parsed.span(),
+            "`#[controller]` must be placed on an `impl` block, e.g. `impl UserController { ... }`",
+        );
+        return reemit(parsed, &err);
+    };
+    let mut errors = Errors::default();
+    let args = parse_controller_args(attr).unwrap_or_else(|e| {
+        errors.push(e);
+        ControllerArgs::default()
+    });
+    if let Some((_, path, _)) = &block.trait_ {
+        errors.push(syn::Error::new(
+            path.span(),
+            "`#[controller]` goes on an inherent impl block, not a trait impl",
+        ));
+    }
+    if !block.generics.params.is_empty() {
+        errors.push(syn::Error::new(
+            block.generics.span(),
+            "a controller cannot be generic",
+        ));
+    }
+    let handlers: Vec<Handler> = block
+        .items
+        .iter_mut()
+        .filter_map(|item| match item {
+            ImplItem::Fn(method) => take_route(method, &mut errors),
+            _ => None,
+        })
+        .collect();
+    let self_name = type_name(&block.self_ty).cloned();
+    if self_name.is_none() {
+        errors.push(syn::Error::new(
+            block.self_ty.span(),
+            "a controller must be a named type",
+        ));
+    }
+    if let Err(err) = errors.finish() {
+        return reemit(&block, &err);
+    }
+    let Some(self_name) = self_name else {
+        return quote!(#block);
+    };
+    let registration = registration(&block, &self_name, &args, &handlers);
+    quote! {
+        #block
+        #registration
+    }
+}
+
+fn registration(
+    block: &ItemImpl,
+    self_name: &Ident,
+    args: &ControllerArgs,
+    handlers: &[Handler],
+) -> TokenStream {
+    let self_ty = &block.self_ty;
+    let prefix = args.prefix.as_ref().map_or_else(String::new, LitStr::value);
+    let group_middleware = args.middleware.iter().map(Ident::to_string);
+    let controller_name = self_name.to_string();
+    let mut wrappers = Vec::new();
+    let mut routes = Vec::new();
+    for Handler { name, route } in handlers {
+        let call_fn = format_ident!("__framework_call_{}", name);
+        let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
+        let span = name.span();
+        let finish = quote_spanned! {span=>
+            ::framework::__private::finish(this.#name(ctx).await, ctx)
+        };
+        wrappers.push(quote! {
+            fn #call_fn<'a>(
+                this: &'a #self_ty,
+                ctx: &'a mut ::framework::Context,
+            ) -> ::framework::__private::BoxFuture<'a, ::framework::Result> {
+                ::std::boxed::Box::pin(async move { #finish })
+            }
+            fn #endpoint_fn(
+                controller: &::std::sync::Arc<dyn ::std::any::Any + Send + Sync>,
+            ) -> ::std::option::Option<::std::sync::Arc<dyn ::framework::Endpoint>> {
+                ::framework::__private::method_endpoint::<#self_ty>(controller, #call_fn)
+            }
+        });
+        let method = route.method.to_ascii_uppercase();
+        let path = &route.path;
+        let handler = format!("{controller_name}::{name}");
+        let middleware = route.middleware.iter().map(Ident::to_string);
+        routes.push(quote! {
+            ::framework::__private::RouteDef {
+                method: #method,
+                path: #path,
+                handler: #handler,
+                middleware: &[#(#middleware),*],
+                endpoint: #endpoint_fn,
+            }
+        });
+    }
+    quote! {
+        const _: () = {
+            #(#wrappers)*
+            ::framework::__private::inventory::submit! {
+                ::framework::__private::ControllerDef {
+                    name: #controller_name,
+                    prefix: #prefix,
+                    middleware: &[#(#group_middleware),*],
+                    build: ::framework::__private::build_controller::<#self_ty>,
+                    routes: &[#(#routes),*],
+                }
+            }
+        };
+    }
+}

@@ -1,0 +1,34 @@
+//! Compile-time check of route paths, so a typo fails the build instead of the start-up.
+//! The rules are the router's (`framework::router`): a leading `/`, params `:name` or
+//! `{name}` made of letters, digits and `_`, and a wildcard `*` or `*name` only at the end.
+
+pub(crate) fn check(path: &str, is_prefix: bool) -> Result<(), String> {
+    if path.is_empty() && is_prefix {
+        return Ok(());
+    }
+    let Some(rest) = path.strip_prefix('/') else {
+        return Err(format!("route path `{path}` must start with `/`"));
+    };
+    let parts: Vec<&str> = rest.split('/').collect();
+    for (i, part) in parts.iter().enumerate() {
+        let name = part
+            .strip_prefix(':')
+            .or_else(|| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')));
+        if let Some(name) = name {
+            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+                return Err(format!(
+                    "route path `{path}`: param names are letters, digits or `_`, got `{part}`"
+                ));
+            }
+        } else if part.starts_with('*') {
+            if is_prefix || i + 1 != parts.len() {
+                return Err(format!(
+                    "route path `{path}`: the wildcard `*` must be the last segment"
+                ));
+            }
+        } else if part.contains(['{', '}', '*']) {
+            return Err(format!("route path `{path}`: bad segment `{part}`"));
+        }
+    }
+    Ok(())
+}

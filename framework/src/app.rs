@@ -1,0 +1,701 @@
+//! The application builder and the built service.
+//!
+//! An [`App`] collects global middleware, groups (a prefix plus shared middleware), routes,
+//! named middleware that controllers refer to, and state. [`App::build`] checks everything
+//! (duplicate routes, unknown middleware names, malformed paths) and returns a [`Service`],
+//! which answers requests in process ([`Service::handle`]) or on a socket
+//! ([`Service::serve`]).
+//!
+//! Chain order for a route: global middleware, then group middleware, then route middleware,
+//! then the handler. A 404 or 405 answer runs the global middleware only.
+
+use std::any::{Any, type_name};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fmt;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use serde::Serialize;
+
+use crate::body::{RequestBody, ResponseBody};
+use crate::context::Context;
+use crate::error::{HttpError, Result};
+use crate::handler::{BoxFuture, Endpoint, HandlerFn, Next, SharedMiddleware, handler_fn};
+use crate::router::Router;
+use crate::state::{FromState, State};
+
+/// Category of routing errors (404, 405).
+pub const ROUTER_CATEGORY: &str = "framework-router";
+
+/// What every request can see of the app.
+pub(crate) struct AppShared {
+    pub(crate) trust_proxy: bool,
+    pub(crate) state: State,
+}
+
+/// One route, ready to run.
+pub(crate) struct Route {
+    pub(crate) pattern: Box<str>,
+    pub(crate) param_names: Box<[Box<str>]>,
+    chain: Box<[SharedMiddleware]>,
+    endpoint: Arc<dyn Endpoint>,
+}
+
+/// A line of the route table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RouteInfo {
+    /// Method, e.g. `GET`.
+    pub method: String,
+    /// Full path pattern, prefix included.
+    pub path: String,
+    /// The handler's name, e.g. `UserController::me`.
+    pub handler: String,
+}
+
+/// A middleware as written at registration: built already, or named for later resolution.
+enum MiddlewareRef {
+    Shared(SharedMiddleware),
+    Named(&'static str),
+}
+
+struct RouteSpec {
+    method: Method,
+    path: String,
+    handler: Cow<'static, str>,
+    /// Who asked for the named middleware: a controller name, for error messages.
+    owner: Cow<'static, str>,
+    middleware: Vec<MiddlewareRef>,
+    endpoint: Arc<dyn Endpoint>,
+}
+
+/// Routes under a common prefix sharing middleware.
+pub struct Group {
+    prefix: String,
+    middleware: Vec<SharedMiddleware>,
+    routes: Vec<RouteSpec>,
+}
+
+impl Group {
+    /// A group at `prefix` (e.g. `/users`; `""` for the root).
+    pub fn new(prefix: impl Into<String>) -> Self {
+        Self {
+            prefix: prefix.into(),
+            middleware: Vec::new(),
+            routes: Vec::new(),
+        }
+    }
+
+    /// Adds middleware run for every route of the group.
+    #[must_use]
+    pub fn use_middleware(mut self, middleware: SharedMiddleware) -> Self {
+        self.middleware.push(middleware);
+        self
+    }
+
+    /// Adds a route with its own middleware.
+    #[must_use]
+    pub fn route_with<F, T>(
+        mut self,
+        method: Method,
+        path: &str,
+        middleware: Vec<SharedMiddleware>,
+        handler: F,
+    ) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.routes.push(RouteSpec {
+            method,
+            path: path.to_owned(),
+            handler: Cow::Borrowed(type_name::<F>()),
+            owner: Cow::Borrowed(""),
+            middleware: middleware.into_iter().map(MiddlewareRef::Shared).collect(),
+            endpoint: handler_fn(handler),
+        });
+        self
+    }
+
+    /// Adds a route.
+    #[must_use]
+    pub fn route<F, T>(self, method: Method, path: &str, handler: F) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.route_with(method, path, Vec::new(), handler)
+    }
+
+    /// Adds a GET route (it answers HEAD too).
+    #[must_use]
+    pub fn get<F, T>(self, path: &str, handler: F) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.route(Method::GET, path, handler)
+    }
+
+    /// Adds a POST route.
+    #[must_use]
+    pub fn post<F, T>(self, path: &str, handler: F) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.route(Method::POST, path, handler)
+    }
+}
+
+/// A controller registered by `#[controller]`; collected with `inventory`.
+#[doc(hidden)]
+pub struct ControllerDef {
+    pub name: &'static str,
+    pub prefix: &'static str,
+    pub middleware: &'static [&'static str],
+    pub build: fn(&State) -> Result<Arc<dyn Any + Send + Sync>>,
+    pub routes: &'static [RouteDef],
+}
+
+/// A controller method's route.
+#[doc(hidden)]
+pub struct RouteDef {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub handler: &'static str,
+    pub middleware: &'static [&'static str],
+    pub endpoint: fn(&Arc<dyn Any + Send + Sync>) -> Option<Arc<dyn Endpoint>>,
+}
+
+inventory::collect!(ControllerDef);
+
+/// Builds a controller through [`FromState`], type-erased for the registry.
+#[doc(hidden)]
+pub fn build_controller<C: FromState>(state: &State) -> Result<Arc<dyn Any + Send + Sync>> {
+    Ok(Arc::new(C::from_state(state)?))
+}
+
+/// A controller method bound to its controller instance.
+struct MethodEndpoint<C> {
+    controller: Arc<C>,
+    call: for<'a> fn(&'a C, &'a mut Context) -> BoxFuture<'a, Result>,
+}
+
+impl<C: Send + Sync + 'static> Endpoint for MethodEndpoint<C> {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+        (self.call)(&self.controller, ctx)
+    }
+}
+
+/// Binds a generated method wrapper to the controller instance; `None` on a type mismatch,
+/// which only a bug in the macro could cause.
+#[doc(hidden)]
+pub fn method_endpoint<C: Send + Sync + 'static>(
+    controller: &Arc<dyn Any + Send + Sync>,
+    call: for<'a> fn(&'a C, &'a mut Context) -> BoxFuture<'a, Result>,
+) -> Option<Arc<dyn Endpoint>> {
+    let controller = Arc::clone(controller).downcast::<C>().ok()?;
+    Some(Arc::new(MethodEndpoint { controller, call }))
+}
+
+/// Why [`App::build`] refused the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError(String);
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+/// The application builder.
+///
+/// ```
+/// use framework::{App, Context, Result};
+///
+/// async fn hello(_ctx: &mut Context) -> Result<&'static str> {
+///     Ok("hello")
+/// }
+///
+/// let service = App::new()
+///     .use_middleware(framework::middleware::responder::Responder::default().into_shared())
+///     .get("/hello", hello)
+///     .build()
+///     .unwrap();
+/// assert_eq!(service.routes()[0].path, "/hello");
+/// ```
+pub struct App {
+    middleware: Vec<SharedMiddleware>,
+    named: HashMap<&'static str, SharedMiddleware>,
+    groups: Vec<Group>,
+    root: Group,
+    state: State,
+    trust_proxy: bool,
+    shutdown_timeout: Duration,
+    mount_controllers: bool,
+}
+
+impl Default for App {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl App {
+    /// An empty app: no middleware, no routes, proxies not trusted, 30 s shutdown grace.
+    pub fn new() -> Self {
+        Self {
+            middleware: Vec::new(),
+            named: HashMap::new(),
+            groups: Vec::new(),
+            root: Group::new(""),
+            state: State::new(),
+            trust_proxy: false,
+            shutdown_timeout: Duration::from_secs(30),
+            mount_controllers: false,
+        }
+    }
+
+    /// Adds global middleware (runs for every request, 404s included), in order.
+    #[must_use]
+    pub fn use_middleware(mut self, middleware: SharedMiddleware) -> Self {
+        self.middleware.push(middleware);
+        self
+    }
+
+    /// Names a middleware so controllers can ask for it with `middleware(name)`.
+    #[must_use]
+    pub fn register_middleware(mut self, name: &'static str, middleware: SharedMiddleware) -> Self {
+        self.named.insert(name, middleware);
+        self
+    }
+
+    /// Adds shared state, read by controllers and handlers.
+    #[must_use]
+    pub fn with_state<T: Any + Send + Sync>(mut self, value: T) -> Self {
+        self.state.insert(value);
+        self
+    }
+
+    /// Believe `X-Forwarded-For` / `X-Real-Ip` for the client IP (only behind a proxy you run).
+    #[must_use]
+    pub fn trust_proxy(mut self, trust: bool) -> Self {
+        self.trust_proxy = trust;
+        self
+    }
+
+    /// How long graceful shutdown waits for in-flight requests.
+    #[must_use]
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Adds a group.
+    #[must_use]
+    pub fn group(mut self, group: Group) -> Self {
+        self.groups.push(group);
+        self
+    }
+
+    /// Adds a route at the root.
+    #[must_use]
+    pub fn route<F, T>(mut self, method: Method, path: &str, handler: F) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.root = self.root.route(method, path, handler);
+        self
+    }
+
+    /// Adds a GET route at the root (it answers HEAD too).
+    #[must_use]
+    pub fn get<F, T>(self, path: &str, handler: F) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.route(Method::GET, path, handler)
+    }
+
+    /// Adds a POST route at the root.
+    #[must_use]
+    pub fn post<F, T>(self, path: &str, handler: F) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: Serialize + Send + Sync + 'static,
+    {
+        self.route(Method::POST, path, handler)
+    }
+
+    /// Mounts every `#[controller]` linked into the program when the app is built.
+    #[must_use]
+    pub fn mount_controllers(mut self) -> Self {
+        self.mount_controllers = true;
+        self
+    }
+
+    fn controller_groups(&self) -> Result<Vec<Group>, BuildError> {
+        let mut groups = Vec::new();
+        for def in inventory::iter::<ControllerDef> {
+            let instance = (def.build)(&self.state).map_err(|e| {
+                BuildError(format!("controller {} could not be built: {e}", def.name))
+            })?;
+            let mut group = Group::new(def.prefix);
+            for route in def.routes {
+                let method = Method::from_bytes(route.method.as_bytes()).map_err(|_| {
+                    BuildError(format!("{}: bad method {}", route.handler, route.method))
+                })?;
+                let endpoint = (route.endpoint)(&instance).ok_or_else(|| {
+                    BuildError(format!("{}: controller type mismatch", route.handler))
+                })?;
+                let middleware = def
+                    .middleware
+                    .iter()
+                    .chain(route.middleware)
+                    .map(|name| MiddlewareRef::Named(name))
+                    .collect();
+                group.routes.push(RouteSpec {
+                    method,
+                    path: route.path.to_owned(),
+                    handler: Cow::Borrowed(route.handler),
+                    owner: Cow::Borrowed(def.name),
+                    middleware,
+                    endpoint,
+                });
+            }
+            groups.push(group);
+        }
+        Ok(groups)
+    }
+
+    /// Checks the configuration and builds the service.
+    ///
+    /// Routes are sorted by path, method and handler name before they are added, so the result
+    /// (and any error) does not depend on link order. Fails on a duplicate method and path
+    /// (naming both handlers), a middleware name nobody registered (naming the controller), or
+    /// a malformed path.
+    pub fn build(mut self) -> Result<Service, BuildError> {
+        let mut groups = std::mem::take(&mut self.groups);
+        groups.push(std::mem::replace(&mut self.root, Group::new("")));
+        if self.mount_controllers {
+            groups.extend(self.controller_groups()?);
+        }
+
+        let mut specs = Vec::new();
+        for group in groups {
+            for spec in group.routes {
+                let path = join_path(&group.prefix, &spec.path);
+                let mut chain = self.middleware.clone();
+                chain.extend(group.middleware.iter().cloned());
+                for m in &spec.middleware {
+                    chain.push(match m {
+                        MiddlewareRef::Shared(m) => Arc::clone(m),
+                        MiddlewareRef::Named(name) => {
+                            Arc::clone(self.named.get(name).ok_or_else(|| {
+                                BuildError(format!(
+                                    "{}: middleware `{name}` is not registered \
+                                     (use App::register_middleware)",
+                                    spec.owner
+                                ))
+                            })?)
+                        }
+                    });
+                }
+                specs.push((path, spec.method, spec.handler, chain, spec.endpoint));
+            }
+        }
+        specs.sort_by(|a, b| (&a.0, a.1.as_str(), &a.2).cmp(&(&b.0, b.1.as_str(), &b.2)));
+
+        let mut router: Router<PathRoutes> = Router::new();
+        let mut listing = Vec::with_capacity(specs.len());
+        for (path, method, handler, chain, endpoint) in specs {
+            let entry = router
+                .entry(&path, PathRoutes::default)
+                .map_err(|e| BuildError(format!("{handler}: {e}")))?;
+            if let Some(existing) = entry.methods.iter().find(|r| r.method == method) {
+                return Err(BuildError(format!(
+                    "duplicate route {method} {path}: {} and {handler}",
+                    existing.handler
+                )));
+            }
+            listing.push(RouteInfo {
+                method: method.to_string(),
+                path: path.clone(),
+                handler: handler.to_string(),
+            });
+            entry.methods.push(PendingRoute {
+                method,
+                handler,
+                chain,
+                endpoint,
+            });
+        }
+        let mut compiled: Router<CompiledPath> = Router::new();
+        for slot in router.slots() {
+            let names: Box<[Box<str>]> = param_names(slot.pattern());
+            let paths = &slot.value;
+            let mut allow: Vec<&str> = paths.methods.iter().map(|r| r.method.as_str()).collect();
+            if allow.contains(&"GET") && !allow.contains(&"HEAD") {
+                allow.push("HEAD");
+            }
+            allow.sort_unstable();
+            let allow = HeaderValue::try_from(allow.join(", "))
+                .map_err(|_| BuildError(format!("bad method in {}", slot.pattern())))?;
+            let make = |chain: Box<[SharedMiddleware]>, endpoint| {
+                Arc::new(Route {
+                    pattern: slot.pattern().into(),
+                    param_names: names.clone(),
+                    chain,
+                    endpoint,
+                })
+            };
+            let methods = paths
+                .methods
+                .iter()
+                .map(|r| {
+                    let chain = r.chain.clone().into_boxed_slice();
+                    (r.method.clone(), make(chain, Arc::clone(&r.endpoint)))
+                })
+                .collect();
+            let not_allowed = make(
+                self.middleware.clone().into_boxed_slice(),
+                Arc::new(MethodNotAllowed { allow }),
+            );
+            // Same pattern, same shape: this cannot conflict.
+            *compiled
+                .entry(slot.pattern(), CompiledPath::default)
+                .map_err(BuildError)? = CompiledPath {
+                methods,
+                not_allowed: Some(not_allowed),
+            };
+        }
+        listing.sort_by(|a, b| (&a.path, &a.method).cmp(&(&b.path, &b.method)));
+
+        let not_found = Arc::new(Route {
+            pattern: "".into(),
+            param_names: Box::new([]),
+            chain: self.middleware.clone().into_boxed_slice(),
+            endpoint: Arc::new(NotFound),
+        });
+        Ok(Service {
+            router: compiled,
+            not_found,
+            listing,
+            shared: Arc::new(AppShared {
+                trust_proxy: self.trust_proxy,
+                state: self.state,
+            }),
+            shutdown_timeout: self.shutdown_timeout,
+        })
+    }
+}
+
+fn join_path(prefix: &str, path: &str) -> String {
+    let prefix = prefix.trim_end_matches('/');
+    if path.is_empty() || path == "/" && !prefix.is_empty() {
+        return if prefix.is_empty() {
+            "/".to_owned()
+        } else {
+            prefix.to_owned()
+        };
+    }
+    format!("{prefix}{path}")
+}
+
+fn param_names(pattern: &str) -> Box<[Box<str>]> {
+    pattern
+        .split('/')
+        .filter_map(|s| {
+            s.strip_prefix(':')
+                .or_else(|| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
+                .or_else(|| {
+                    s.strip_prefix('*').map(|n| {
+                        if n.is_empty() {
+                            crate::router::WILDCARD
+                        } else {
+                            n
+                        }
+                    })
+                })
+        })
+        .map(Box::from)
+        .collect()
+}
+
+struct PendingRoute {
+    method: Method,
+    handler: Cow<'static, str>,
+    chain: Vec<SharedMiddleware>,
+    endpoint: Arc<dyn Endpoint>,
+}
+
+#[derive(Default)]
+struct PathRoutes {
+    methods: Vec<PendingRoute>,
+}
+
+#[derive(Default)]
+struct CompiledPath {
+    methods: Vec<(Method, Arc<Route>)>,
+    not_allowed: Option<Arc<Route>>,
+}
+
+impl CompiledPath {
+    fn for_method(&self, method: &Method) -> Option<&Arc<Route>> {
+        let find = |m: &Method| self.methods.iter().find(|(k, _)| k == m).map(|(_, r)| r);
+        find(method).or_else(|| {
+            if *method == Method::HEAD {
+                find(&Method::GET)
+            } else {
+                None
+            }
+        })
+    }
+}
+
+struct NotFound;
+
+impl Endpoint for NotFound {
+    fn call<'a>(&'a self, _ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+        Box::pin(async {
+            Err(HttpError::with(StatusCode::NOT_FOUND, ROUTER_CATEGORY, "not found").into())
+        })
+    }
+}
+
+struct MethodNotAllowed {
+    allow: HeaderValue,
+}
+
+impl Endpoint for MethodNotAllowed {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            ctx.set_header(header::ALLOW, self.allow.clone());
+            Err(HttpError::with(
+                StatusCode::METHOD_NOT_ALLOWED,
+                ROUTER_CATEGORY,
+                "method not allowed",
+            )
+            .into())
+        })
+    }
+}
+
+/// A built application: answers requests.
+pub struct Service {
+    router: Router<CompiledPath>,
+    not_found: Arc<Route>,
+    listing: Vec<RouteInfo>,
+    shared: Arc<AppShared>,
+    pub(crate) shutdown_timeout: Duration,
+}
+
+impl Service {
+    /// The route table, sorted by path then method.
+    pub fn routes(&self) -> &[RouteInfo] {
+        &self.listing
+    }
+
+    /// The route table as aligned text, one route a line.
+    pub fn route_table(&self) -> String {
+        let width = self.listing.iter().map(|r| r.path.len()).max().unwrap_or(0);
+        self.listing
+            .iter()
+            .map(|r| format!("{:<7} {:<width$}  {}\n", r.method, r.path, r.handler))
+            .collect()
+    }
+
+    /// The application state.
+    pub fn state(&self) -> &State {
+        &self.shared.state
+    }
+
+    /// Answers one request: routing, the chain, then the response.
+    pub async fn handle(
+        &self,
+        request: Request<RequestBody>,
+        remote_addr: SocketAddr,
+    ) -> Response<ResponseBody> {
+        let (parts, body) = request.into_parts();
+        let mut ctx = Context::new(parts, body, remote_addr, Arc::clone(&self.shared));
+        let route = match self.router.find(ctx.path()) {
+            Some(found) => {
+                let path = &found.slot.value;
+                let route = match path.for_method(ctx.method()) {
+                    Some(route) => route,
+                    None => path.not_allowed.as_ref().unwrap_or(&self.not_found),
+                };
+                ctx.set_route(Arc::clone(route), found.params);
+                route
+            }
+            None => &self.not_found,
+        };
+        let result = Next::new(&route.chain, &*route.endpoint)
+            .run(&mut ctx)
+            .await;
+        into_response(ctx, result)
+    }
+}
+
+/// Turns the finished context into the response.
+///
+/// An error that reached here (no error handler) becomes its status (500 for a plain error)
+/// with the error text as `text/plain`. Otherwise the status is the one set, or 200, and the
+/// body is `body_buffer`: a `body` value that no responder converted sends nothing. HEAD
+/// answers keep `Content-Length` and drop the body.
+fn into_response(mut ctx: Context, result: Result) -> Response<ResponseBody> {
+    let (status, body) = match result {
+        Ok(()) => (
+            ctx.status().unwrap_or(StatusCode::OK),
+            ctx.body_buffer.take().unwrap_or_default(),
+        ),
+        Err(err) => {
+            ctx.response_headers_mut()
+                .insert(header::CONTENT_TYPE, crate::header::TEXT_UTF8);
+            (err.status(), Bytes::from(err.text()))
+        }
+    };
+    let head = ctx.method() == Method::HEAD;
+    let request_id = ctx.request_id_value().clone();
+    let mut headers = std::mem::take(ctx.response_headers_mut());
+    headers.insert(crate::header::X_REQUEST_ID, request_id);
+    let body = if head {
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
+        Bytes::new()
+    } else {
+        body
+    };
+    let mut response = Response::new(ResponseBody::new(body));
+    *response.status_mut() = status;
+    *response.headers_mut() = headers;
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn joins_prefix_and_path() {
+        assert_eq!(join_path("/users", "/v1/me"), "/users/v1/me");
+        assert_eq!(join_path("/users/", "/v1/me"), "/users/v1/me");
+        assert_eq!(join_path("/users", "/"), "/users");
+        assert_eq!(join_path("", "/"), "/");
+        assert_eq!(join_path("", "/a"), "/a");
+    }
+
+    #[test]
+    fn names_params_in_order() {
+        let names = param_names("/a/:x/{y}/*");
+        let names: Vec<&str> = names.iter().map(|n| &**n).collect();
+        assert_eq!(names, ["x", "y", "*"]);
+    }
+}

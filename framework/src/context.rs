@@ -1,0 +1,381 @@
+//! The per-request context handlers and middleware share.
+//!
+//! It holds the request (method, uri, headers, route params, raw and parsed body, client ip,
+//! request id) and the response being built (status, headers, `body` as any `Serialize` value,
+//! `body_buffer` bytes). Nothing is written to the client until the whole chain has returned, so
+//! every middleware can still change the response on its way out.
+
+use std::any::{Any, TypeId};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue, IntoHeaderName};
+use http::{Method, StatusCode, Uri, Version};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::app::{AppShared, Route};
+use crate::body::RequestBody;
+use crate::error::{HttpError, Result};
+use crate::router::{Params, decode_param};
+use crate::session::Session;
+use crate::state::State;
+use crate::validate::Validate;
+
+/// The response body a handler sets: converted to bytes by the responder.
+pub enum Body {
+    /// Text, sent as `text/plain; charset=utf-8`.
+    Text(Cow<'static, str>),
+    /// Raw bytes, sent as `application/octet-stream`.
+    Bytes(Bytes),
+    /// Any other value, marshalled by the responder (JSON by default).
+    Value(Box<dyn erased_serde::Serialize + Send + Sync>),
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Body::Text(t) => f.debug_tuple("Text").field(t).finish(),
+            Body::Bytes(b) => f.debug_tuple("Bytes").field(b).finish(),
+            Body::Value(_) => f.write_str("Value(..)"),
+        }
+    }
+}
+
+impl Body {
+    /// Sorts a value into the right kind without specialisation: `String`, `&'static str`,
+    /// `Cow<'static, str>`, `Bytes` and `Vec<u8>` are recognised by type id; `()` means no body.
+    pub fn from_value<T: Serialize + Send + Sync + 'static>(value: T) -> Option<Self> {
+        let mut slot = Some(value);
+        let any: &mut dyn Any = &mut slot;
+        if TypeId::of::<T>() == TypeId::of::<()>() {
+            return None;
+        }
+        if let Some(s) = any.downcast_mut::<Option<String>>() {
+            return s.take().map(|s| Body::Text(s.into()));
+        }
+        if let Some(s) = any.downcast_mut::<Option<&'static str>>() {
+            return s.take().map(|s| Body::Text(s.into()));
+        }
+        if let Some(s) = any.downcast_mut::<Option<Cow<'static, str>>>() {
+            return s.take().map(Body::Text);
+        }
+        if let Some(b) = any.downcast_mut::<Option<Bytes>>() {
+            return b.take().map(Body::Bytes);
+        }
+        if let Some(b) = any.downcast_mut::<Option<Vec<u8>>>() {
+            return b.take().map(|b| Body::Bytes(b.into()));
+        }
+        slot.map(|v| Body::Value(Box::new(v)))
+    }
+}
+
+/// Everything one request carries through the chain.
+pub struct Context {
+    method: Method,
+    uri: Uri,
+    version: Version,
+    headers: HeaderMap,
+    remote_addr: SocketAddr,
+    request_id: HeaderValue,
+    params: Params,
+    route: Option<Arc<Route>>,
+    raw_body: RequestBody,
+    /// Raw or parsed request body bytes, filled by the body parser.
+    pub request_body: Bytes,
+    status: Option<StatusCode>,
+    response_headers: HeaderMap,
+    /// The value the responder converts to bytes.
+    pub body: Option<Body>,
+    /// Response bytes, set directly or by the responder.
+    pub body_buffer: Option<Bytes>,
+    committed: bool,
+    values: HashMap<Cow<'static, str>, Box<dyn Any + Send + Sync>>,
+    pub(crate) session: Option<Session>,
+    shared: Arc<AppShared>,
+}
+
+impl Context {
+    pub(crate) fn new(
+        parts: http::request::Parts,
+        raw_body: RequestBody,
+        remote_addr: SocketAddr,
+        shared: Arc<AppShared>,
+    ) -> Self {
+        let request_id = parts
+            .headers
+            .get(crate::header::X_REQUEST_ID)
+            .filter(|v| crate::header::is_valid_request_id(v.as_bytes()))
+            .cloned()
+            .unwrap_or_else(crate::header::new_request_id);
+        Self {
+            method: parts.method,
+            uri: parts.uri,
+            version: parts.version,
+            headers: parts.headers,
+            remote_addr,
+            request_id,
+            params: Params::default(),
+            route: None,
+            raw_body,
+            request_body: Bytes::new(),
+            status: None,
+            response_headers: HeaderMap::new(),
+            body: None,
+            body_buffer: None,
+            committed: false,
+            values: HashMap::new(),
+            session: None,
+            shared,
+        }
+    }
+
+    pub(crate) fn set_route(&mut self, route: Arc<Route>, params: Params) {
+        self.route = Some(route);
+        self.params = params;
+    }
+
+    // ----- request -----
+
+    /// Request method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+    /// Request URI as received (origin form: path and query).
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+    /// Request path.
+    pub fn path(&self) -> &str {
+        self.uri.path()
+    }
+    /// Raw query string, "" when there is none.
+    pub fn raw_query(&self) -> &str {
+        self.uri.query().unwrap_or("")
+    }
+    /// HTTP version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+    /// Request headers.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+    /// Mutable request headers (e.g. for a proxy that rewrites them).
+    pub fn headers_mut(&mut self) -> &mut HeaderMap {
+        &mut self.headers
+    }
+    /// A request header as text; `None` when missing or not visible ASCII.
+    pub fn header(&self, name: impl header::AsHeaderName) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+    /// The request host: the `Host` header, else the URI authority.
+    pub fn host(&self) -> &str {
+        self.header(header::HOST)
+            .or_else(|| self.uri.host())
+            .unwrap_or("")
+    }
+    /// The peer's socket address.
+    pub fn remote_addr(&self) -> SocketAddr {
+        self.remote_addr
+    }
+    /// The real client IP: first `X-Forwarded-For` entry, else `X-Real-Ip`, else the peer address.
+    /// The headers are only believed when the app trusts proxies; otherwise this is the peer.
+    pub fn real_ip(&self) -> IpAddr {
+        if self.shared.trust_proxy {
+            if let Some(ip) = crate::header::forwarded_ip(&self.headers) {
+                return ip;
+            }
+        }
+        self.remote_addr.ip()
+    }
+    /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
+    pub fn request_id(&self) -> &str {
+        // Only visible ASCII gets here (validated or generated).
+        self.request_id.to_str().unwrap_or("")
+    }
+    pub(crate) fn request_id_value(&self) -> &HeaderValue {
+        &self.request_id
+    }
+    /// The matched route pattern, e.g. `/users/:id`; `None` for 404/405 answers.
+    pub fn route_pattern(&self) -> Option<&str> {
+        self.route.as_deref().map(|r| r.pattern.as_ref())
+    }
+    /// A route param, percent-decoded. A bare wildcard's value is under `*`.
+    pub fn param(&self, name: &str) -> Option<Cow<'_, str>> {
+        let route = self.route.as_deref()?;
+        let index = route.param_names.iter().position(|n| &**n == name)?;
+        self.params.raw(self.uri.path(), index).map(decode_param)
+    }
+    /// All route params as (name, decoded value) pairs.
+    pub fn params(&self) -> Vec<(&str, Cow<'_, str>)> {
+        let Some(route) = self.route.as_deref() else {
+            return Vec::new();
+        };
+        route
+            .param_names
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| {
+                let raw = self.params.raw(self.uri.path(), i)?;
+                Some((&**n, decode_param(raw)))
+            })
+            .collect()
+    }
+    /// The first value of a query parameter, decoded.
+    pub fn query(&self, name: &str) -> Option<Cow<'_, str>> {
+        form_urlencoded::parse(self.raw_query().as_bytes())
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v)
+    }
+    /// The request body stream, for a middleware that reads it (the body parser, a proxy).
+    /// Later calls get an empty body.
+    pub fn take_raw_body(&mut self) -> RequestBody {
+        std::mem::take(&mut self.raw_body)
+    }
+
+    /// Deserialises `request_body` as JSON into `T` and validates it.
+    ///
+    /// Any failure is a 400 with category `validate`: a body that is not a JSON object has code
+    /// `json`; a missing field or a value of the wrong type has the field's validator name as
+    /// code (or `invalid` when the field has none) and a message naming the field.
+    pub fn bind<T: DeserializeOwned + Validate>(&self) -> Result<T, HttpError> {
+        crate::validate::bind_json(&self.request_body)
+    }
+
+    // ----- response -----
+
+    /// The response status set so far.
+    pub fn status(&self) -> Option<StatusCode> {
+        self.status
+    }
+    /// Sets the response status.
+    pub fn set_status(&mut self, status: StatusCode) {
+        self.status = Some(status);
+    }
+    /// Response headers set so far.
+    pub fn response_headers(&self) -> &HeaderMap {
+        &self.response_headers
+    }
+    /// Mutable response headers.
+    pub fn response_headers_mut(&mut self) -> &mut HeaderMap {
+        &mut self.response_headers
+    }
+    /// Sets (replaces) a response header.
+    pub fn set_header(&mut self, name: impl IntoHeaderName, value: HeaderValue) {
+        self.response_headers.insert(name, value);
+    }
+    /// A response header as text.
+    pub fn response_header(&self, name: impl header::AsHeaderName) -> Option<&str> {
+        self.response_headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+    }
+    /// Sets the body from any value: see [`Body::from_value`].
+    pub fn set_body<T: Serialize + Send + Sync + 'static>(&mut self, value: T) {
+        self.body = Body::from_value(value);
+    }
+    /// Status 201 with the value as body.
+    pub fn created<T: Serialize + Send + Sync + 'static>(&mut self, value: T) {
+        self.status = Some(StatusCode::CREATED);
+        self.set_body(value);
+    }
+    /// Status 204 and no body.
+    pub fn no_content(&mut self) {
+        self.status = Some(StatusCode::NO_CONTENT);
+        self.body = None;
+        self.body_buffer = None;
+    }
+    /// `Cache-Control: public, max-age=<secs>`.
+    pub fn cache_max_age(&mut self, max_age: Duration) {
+        self.set_cache_control(max_age, None);
+    }
+    /// `Cache-Control: public, max-age=<secs>, s-maxage=<secs>`.
+    pub fn cache_s_max_age(&mut self, max_age: Duration, s_max_age: Duration) {
+        self.set_cache_control(max_age, Some(s_max_age));
+    }
+    fn set_cache_control(&mut self, max_age: Duration, s_max_age: Option<Duration>) {
+        let value = match s_max_age {
+            Some(s) => format!(
+                "public, max-age={}, s-maxage={}",
+                max_age.as_secs(),
+                s.as_secs()
+            ),
+            None => format!("public, max-age={}", max_age.as_secs()),
+        };
+        // Digits, commas and letters only: always a valid header value.
+        if let Ok(v) = HeaderValue::try_from(value) {
+            self.response_headers.insert(header::CACHE_CONTROL, v);
+        }
+    }
+    /// True once something has taken over the response (e.g. a proxy streaming it); middleware
+    /// then leaves the response alone.
+    pub fn committed(&self) -> bool {
+        self.committed
+    }
+    /// Marks the response as taken over.
+    pub fn set_committed(&mut self, committed: bool) {
+        self.committed = committed;
+    }
+    /// Clears status, headers and body: what an error or panic answer starts from.
+    pub fn reset_response(&mut self) {
+        self.status = None;
+        self.response_headers.clear();
+        self.body = None;
+        self.body_buffer = None;
+    }
+
+    // ----- values, state, session -----
+
+    /// Stores a per-request value under `key`.
+    pub fn set_value<T: Any + Send + Sync>(&mut self, key: impl Into<Cow<'static, str>>, value: T) {
+        self.values.insert(key.into(), Box::new(value));
+    }
+    /// A per-request value stored under `key`, if it has type `T`.
+    pub fn value<T: Any>(&self, key: &str) -> Option<&T> {
+        self.values.get(key)?.downcast_ref()
+    }
+    /// A per-request string value (`String` or `&'static str`).
+    pub fn value_str(&self, key: &str) -> Option<&str> {
+        let v = self.values.get(key)?;
+        v.downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| v.downcast_ref::<&'static str>().copied())
+    }
+    /// Application state registered with [`crate::App::with_state`].
+    pub fn state(&self) -> &State {
+        &self.shared.state
+    }
+    /// The session; an error (500, `framework-session`) when no session middleware ran.
+    pub fn session(&mut self) -> Result<&mut Session, HttpError> {
+        self.session.as_mut().ok_or_else(|| {
+            HttpError::with(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                crate::session::CATEGORY,
+                "session middleware is not used on this route",
+            )
+            .with_exception(true)
+        })
+    }
+}
+
+/// Helpers for handlers that want to set a header from text.
+impl Context {
+    /// Sets a response header from text; an invalid value is a 500 error.
+    pub fn set_header_str(&mut self, name: HeaderName, value: &str) -> Result<(), HttpError> {
+        let v = HeaderValue::from_str(value).map_err(|_| {
+            HttpError::with(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                crate::error::DEFAULT_CATEGORY,
+                format!("invalid value for header {name}"),
+            )
+            .with_exception(true)
+        })?;
+        self.response_headers.insert(name, v);
+        Ok(())
+    }
+}

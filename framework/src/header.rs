@@ -1,0 +1,181 @@
+//! Header helpers shared by every component, so none re-implements header parsing.
+
+use std::net::IpAddr;
+
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use rand::Rng;
+
+/// `X-Request-Id`.
+pub const X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+/// `X-Forwarded-For`.
+pub const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+/// `X-Real-Ip`.
+pub const X_REAL_IP: HeaderName = HeaderName::from_static("x-real-ip");
+
+/// `application/json; charset=utf-8`.
+pub const JSON_UTF8: HeaderValue = HeaderValue::from_static("application/json; charset=utf-8");
+/// `text/plain; charset=utf-8`.
+pub const TEXT_UTF8: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+/// `application/octet-stream`.
+pub const OCTET_STREAM: HeaderValue = HeaderValue::from_static("application/octet-stream");
+
+/// A client-sent request id is kept when it is 1-128 characters of letters, digits, `-`, `_`,
+/// `.` or `:`; anything else is replaced, so ids are safe to log and echo.
+pub fn is_valid_request_id(id: &[u8]) -> bool {
+    (1..=128).contains(&id.len())
+        && id
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
+}
+
+/// 128 random bits as 32 lowercase hex characters.
+pub fn new_request_id() -> HeaderValue {
+    let mut buf = [0u8; 32];
+    let bits: u128 = rand::rng().random();
+    // hex::encode_to_slice cannot fail: the buffer is exactly twice the input length.
+    let _ = hex::encode_to_slice(bits.to_be_bytes(), &mut buf);
+    HeaderValue::from_bytes(&buf).unwrap_or_else(|_| HeaderValue::from_static("0"))
+}
+
+/// The client IP claimed by proxy headers: first `X-Forwarded-For` entry, else `X-Real-Ip`.
+pub fn forwarded_ip(headers: &HeaderMap) -> Option<IpAddr> {
+    let xff = headers
+        .get(X_FORWARDED_FOR)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(',').next())
+        .and_then(|v| v.trim().parse().ok());
+    xff.or_else(|| {
+        headers
+            .get(X_REAL_IP)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok())
+    })
+}
+
+/// The media type of a `Content-Type` value, lowercased, without parameters.
+pub fn media_type(value: &str) -> String {
+    value
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// True for `application/json` and any `application/<x>+json` type.
+pub fn is_json_media_type(headers: &HeaderMap) -> bool {
+    let Some(ct) = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return false;
+    };
+    let mt = media_type(ct);
+    mt == "application/json" || (mt.starts_with("application/") && mt.ends_with("+json"))
+}
+
+/// True for `application/x-www-form-urlencoded`.
+pub fn is_form_media_type(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| media_type(ct) == "application/x-www-form-urlencoded")
+}
+
+/// True when the `Accept` header asks for JSON (`application/json` or a `+json` type).
+pub fn accepts_json(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(media_type)
+        .any(|mt| mt == "application/json" || mt.ends_with("+json"))
+}
+
+/// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 section 5.4 form:
+/// `a=1; b=2`).
+pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.trim_matches('"'))
+}
+
+/// The content codings named in `Content-Encoding`, lowercased, outermost last.
+pub fn content_encodings(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(header::CONTENT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|c| c.trim().to_ascii_lowercase())
+        .filter(|c| !c.is_empty() && c != "identity")
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(k, v)| (HeaderName::from_static(k), HeaderValue::from_static(v)))
+            .collect()
+    }
+
+    #[test]
+    fn request_ids() {
+        assert!(is_valid_request_id(b"abc-123"));
+        assert!(!is_valid_request_id(b""));
+        assert!(!is_valid_request_id(b"a b"));
+        assert!(!is_valid_request_id(&[b'a'; 129]));
+        let id = new_request_id();
+        assert_eq!(id.len(), 32);
+        assert_ne!(id, new_request_id());
+    }
+
+    #[test]
+    fn forwarded() {
+        let h = headers(&[
+            ("x-forwarded-for", "203.0.113.9, 10.0.0.1"),
+            ("x-real-ip", "1.1.1.1"),
+        ]);
+        assert_eq!(forwarded_ip(&h), Some("203.0.113.9".parse().unwrap()));
+        let h = headers(&[("x-forwarded-for", "junk"), ("x-real-ip", "1.1.1.1")]);
+        assert_eq!(forwarded_ip(&h), Some("1.1.1.1".parse().unwrap()));
+    }
+
+    #[test]
+    fn media_types() {
+        assert!(is_json_media_type(&headers(&[(
+            "content-type",
+            "Application/JSON; charset=utf-8"
+        )])));
+        assert!(is_json_media_type(&headers(&[(
+            "content-type",
+            "application/problem+json"
+        )])));
+        assert!(!is_json_media_type(&headers(&[(
+            "content-type",
+            "text/json"
+        )])));
+        assert!(accepts_json(&headers(&[(
+            "accept",
+            "text/html, application/json;q=0.9"
+        )])));
+        assert!(!accepts_json(&headers(&[("accept", "*/*")])));
+    }
+
+    #[test]
+    fn cookies() {
+        let h = headers(&[("cookie", "a=1; sid=xyz; b=2")]);
+        assert_eq!(cookie(&h, "sid"), Some("xyz"));
+        assert_eq!(cookie(&h, "c"), None);
+    }
+}

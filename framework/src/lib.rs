@@ -1,0 +1,34 @@
+#![doc = include_str!("../README.md")]
+
+pub mod app;
+pub mod body;
+pub mod context;
+pub mod error;
+pub mod handler;
+pub mod header;
+pub mod middleware;
+pub mod router;
+mod server;
+pub mod state;
+pub mod testing;
+pub mod validate;
+
+pub(crate) use middleware::session;
+
+pub use app::{App, BuildError, Group, RouteInfo, Service};
+pub use context::{Body, Context};
+pub use error::{Error, HttpError, Result};
+pub use framework_macros::{Validate, controller, delete, get, head, options, patch, post, put};
+pub use handler::{Endpoint, Middleware, Next, SharedMiddleware, Skipper, from_fn, handler_fn};
+pub use server::shutdown_signal;
+pub use state::{FromState, State};
+pub use validate::Validate;
+
+/// What the macros expand to. Not part of the public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::app::{ControllerDef, RouteDef, build_controller, method_endpoint};
+    pub use crate::handler::{BoxFuture, finish};
+    pub use crate::validate::{failure, rules};
+    pub use inventory;
+}

@@ -1,0 +1,93 @@
+//! Converts a returned error into a response: JSON when the client accepts it, else text.
+//!
+//! JSON (`Accept` naming `application/json` or a `+json` type, or [`ErrorHandlerConfig::json`]
+//! set) is the error object with members `statusCode, code, category, title, message,
+//! exception, extra`, empty ones omitted. Text is `statusCode=<n>, category=<c>, message=<m>`.
+//! A plain error (not an [`HttpError`]) is answered 500 with category `framework-error` and
+//! `exception: true`, and is logged. Headers already set (e.g. `Allow` on a 405) are kept.
+//!
+//! ```
+//! use framework::middleware::error_handler::ErrorHandler;
+//!
+//! let app = framework::App::new().use_middleware(ErrorHandler::default().into_shared());
+//! # let _ = app;
+//! ```
+
+use std::sync::Arc;
+
+use http::header::CONTENT_TYPE;
+
+use crate::context::Context;
+use crate::error::{HttpError, Result};
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::header::{JSON_UTF8, TEXT_UTF8, accepts_json};
+
+/// Error handler settings.
+#[derive(Clone, Default)]
+pub struct ErrorHandlerConfig {
+    /// Always answer JSON, whatever `Accept` says.
+    pub json: bool,
+    /// Skips the middleware for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+/// The error handler middleware.
+#[derive(Clone, Default)]
+pub struct ErrorHandler {
+    config: ErrorHandlerConfig,
+}
+
+impl ErrorHandler {
+    /// An error handler with `config`.
+    pub fn new(config: ErrorHandlerConfig) -> Self {
+        Self { config }
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+}
+
+/// Writes `err` as the response, JSON or text by the request's `Accept` (or `force_json`).
+/// The recover middleware uses it too, so both answer alike.
+pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
+    let json = force_json || accepts_json(ctx.headers());
+    ctx.body = None;
+    ctx.set_status(err.status());
+    let (body, content_type) = if json {
+        (err.to_json(), JSON_UTF8)
+    } else {
+        (err.to_string().into_bytes(), TEXT_UTF8)
+    };
+    ctx.body_buffer = Some(body.into());
+    ctx.set_header(CONTENT_TYPE, content_type);
+}
+
+impl Middleware for ErrorHandler {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            if should_skip(ctx, self.config.skipper.as_ref()) {
+                return next.run(ctx).await;
+            }
+            let Err(err) = next.run(ctx).await else {
+                return Ok(());
+            };
+            if ctx.committed() {
+                return Err(err);
+            }
+            let err = err.into_http();
+            if err.is_exception() {
+                tracing::error!(
+                    request_id = ctx.request_id(),
+                    status = err.status().as_u16(),
+                    category = err.category(),
+                    message = err.message(),
+                    "request failed"
+                );
+            }
+            write_error(ctx, &err, self.config.json);
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,97 @@
+//! Catches a panic anywhere inside it and answers 500 instead of dropping the connection.
+//!
+//! The answer is category `framework-recover`, `exception: true`, message
+//! `internal server error`, as JSON or text exactly like the error handler would write it. The
+//! panic text goes to the `on_panic` hook (default: an error event in `tracing`), never to the
+//! client. The server keeps serving. Put it first, so it wraps everything else.
+//!
+//! ```
+//! use framework::middleware::recover::Recover;
+//!
+//! let app = framework::App::new().use_middleware(Recover::default().into_shared());
+//! # let _ = app;
+//! ```
+
+use std::any::Any;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use http::StatusCode;
+
+use crate::context::Context;
+use crate::error::{HttpError, Result};
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware};
+use crate::middleware::error_handler::write_error;
+
+/// Category of recovered panics.
+pub const CATEGORY: &str = "framework-recover";
+
+/// Called with the panic text and the context of the request that panicked.
+pub type OnPanic = Arc<dyn Fn(&str, &Context) + Send + Sync>;
+
+/// Recover settings.
+#[derive(Clone, Default)]
+pub struct RecoverConfig {
+    /// Receives the panic text (default: logged with `tracing::error!`).
+    pub on_panic: Option<OnPanic>,
+}
+
+/// The recover middleware.
+#[derive(Clone, Default)]
+pub struct Recover {
+    config: RecoverConfig,
+}
+
+impl Recover {
+    /// A recover middleware with `config`.
+    pub fn new(config: RecoverConfig) -> Self {
+        Self { config }
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+}
+
+fn panic_text(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&'static str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("panic with a non-text payload")
+}
+
+impl Middleware for Recover {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            // The context is reset below, so nothing half-written by the panicking code is
+            // observed afterwards: asserting unwind safety is sound here.
+            let outcome = AssertUnwindSafe(next.run(ctx)).catch_unwind().await;
+            let payload = match outcome {
+                Ok(result) => return result,
+                Err(payload) => payload,
+            };
+            let text = panic_text(&*payload);
+            match &self.config.on_panic {
+                Some(hook) => hook(text, ctx),
+                None => tracing::error!(
+                    request_id = ctx.request_id(),
+                    panic = text,
+                    "handler panicked"
+                ),
+            }
+            ctx.reset_response();
+            ctx.set_committed(false);
+            let err = HttpError::with(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                CATEGORY,
+                "internal server error",
+            )
+            .with_exception(true);
+            write_error(ctx, &err, false);
+            Ok(())
+        })
+    }
+}

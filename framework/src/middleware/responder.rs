@@ -1,0 +1,131 @@
+//! Converts the handler's `body` value into response bytes and sets `Content-Type`.
+//!
+//! Text goes out as `text/plain; charset=utf-8`, bytes as `application/octet-stream`, any
+//! other value through the configured marshaller (JSON by default, as
+//! `application/json; charset=utf-8`). A `Content-Type` the handler set is kept, and a
+//! `body_buffer` the handler set is left alone. A handler that set neither a status nor a body
+//! gets 500 `invalid response` (category `framework-responder`): it almost certainly forgot
+//! to answer. Plugging in another format is a matter of `marshal` and `content_type`:
+//!
+//! ```
+//! use std::sync::Arc;
+//! use framework::middleware::responder::{Responder, ResponderConfig};
+//!
+//! // A "pretty JSON" responder; XML or MessagePack plug in the same way.
+//! let responder = Responder::new(ResponderConfig {
+//!     marshal: Arc::new(|value| Ok(serde_json::to_vec_pretty(value)?)),
+//!     content_type: http::HeaderValue::from_static("application/json"),
+//!     ..ResponderConfig::default()
+//! });
+//! # let _ = responder;
+//! ```
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::StatusCode;
+use http::header::{CONTENT_TYPE, HeaderValue};
+
+use crate::context::{Body, Context};
+use crate::error::{HttpError, Result};
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::header::{JSON_UTF8, OCTET_STREAM, TEXT_UTF8};
+
+/// Category of responder errors.
+pub const CATEGORY: &str = "framework-responder";
+
+/// The value to serialise, as the marshaller receives it.
+pub type Value<'a> = &'a (dyn erased_serde::Serialize + Send + Sync);
+
+/// Turns a value into bytes.
+pub type Marshal = Arc<dyn Fn(Value<'_>) -> Result<Vec<u8>> + Send + Sync>;
+
+/// Responder settings.
+#[derive(Clone)]
+pub struct ResponderConfig {
+    /// Serialises values. Default: `serde_json::to_vec`.
+    pub marshal: Marshal,
+    /// Content type of marshalled values. Default: `application/json; charset=utf-8`.
+    pub content_type: HeaderValue,
+    /// Skips the middleware for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+impl Default for ResponderConfig {
+    fn default() -> Self {
+        Self {
+            marshal: Arc::new(|value| Ok(serde_json::to_vec(value)?)),
+            content_type: JSON_UTF8,
+            skipper: None,
+        }
+    }
+}
+
+/// The responder middleware.
+#[derive(Clone, Default)]
+pub struct Responder {
+    config: ResponderConfig,
+}
+
+impl Responder {
+    /// A responder with `config`.
+    pub fn new(config: ResponderConfig) -> Self {
+        Self { config }
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+
+    fn respond(&self, ctx: &mut Context) -> Result {
+        if ctx.body_buffer.is_some() {
+            return Ok(());
+        }
+        let (bytes, content_type) = match ctx.body.take() {
+            None if ctx.status().is_some() => return Ok(()),
+            None => {
+                return Err(HttpError::with(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    CATEGORY,
+                    "invalid response",
+                )
+                .with_exception(true)
+                .into());
+            }
+            Some(Body::Text(text)) => (Bytes::from(text.into_owned()), TEXT_UTF8),
+            Some(Body::Bytes(bytes)) => (bytes, OCTET_STREAM),
+            Some(Body::Value(value)) => {
+                let bytes = (self.config.marshal)(&*value).map_err(|e| {
+                    HttpError::with(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        CATEGORY,
+                        format!("marshal failed: {e}"),
+                    )
+                    .with_exception(true)
+                })?;
+                (Bytes::from(bytes), self.config.content_type.clone())
+            }
+        };
+        if !ctx.response_headers().contains_key(CONTENT_TYPE) {
+            ctx.set_header(CONTENT_TYPE, content_type);
+        }
+        ctx.body_buffer = Some(bytes);
+        Ok(())
+    }
+}
+
+impl Middleware for Responder {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            if should_skip(ctx, self.config.skipper.as_ref()) {
+                return next.run(ctx).await;
+            }
+            next.run(ctx).await?;
+            if ctx.committed() {
+                return Ok(());
+            }
+            self.respond(ctx)
+        })
+    }
+}

@@ -1,0 +1,253 @@
+//! Sessions: a per-client key/value store, loaded before the chain and saved after it.
+//!
+//! The client carries only the session id: in a cookie (default: `sid`, `Path=/`, `HttpOnly`,
+//! `SameSite=Lax`, `Secure` when configured) or, for non-browser clients, in the
+//! `X-Session-Id` header. Ids are 128 bits from the OS random generator, base64url (22
+//! characters); anything else a client sends is ignored and a new session starts.
+//!
+//! The session is saved after the chain only when it was modified and no error occurred; saving
+//! refreshes the TTL (24 h by default) in the store and the cookie. [`Session::regenerate`]
+//! gives the session a new id and drops the old record (do it on login against session
+//! fixation). A store failure is a 500 with category `framework-session`.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use framework::middleware::session::{MemoryStore, SessionConfig, SessionMiddleware};
+//!
+//! let sessions = SessionMiddleware::new(Arc::new(MemoryStore::new()), SessionConfig::default());
+//! let app = framework::App::new().register_middleware("session", sessions.into_shared());
+//! # let _ = app;
+//! ```
+
+mod store;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::StatusCode;
+use http::header::{HeaderName, HeaderValue, SET_COOKIE};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+pub use store::{MemoryStore, SessionStore};
+
+use crate::context::Context;
+use crate::error::{HttpError, Result};
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+
+/// Category of session errors.
+pub const CATEGORY: &str = "framework-session";
+
+/// `X-Session-Id`, the header of header mode.
+pub const X_SESSION_ID: HeaderName = HeaderName::from_static("x-session-id");
+
+/// Where the client keeps the session id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionMode {
+    /// A cookie with this name.
+    Cookie(String),
+    /// A header with this name, sent by the client and echoed when a session is saved.
+    Header(HeaderName),
+}
+
+/// Session settings.
+#[derive(Clone)]
+pub struct SessionConfig {
+    /// Cookie (default `sid`) or header mode.
+    pub mode: SessionMode,
+    /// Lifetime in the store and of the cookie, refreshed on every save. Default 24 h.
+    pub ttl: Duration,
+    /// Adds `Secure` to the cookie (set it when served over https).
+    pub secure: bool,
+    /// Skips the middleware for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        Self {
+            mode: SessionMode::Cookie("sid".to_owned()),
+            ttl: Duration::from_secs(24 * 60 * 60),
+            secure: false,
+            skipper: None,
+        }
+    }
+}
+
+/// One client's session data, reached through [`Context::session`].
+#[derive(Debug, Default)]
+pub struct Session {
+    id: Option<String>,
+    data: Map<String, Value>,
+    modified: bool,
+    regenerate: bool,
+}
+
+impl Session {
+    /// The id; `None` for a new session that has not been saved yet.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+    /// A value, deserialised.
+    pub fn get<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
+        T::deserialize(self.data.get(key)?).ok()
+    }
+    /// A string value.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.data.get(key)?.as_str()
+    }
+    /// Stores a value.
+    pub fn set(&mut self, key: impl Into<String>, value: impl Serialize) -> Result<(), HttpError> {
+        let value = serde_json::to_value(value).map_err(|e| {
+            HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, e.to_string())
+                .with_exception(true)
+        })?;
+        self.data.insert(key.into(), value);
+        self.modified = true;
+        Ok(())
+    }
+    /// Removes a value, returning it.
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        let old = self.data.remove(key);
+        self.modified |= old.is_some();
+        old
+    }
+    /// Gives the session a new id when it is saved, and deletes the record under the old one.
+    pub fn regenerate(&mut self) {
+        self.regenerate = true;
+        self.modified = true;
+    }
+    /// True when the session will be saved.
+    pub fn is_modified(&self) -> bool {
+        self.modified
+    }
+}
+
+/// The session middleware.
+pub struct SessionMiddleware {
+    store: Arc<dyn SessionStore>,
+    config: SessionConfig,
+}
+
+fn store_error(err: &crate::Error) -> HttpError {
+    tracing::error!(error = %err, "session store failed");
+    HttpError::with(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        CATEGORY,
+        "session store is unavailable",
+    )
+    .with_exception(true)
+}
+
+/// A new id: 128 bits from the OS generator, base64url without padding.
+fn new_id() -> Result<String, HttpError> {
+    let mut bits = [0u8; 16];
+    getrandom::fill(&mut bits).map_err(|e| {
+        HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, e.to_string())
+            .with_exception(true)
+    })?;
+    Ok(URL_SAFE_NO_PAD.encode(bits))
+}
+
+fn is_valid_id(id: &str) -> bool {
+    id.len() == 22
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+impl SessionMiddleware {
+    /// Sessions kept in `store`.
+    pub fn new(store: Arc<dyn SessionStore>, config: SessionConfig) -> Self {
+        Self { store, config }
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+
+    fn client_id<'c>(&self, ctx: &'c Context) -> Option<&'c str> {
+        let id = match &self.config.mode {
+            SessionMode::Cookie(name) => crate::header::cookie(ctx.headers(), name),
+            SessionMode::Header(name) => ctx.header(name),
+        }?;
+        is_valid_id(id).then_some(id)
+    }
+
+    async fn load(&self, ctx: &Context) -> Result<Session, HttpError> {
+        let Some(id) = self.client_id(ctx) else {
+            return Ok(Session::default());
+        };
+        let Some(bytes) = self.store.load(id).await.map_err(|e| store_error(&e))? else {
+            return Ok(Session::default());
+        };
+        // A record that no longer parses (format change, corruption) starts a fresh session
+        // rather than locking the client out.
+        let data = serde_json::from_slice(&bytes).unwrap_or_default();
+        Ok(Session {
+            id: Some(id.to_owned()),
+            data,
+            modified: false,
+            regenerate: false,
+        })
+    }
+
+    async fn save(&self, ctx: &mut Context, session: Session) -> Result<(), HttpError> {
+        let id = match (&session.id, session.regenerate) {
+            (Some(id), false) => id.clone(),
+            (old, _) => {
+                if let Some(old) = old {
+                    self.store.destroy(old).await.map_err(|e| store_error(&e))?;
+                }
+                new_id()?
+            }
+        };
+        let bytes = serde_json::to_vec(&session.data).map_err(|e| store_error(&e.into()))?;
+        self.store
+            .save(&id, &bytes, self.config.ttl)
+            .await
+            .map_err(|e| store_error(&e))?;
+        match &self.config.mode {
+            SessionMode::Cookie(name) => {
+                let secure = if self.config.secure { "; Secure" } else { "" };
+                let cookie = format!(
+                    "{name}={id}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
+                    self.config.ttl.as_secs()
+                );
+                if let Ok(v) = HeaderValue::try_from(cookie) {
+                    ctx.response_headers_mut().append(SET_COOKIE, v);
+                }
+            }
+            SessionMode::Header(name) => {
+                if let Ok(v) = HeaderValue::try_from(id) {
+                    ctx.response_headers_mut().insert(name.clone(), v);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Middleware for SessionMiddleware {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            if should_skip(ctx, self.config.skipper.as_ref()) {
+                return next.run(ctx).await;
+            }
+            let session = self.load(ctx).await?;
+            ctx.session = Some(session);
+            let result = next.run(ctx).await;
+            let session = ctx.session.take();
+            if let (Ok(()), Some(session)) = (&result, session) {
+                if session.modified {
+                    self.save(ctx, session).await?;
+                }
+            }
+            result
+        })
+    }
+}

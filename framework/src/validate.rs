@@ -1,0 +1,233 @@
+//! Parameter validation: the runtime side of `#[derive(Validate)]`.
+//!
+//! A field attribute names validators: `#[validate(xUserAccount)]` calls the function
+//! `xUserAccount(&field)` in scope, so a misspelled name is a compile error at the name. A
+//! validator is any function taking a reference to the field and returning
+//! `Result<(), impl Display>`; the error text says what the rule is. The built-in rules in
+//! [`rules`] are written as `length(min = 2, max = 20)`, `range(min = 1, max = 9)`, `non_empty`,
+//! `hex`, `ascii`, `charset("abc")` and `one_of("a", "b")`.
+//!
+//! A failure is a 400 with category `validate`, the validator's name as code (the rule's name
+//! for built-in rules) and a message `<field>: <rule text>`. `Option` fields are validated only
+//! when present.
+//!
+//! ```
+//! use framework::Validate;
+//!
+//! #[allow(non_snake_case)]
+//! fn xNickname(v: &str) -> Result<(), &'static str> {
+//!     if v.starts_with('_') { Err("must not start with _") } else { Ok(()) }
+//! }
+//!
+//! #[derive(Validate)]
+//! struct Params {
+//!     #[validate(length(min = 2, max = 20), xNickname)]
+//!     nickname: String,
+//!     #[validate(range(min = 1, max = 120))]
+//!     age: Option<u8>,
+//! }
+//!
+//! let err = Params { nickname: "_x".into(), age: Some(3) }.validate().unwrap_err();
+//! assert_eq!(err.code(), "xNickname");
+//! assert_eq!(err.message(), "nickname: must not start with _");
+//! assert_eq!(err.category(), "validate");
+//! ```
+
+use std::fmt::Display;
+
+use http::StatusCode;
+use serde::de::DeserializeOwned;
+
+use crate::error::HttpError;
+
+/// The category of validation errors.
+pub const CATEGORY: &str = "validate";
+
+/// A type whose values can be checked; derive it with `#[derive(Validate)]`.
+pub trait Validate {
+    /// Checks every field; the first failure is returned.
+    fn validate(&self) -> Result<(), HttpError>;
+
+    /// The code to report for a field that failed to deserialise (missing, wrong type): its
+    /// first validator's name, if it has one.
+    fn field_code(field: &str) -> Option<&'static str>
+    where
+        Self: Sized,
+    {
+        let _ = field;
+        None
+    }
+}
+
+/// The error for a failed rule. Used by the derive.
+pub fn failure(field: &str, code: &'static str, reason: impl Display) -> HttpError {
+    HttpError::with(
+        StatusCode::BAD_REQUEST,
+        CATEGORY,
+        format!("{field}: {reason}"),
+    )
+    .with_code(code)
+}
+
+/// Deserialises a JSON body into `T` and validates it. See [`crate::Context::bind`].
+pub fn bind_json<T: DeserializeOwned + Validate>(body: &[u8]) -> Result<T, HttpError> {
+    if body.is_empty() {
+        return Err(HttpError::with(
+            StatusCode::BAD_REQUEST,
+            CATEGORY,
+            "request body is required",
+        )
+        .with_code("json"));
+    }
+    let mut de = serde_json::Deserializer::from_slice(body);
+    let value = serde_path_to_error::deserialize::<_, T>(&mut de)
+        .map_err(|e| deserialize_failure::<T>(&e))?;
+    if de.end().is_err() {
+        return Err(invalid_json());
+    }
+    value.validate()?;
+    Ok(value)
+}
+
+fn invalid_json() -> HttpError {
+    HttpError::with(StatusCode::BAD_REQUEST, CATEGORY, "invalid json").with_code("json")
+}
+
+fn deserialize_failure<T: Validate>(
+    err: &serde_path_to_error::Error<serde_json::Error>,
+) -> HttpError {
+    let inner = err.inner();
+    // serde_json appends " at line L column C"; the client needs the reason, not the position.
+    let reason = inner.to_string();
+    let reason = reason
+        .rsplit_once(" at line ")
+        .map_or(reason.as_str(), |(r, _)| r);
+    if inner.is_syntax() || inner.is_eof() {
+        return invalid_json();
+    }
+    let path = err.path().to_string();
+    let field = match path.as_str() {
+        "." | "" => reason
+            .strip_prefix("missing field `")
+            .and_then(|r| r.strip_suffix('`'))
+            .map(str::to_owned),
+        p => Some(p.split(['.', '[']).next().unwrap_or(p).to_owned()),
+    };
+    match field {
+        Some(field) => {
+            let code = T::field_code(&field).unwrap_or("invalid");
+            let reason = if reason.starts_with("missing field") {
+                "is required"
+            } else {
+                reason
+            };
+            failure(&field, code, reason)
+        }
+        None => {
+            HttpError::with(StatusCode::BAD_REQUEST, CATEGORY, reason.to_owned()).with_code("json")
+        }
+    }
+}
+
+/// The built-in rules. Each returns `Err(text)` describing the rule when the value breaks it.
+pub mod rules {
+    use std::borrow::Cow;
+    use std::fmt::Display;
+
+    /// Between `min` and `max` characters (not bytes).
+    pub fn length(value: &str, min: usize, max: usize) -> Result<(), Cow<'static, str>> {
+        let n = value.chars().count();
+        if (min..=max).contains(&n) {
+            Ok(())
+        } else if min == max {
+            Err(format!("length must be {min}").into())
+        } else {
+            Err(format!("length must be between {min} and {max}").into())
+        }
+    }
+
+    /// Between `min` and `max` inclusive.
+    pub fn range<T: PartialOrd + Display>(
+        value: &T,
+        min: T,
+        max: T,
+    ) -> Result<(), Cow<'static, str>> {
+        if *value >= min && *value <= max {
+            Ok(())
+        } else {
+            Err(format!("must be between {min} and {max}").into())
+        }
+    }
+
+    /// Not empty.
+    pub fn non_empty(value: &str) -> Result<(), Cow<'static, str>> {
+        if value.is_empty() {
+            Err("must not be empty".into())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Hexadecimal digits only (either case), at least one.
+    pub fn hex(value: &str) -> Result<(), Cow<'static, str>> {
+        if !value.is_empty() && value.bytes().all(|b| b.is_ascii_hexdigit()) {
+            Ok(())
+        } else {
+            Err("must be hexadecimal".into())
+        }
+    }
+
+    /// ASCII only.
+    pub fn ascii(value: &str) -> Result<(), Cow<'static, str>> {
+        if value.is_ascii() {
+            Ok(())
+        } else {
+            Err("must be ASCII".into())
+        }
+    }
+
+    /// Every character is one of `allowed`.
+    pub fn charset(value: &str, allowed: &str) -> Result<(), Cow<'static, str>> {
+        if value.chars().all(|c| allowed.contains(c)) {
+            Ok(())
+        } else {
+            Err(format!("must only contain characters from \"{allowed}\"").into())
+        }
+    }
+
+    /// Equal to one of `options`.
+    pub fn one_of(value: &str, options: &[&str]) -> Result<(), Cow<'static, str>> {
+        if options.contains(&value) {
+            Ok(())
+        } else {
+            Err(format!("must be one of {}", options.join(", ")).into())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rules::*;
+
+    #[test]
+    fn rules_accept_and_refuse() {
+        assert!(length("ab", 2, 3).is_ok());
+        assert_eq!(
+            length("a", 2, 3).unwrap_err(),
+            "length must be between 2 and 3"
+        );
+        assert_eq!(length("abc", 2, 2).unwrap_err(), "length must be 2");
+        assert!(length("éé", 2, 2).is_ok());
+        assert!(range(&5, 1, 9).is_ok());
+        assert!(range(&10, 1, 9).is_err());
+        assert!(non_empty("").is_err());
+        assert!(hex("0aF9").is_ok());
+        assert!(hex("0g").is_err());
+        assert!(hex("").is_err());
+        assert!(ascii("é").is_err());
+        assert!(charset("abba", "ab").is_ok());
+        assert!(charset("abc", "ab").is_err());
+        assert!(one_of("b", &["a", "b"]).is_ok());
+        assert!(one_of("c", &["a", "b"]).is_err());
+    }
+}

@@ -1,0 +1,3 @@
+//! The service's controllers, mounted through `#[controller]` registration.
+
+pub mod user;

@@ -1,0 +1,149 @@
+//! `/users`: register, login challenge, login, current user.
+
+use std::sync::Arc;
+
+use framework::{Context, Error, FromState, HttpError, Result, State, controller};
+use http::StatusCode;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+use crate::params::UserParams;
+use crate::store::{CATEGORY, User, UserStore};
+
+/// Session key of the login token.
+pub const SESSION_TOKEN: &str = "token";
+/// Session key of the logged-in account.
+pub const SESSION_ACCOUNT: &str = "account";
+
+/// Answer of GET me.
+#[derive(Debug, Serialize)]
+pub struct Me {
+    /// The logged-in account, `""` when nobody is logged in.
+    pub name: String,
+}
+
+/// Answer of GET login.
+#[derive(Debug, Serialize)]
+pub struct LoginToken {
+    /// The one-time token to build the proof from.
+    pub token: String,
+}
+
+/// The single answer to every failed login, so accounts cannot be probed.
+fn wrong_credentials() -> Error {
+    HttpError::with(
+        StatusCode::BAD_REQUEST,
+        CATEGORY,
+        "account or password is wrong",
+    )
+    .into()
+}
+
+/// The expected proof: lowercase hex `sha256(stored digest + token)`.
+pub fn login_proof(stored_digest: &str, token: &str) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(stored_digest.as_bytes());
+    hasher.update(token.as_bytes());
+    hex::encode(hasher.finalize())
+}
+
+/// A new login token: 128 bits from the OS generator as 32 lowercase hex characters.
+fn new_token() -> Result<String> {
+    let mut bits = [0u8; 16];
+    getrandom::fill(&mut bits).map_err(|e| Error::msg(format!("random source failed: {e}")))?;
+    Ok(hex::encode(bits))
+}
+
+/// User endpoints; shares the user store.
+pub struct UserController {
+    store: Arc<dyn UserStore>,
+}
+
+impl FromState for UserController {
+    fn from_state(state: &State) -> Result<Self> {
+        Ok(Self {
+            store: Arc::clone(state.require::<Arc<dyn UserStore>>()?),
+        })
+    }
+}
+
+#[controller(prefix = "/users", middleware(session))]
+impl UserController {
+    /// The current session's account as `name` (`""` when not logged in).
+    #[get("/v1/me")]
+    pub async fn me(&self, ctx: &mut Context) -> Result<Me> {
+        let name = ctx.session()?.get_str(SESSION_ACCOUNT).unwrap_or("");
+        Ok(Me {
+            name: name.to_owned(),
+        })
+    }
+
+    /// Registration: 201 with the user record; 409 when the account exists.
+    #[post("/v1/me")]
+    pub async fn register(&self, ctx: &mut Context) -> Result {
+        let params: UserParams = ctx.bind()?;
+        let user = self.store.create(&params.account, &params.password).await?;
+        ctx.created(user);
+        Ok(())
+    }
+
+    /// A new login token, bound to the session (it replaces any earlier one).
+    #[get("/v1/login")]
+    pub async fn login_token(&self, ctx: &mut Context) -> Result<LoginToken> {
+        let token = new_token()?;
+        ctx.session()?.set(SESSION_TOKEN, &token)?;
+        Ok(LoginToken { token })
+    }
+
+    /// Login with the proof. Success regenerates the session id, stores the account and
+    /// consumes the token; every failure gets the same 400.
+    #[post("/v1/login")]
+    pub async fn login(&self, ctx: &mut Context) -> Result<User> {
+        let params: UserParams = ctx.bind()?;
+        let user = self.store.find(&params.account).await?;
+        let session = ctx.session()?;
+        let (Some(user), Some(token)) = (user, session.get_str(SESSION_TOKEN)) else {
+            return Err(wrong_credentials());
+        };
+        let expected = login_proof(&user.password, token);
+        let submitted = params.password.to_ascii_lowercase();
+        if !bool::from(expected.as_bytes().ct_eq(submitted.as_bytes())) {
+            return Err(wrong_credentials());
+        }
+        session.regenerate();
+        session.remove(SESSION_TOKEN);
+        session.set(SESSION_ACCOUNT, &user.account)?;
+        Ok(user)
+    }
+
+    /// Listing users is for administrators: not registered on any route, always refused.
+    pub async fn list(&self, _ctx: &mut Context) -> Result {
+        Err(Error::msg("only administrators may access it"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proof_is_lowercase_hex_of_digest_and_token() {
+        // sha256("ab") = fb8e20fc...; "a" + "b" concatenated.
+        assert_eq!(
+            login_proof("a", "b"),
+            "fb8e20fc2e4c3f248c60c39bd652f3c1347298bb977b8b4d5903b85055620603"
+        );
+    }
+
+    #[test]
+    fn tokens_are_32_hex_and_fresh() {
+        let a = new_token().unwrap();
+        assert_eq!(a.len(), 32);
+        assert!(
+            a.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+        );
+        assert_ne!(a, new_token().unwrap());
+    }
+}

@@ -1,0 +1,65 @@
+//! Request parameters and their validators.
+
+use std::borrow::Cow;
+
+use framework::Validate;
+use framework::validate::rules;
+use serde::Deserialize;
+
+/// Body of registration and login: `{account, password}`.
+#[derive(Debug, Clone, Deserialize, Validate)]
+pub struct UserParams {
+    /// Login name.
+    #[validate(xUserAccount)]
+    pub account: String,
+    /// Registration: `sha256(password)` in hex. Login: the proof
+    /// `sha256(stored digest + token)` in hex.
+    #[validate(xUserPassword)]
+    pub password: String,
+}
+
+/// `xUserAccount`: 2-20 characters, ASCII letters, digits or `_`.
+#[allow(non_snake_case)]
+pub fn xUserAccount(value: &str) -> Result<(), Cow<'static, str>> {
+    let ok = (2..=20).contains(&value.len())
+        && value
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if ok {
+        Ok(())
+    } else {
+        Err("must be 2-20 letters, digits or _".into())
+    }
+}
+
+/// `xUserPassword`: exactly 64 hexadecimal characters (a SHA-256 digest).
+#[allow(non_snake_case)]
+pub fn xUserPassword(value: &str) -> Result<(), Cow<'static, str>> {
+    rules::length(value, 64, 64)
+        .and_then(|()| rules::hex(value))
+        .map_err(|_| "must be 64 hexadecimal characters (a SHA-256 digest)".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn account_rule() {
+        for ok in ["ab", "a_1", &"x".repeat(20)] {
+            assert!(xUserAccount(ok).is_ok(), "{ok}");
+        }
+        for bad in ["a", &"x".repeat(21), "a b", "é1", "a-b", ""] {
+            assert!(xUserAccount(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn password_rule() {
+        assert!(xUserPassword(&"a".repeat(64)).is_ok());
+        assert!(xUserPassword(&"A0".repeat(32)).is_ok());
+        assert!(xUserPassword(&"a".repeat(63)).is_err());
+        assert!(xUserPassword(&"a".repeat(65)).is_err());
+        assert!(xUserPassword(&"g".repeat(64)).is_err());
+    }
+}

@@ -1,0 +1,79 @@
+//! Where users live: the [`UserStore`] trait and its in-memory implementation.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+use framework::{HttpError, Result};
+use http::StatusCode;
+use serde::Serialize;
+
+/// Category of user errors.
+pub const CATEGORY: &str = "user";
+
+/// A user record.
+///
+/// `password` is the SHA-256 digest (hex) the client registered with, stored as given; it is
+/// never serialised, so no response can carry it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct User {
+    /// Unique login name.
+    pub account: String,
+    /// The stored password digest.
+    #[serde(skip_serializing)]
+    pub password: String,
+}
+
+/// The 409 for a taken account name.
+pub fn account_exists() -> HttpError {
+    HttpError::with(StatusCode::CONFLICT, CATEGORY, "account already exists")
+}
+
+/// Storage of user records.
+#[async_trait]
+pub trait UserStore: Send + Sync + 'static {
+    /// Creates a user; an existing account is [`account_exists`] (409).
+    async fn create(&self, account: &str, password: &str) -> Result<User>;
+    /// The user with this account, if any.
+    async fn find(&self, account: &str) -> Result<Option<User>>;
+}
+
+/// Users in process memory: lost on restart, one instance only.
+#[derive(Debug, Default)]
+pub struct MemoryUserStore {
+    users: Mutex<HashMap<String, User>>,
+}
+
+impl MemoryUserStore {
+    /// An empty store.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, User>> {
+        // Each operation is a single insert or read: a poisoned map is still consistent.
+        self.users
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl UserStore for MemoryUserStore {
+    async fn create(&self, account: &str, password: &str) -> Result<User> {
+        let mut users = self.lock();
+        if users.contains_key(account) {
+            return Err(account_exists().into());
+        }
+        let user = User {
+            account: account.to_owned(),
+            password: password.to_owned(),
+        };
+        users.insert(account.to_owned(), user.clone());
+        Ok(user)
+    }
+
+    async fn find(&self, account: &str) -> Result<Option<User>> {
+        Ok(self.lock().get(account).cloned())
+    }
+}
