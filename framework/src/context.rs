@@ -240,8 +240,8 @@ impl Context {
 
     /// Deserialises `request_body` as JSON into `T` and validates it.
     ///
-    /// Any failure is a 400 with category `validate`: a body that is not a JSON object has code
-    /// `json`; a missing field or a value of the wrong type has the field's validator name as
+    /// Any failure is a 400 with category `validate`: a body that is not a JSON object (empty,
+    /// malformed, an array) has code `json`; a missing field or a value of the wrong type has the field's validator name as
     /// code (or `invalid` when the field has none) and a message naming the field.
     pub fn bind<T: DeserializeOwned + Validate>(&self) -> Result<T, HttpError> {
         crate::validate::bind_json(&self.request_body)

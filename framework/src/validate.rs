@@ -69,13 +69,23 @@ pub fn failure(field: &str, code: &'static str, reason: impl Display) -> HttpErr
     .with_code(code)
 }
 
-/// Deserialises a JSON body into `T` and validates it. See [`crate::Context::bind`].
+/// Deserialises a JSON object body into `T` and validates it. See [`crate::Context::bind`].
 pub fn bind_json<T: DeserializeOwned + Validate>(body: &[u8]) -> Result<T, HttpError> {
     if body.is_empty() {
         return Err(HttpError::with(
             StatusCode::BAD_REQUEST,
             CATEGORY,
             "request body is required",
+        )
+        .with_code("json"));
+    }
+    // serde's derived structs also accept a JSON array (fields by position): not what a client
+    // of a parameter object means, so anything but an object is refused up front.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(HttpError::with(
+            StatusCode::BAD_REQUEST,
+            CATEGORY,
+            "request body must be a JSON object",
         )
         .with_code("json"));
     }
@@ -105,13 +115,17 @@ fn deserialize_failure<T: Validate>(
     if inner.is_syntax() || inner.is_eof() {
         return invalid_json();
     }
+    // The top-level field the error is in: the path's first segment ("." is the root, "?" an
+    // unknown position), or for a missing field, its name from serde's message.
     let path = err.path().to_string();
-    let field = match path.as_str() {
-        "." | "" => reason
+    let first = path.split(['.', '[']).next().unwrap_or("");
+    let field = if first.is_empty() || first == "?" {
+        reason
             .strip_prefix("missing field `")
             .and_then(|r| r.strip_suffix('`'))
-            .map(str::to_owned),
-        p => Some(p.split(['.', '[']).next().unwrap_or(p).to_owned()),
+            .map(str::to_owned)
+    } else {
+        Some(first.to_owned())
     };
     match field {
         Some(field) => {

@@ -1,0 +1,164 @@
+//! The responder: body values to bytes, and no data without it.
+
+use std::sync::Arc;
+
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::responder::{Responder, ResponderConfig};
+use framework::testing::TestClient;
+use framework::{App, Context, Result};
+use http::HeaderValue;
+use serde::Serialize;
+
+#[derive(Serialize)]
+struct Me {
+    name: &'static str,
+}
+
+async fn json(_ctx: &mut Context) -> Result<Me> {
+    Ok(Me { name: "bob" })
+}
+async fn text(_ctx: &mut Context) -> Result<String> {
+    Ok("hello".to_owned())
+}
+async fn bytes(_ctx: &mut Context) -> Result<Vec<u8>> {
+    Ok(vec![0, 1, 2])
+}
+async fn created(ctx: &mut Context) -> Result {
+    ctx.created(Me { name: "new" });
+    Ok(())
+}
+async fn no_content(ctx: &mut Context) -> Result {
+    ctx.no_content();
+    Ok(())
+}
+async fn nothing(_ctx: &mut Context) -> Result {
+    Ok(())
+}
+async fn own_type(ctx: &mut Context) -> Result<Me> {
+    ctx.set_header(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("application/vnd.me+json"),
+    );
+    Ok(Me { name: "typed" })
+}
+async fn buffer(ctx: &mut Context) -> Result {
+    ctx.body_buffer = Some("raw".into());
+    Ok(())
+}
+async fn cached(ctx: &mut Context) -> Result<&'static str> {
+    ctx.cache_max_age(std::time::Duration::from_secs(60));
+    Ok("c")
+}
+
+fn app() -> App {
+    App::new()
+        .get("/json", json)
+        .get("/text", text)
+        .get("/bytes", bytes)
+        .post("/created", created)
+        .get("/no-content", no_content)
+        .get("/nothing", nothing)
+        .get("/own-type", own_type)
+        .get("/buffer", buffer)
+        .get("/cached", cached)
+}
+
+fn client() -> TestClient {
+    TestClient::new(
+        app()
+            .use_middleware(ErrorHandler::default().into_shared())
+            .use_middleware(Responder::default().into_shared())
+            .build()
+            .unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn kinds_of_body() {
+    let c = client();
+    let res = c.get("/json").send().await;
+    assert_eq!(res.status, 200);
+    assert_eq!(
+        res.header("content-type"),
+        Some("application/json; charset=utf-8")
+    );
+    assert_eq!(res.text(), r#"{"name":"bob"}"#);
+    let res = c.get("/text").send().await;
+    assert_eq!(
+        res.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    assert_eq!(res.text(), "hello");
+    let res = c.get("/bytes").send().await;
+    assert_eq!(res.header("content-type"), Some("application/octet-stream"));
+    assert_eq!(&res.body[..], &[0, 1, 2]);
+}
+
+#[tokio::test]
+async fn created_and_no_content() {
+    let c = client();
+    let res = c.post("/created").send().await;
+    assert_eq!(res.status, 201);
+    assert_eq!(res.json()["name"], "new");
+    let res = c.get("/no-content").send().await;
+    assert_eq!(res.status, 204);
+    assert!(res.body.is_empty());
+}
+
+#[tokio::test]
+async fn no_status_no_body_is_invalid_response() {
+    let res = client()
+        .get("/nothing")
+        .header("accept", "application/json")
+        .send()
+        .await;
+    assert_eq!(res.status, 500);
+    assert_eq!(res.json()["category"], "framework-responder");
+    assert_eq!(res.json()["message"], "invalid response");
+}
+
+#[tokio::test]
+async fn keeps_content_type_and_buffer() {
+    let c = client();
+    let res = c.get("/own-type").send().await;
+    assert_eq!(res.header("content-type"), Some("application/vnd.me+json"));
+    assert_eq!(res.json()["name"], "typed");
+    assert_eq!(c.get("/buffer").send().await.text(), "raw");
+}
+
+#[tokio::test]
+async fn cache_max_age_header() {
+    let res = client().get("/cached").send().await;
+    assert_eq!(res.header("cache-control"), Some("public, max-age=60"));
+}
+
+#[tokio::test]
+async fn custom_marshal_and_content_type() {
+    let config = ResponderConfig {
+        marshal: Arc::new(|value| {
+            let json = serde_json::to_value(value)?;
+            Ok(format!("<name>{}</name>", json["name"].as_str().unwrap_or("")).into_bytes())
+        }),
+        content_type: HeaderValue::from_static("application/xml"),
+        ..ResponderConfig::default()
+    };
+    let service = App::new()
+        .use_middleware(Responder::new(config).into_shared())
+        .get("/json", json)
+        .build()
+        .unwrap();
+    let res = TestClient::new(service).get("/json").send().await;
+    assert_eq!(res.header("content-type"), Some("application/xml"));
+    assert_eq!(res.text(), "<name>bob</name>");
+}
+
+#[tokio::test]
+async fn without_responder_a_body_sends_no_data() {
+    let res = TestClient::new(app().build().unwrap())
+        .get("/json")
+        .send()
+        .await;
+    assert_eq!(res.status, 200);
+    assert!(res.body.is_empty());
+    assert_eq!(res.header("content-type"), None);
+}

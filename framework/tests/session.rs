@@ -1,0 +1,217 @@
+//! Sessions: cookie and header modes, saving rules, regenerate, store failures.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::session::{
+    MemoryStore, SessionConfig, SessionMiddleware, SessionMode, SessionStore, X_SESSION_ID,
+};
+use framework::testing::TestClient;
+use framework::{App, Context, Error, HttpError, Result};
+
+async fn put(ctx: &mut Context) -> Result {
+    let value = ctx.query("v").unwrap_or_default().into_owned();
+    ctx.session()?.set("v", value)?;
+    ctx.set_status(http::StatusCode::NO_CONTENT);
+    Ok(())
+}
+async fn read(ctx: &mut Context) -> Result {
+    let v = ctx.session()?.get_str("v").unwrap_or("").to_owned();
+    ctx.body_buffer = Some(v.into());
+    Ok(())
+}
+async fn put_then_fail(ctx: &mut Context) -> Result {
+    ctx.session()?.set("v", "from-failed-request")?;
+    Err(HttpError::new("nope").into())
+}
+async fn regenerate(ctx: &mut Context) -> Result {
+    ctx.session()?.regenerate();
+    ctx.set_status(http::StatusCode::NO_CONTENT);
+    Ok(())
+}
+
+fn app(store: Arc<dyn SessionStore>, config: SessionConfig) -> App {
+    App::new()
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(SessionMiddleware::new(store, config).into_shared())
+        .get("/put", put)
+        .get("/read", read)
+        .get("/fail", put_then_fail)
+        .get("/regenerate", regenerate)
+}
+
+#[tokio::test]
+async fn cookie_mode_round_trip() {
+    let store = Arc::new(MemoryStore::new());
+    let c = TestClient::new(
+        app(store.clone(), SessionConfig::default())
+            .build()
+            .unwrap(),
+    );
+    let res = c.get("/read").send().await;
+    assert_eq!(
+        res.header("set-cookie"),
+        None,
+        "an untouched session is not saved"
+    );
+    let res = c.get("/put?v=hello").send().await;
+    let cookie = res.header("set-cookie").unwrap();
+    assert!(cookie.starts_with("sid="), "{cookie}");
+    assert!(
+        cookie.contains("; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax"),
+        "{cookie}"
+    );
+    assert!(!cookie.contains("Secure"));
+    let id = &cookie[4..26];
+    assert_eq!(id.len(), 22);
+    assert_eq!(c.get("/read").send().await.text(), "hello");
+    assert_eq!(store.len(), 1);
+}
+
+#[tokio::test]
+async fn secure_cookie_when_configured() {
+    let config = SessionConfig {
+        secure: true,
+        ..SessionConfig::default()
+    };
+    let c = TestClient::new(app(Arc::new(MemoryStore::new()), config).build().unwrap());
+    let res = c.get("/put?v=x").send().await;
+    assert!(res.header("set-cookie").unwrap().ends_with("; Secure"));
+}
+
+#[tokio::test]
+async fn header_mode() {
+    let config = SessionConfig {
+        mode: SessionMode::Header(X_SESSION_ID),
+        ..SessionConfig::default()
+    };
+    let c = TestClient::new(app(Arc::new(MemoryStore::new()), config).build().unwrap());
+    let res = c.get("/put?v=hdr").send().await;
+    assert_eq!(res.header("set-cookie"), None);
+    let id = res.header("x-session-id").unwrap().to_owned();
+    let res = c.get("/read").header("x-session-id", &id).send().await;
+    assert_eq!(res.text(), "hdr");
+    // Without the header: a new, empty session.
+    assert_eq!(c.get("/read").send().await.text(), "");
+}
+
+#[tokio::test]
+async fn not_saved_when_the_chain_fails() {
+    let store = Arc::new(MemoryStore::new());
+    let c = TestClient::new(
+        app(store.clone(), SessionConfig::default())
+            .build()
+            .unwrap(),
+    );
+    let res = c.get("/fail").send().await;
+    assert_eq!(res.status, 400);
+    assert_eq!(res.header("set-cookie"), None);
+    assert!(store.is_empty());
+}
+
+#[tokio::test]
+async fn regenerate_changes_id_keeps_data_and_drops_old_record() {
+    let store = Arc::new(MemoryStore::new());
+    let c = TestClient::new(
+        app(store.clone(), SessionConfig::default())
+            .build()
+            .unwrap(),
+    );
+    let first = c.get("/put?v=keep").send().await;
+    let old = first.header("set-cookie").unwrap()[4..26].to_owned();
+    let res = c.get("/regenerate").send().await;
+    let new = res.header("set-cookie").unwrap()[4..26].to_owned();
+    assert_ne!(old, new);
+    assert_eq!(c.get("/read").send().await.text(), "keep");
+    assert!(store.load(&old).await.unwrap().is_none());
+    assert_eq!(store.len(), 1);
+}
+
+#[tokio::test]
+async fn forged_or_unknown_ids_start_a_new_session() {
+    let c = TestClient::new(
+        app(Arc::new(MemoryStore::new()), SessionConfig::default())
+            .build()
+            .unwrap(),
+    );
+    for cookie in [
+        "sid=short",
+        "sid=AAAAAAAAAAAAAAAAAAAAAA",
+        "sid=../../etc/passwd%00aaaaaa",
+    ] {
+        let res = c.get("/read").header("cookie", cookie).send().await;
+        assert_eq!(res.status, 200);
+        assert_eq!(res.text(), "");
+    }
+}
+
+/// A store that fails while `down` is set.
+#[derive(Default)]
+struct FlakyStore {
+    inner: MemoryStore,
+    down: AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl SessionStore for FlakyStore {
+    async fn load(&self, id: &str) -> Result<Option<Bytes>> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(Error::msg("connection refused"));
+        }
+        self.inner.load(id).await
+    }
+    async fn save(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(Error::msg("connection refused"));
+        }
+        self.inner.save(id, data, ttl).await
+    }
+    async fn destroy(&self, id: &str) -> Result {
+        self.inner.destroy(id).await
+    }
+}
+
+#[tokio::test]
+async fn store_failure_is_500_session_category_then_recovers() {
+    let store = Arc::new(FlakyStore::default());
+    let c = TestClient::new(
+        app(store.clone(), SessionConfig::default())
+            .build()
+            .unwrap(),
+    );
+    c.get("/put?v=before").send().await;
+    store.down.store(true, Ordering::SeqCst);
+    let res = c
+        .get("/read")
+        .header("accept", "application/json")
+        .send()
+        .await;
+    assert_eq!(res.status, 500);
+    let body = res.json();
+    assert_eq!(body["category"], "framework-session");
+    assert_eq!(body["exception"], true);
+    assert_eq!(body["message"], "session store is unavailable");
+    store.down.store(false, Ordering::SeqCst);
+    assert_eq!(c.get("/read").send().await.text(), "before");
+}
+
+#[tokio::test]
+async fn session_without_middleware_is_a_clear_error() {
+    let c = TestClient::new(
+        App::new()
+            .use_middleware(ErrorHandler::default().into_shared())
+            .get("/read", read)
+            .build()
+            .unwrap(),
+    );
+    let res = c
+        .get("/read")
+        .header("accept", "application/json")
+        .send()
+        .await;
+    assert_eq!(res.status, 500);
+    assert_eq!(res.json()["category"], "framework-session");
+}
