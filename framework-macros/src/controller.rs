@@ -166,8 +166,10 @@ fn take_route(method: &mut ImplItemFn, errors: &mut Errors) -> Option<Handler> {
         Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none()
     ) && inputs.len() == 2;
     if !shape_ok {
+        // The parentheses, not `inputs`: an empty list has no span of its own and would point
+        // at `#[controller]`.
         errors.push(syn::Error::new(
-            method.sig.inputs.span(),
+            method.sig.paren_token.span.join(),
             format!("handler `{name}` must take `&self` and `ctx: &mut Context`"),
         ));
         ok = false;

@@ -15,7 +15,10 @@ pub(crate) fn check(path: &str, is_prefix: bool) -> Result<(), String> {
             .strip_prefix(':')
             .or_else(|| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')));
         if let Some(name) = name {
-            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
+            if name.is_empty() {
+                return Err(format!("route path `{path}`: param `{part}` has no name"));
+            }
+            if !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
                 return Err(format!(
                     "route path `{path}`: param names are letters, digits or `_`, got `{part}`"
                 ));

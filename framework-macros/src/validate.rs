@@ -55,7 +55,9 @@ impl Rule {
                     .map_or_else(|| quote!(usize::MAX), ToTokens::to_token_stream);
                 quote_spanned!(span=> #rules::length(value, #min, #max))
             }
-            Rule::Range { min, max } => quote_spanned!(span=> #rules::range(value, #min, #max)),
+            Rule::Range { min, max } => {
+                quote_spanned!(span=> #rules::range(value, &(#min), &(#max)))
+            }
             Rule::NonEmpty => quote_spanned!(span=> #rules::non_empty(value)),
             Rule::Hex => quote_spanned!(span=> #rules::hex(value)),
             Rule::Ascii => quote_spanned!(span=> #rules::ascii(value)),
@@ -133,7 +135,7 @@ fn parse_rules(attr: &syn::Attribute) -> syn::Result<Vec<(Rule, proc_macro2::Spa
                         "a validator function is named without arguments, e.g. `xUserAccount`",
                     ));
                 }
-                Rule::Custom(meta.path.clone())
+                Rule::Custom(meta.path)
             }
         };
         rules.push((rule, span));
@@ -149,10 +151,10 @@ fn json_name(field: &syn::Field, ident: &Ident) -> String {
         // Other serde keys are serde's business; only `rename` matters here.
         let _ = attr.parse_nested_meta(|meta| {
             if meta.path.is_ident("rename") {
-                if let Ok(value) = meta.value() {
-                    if let Ok(lit) = value.parse::<LitStr>() {
-                        name = lit.value();
-                    }
+                if let Ok(value) = meta.value()
+                    && let Ok(lit) = value.parse::<LitStr>()
+                {
+                    name = lit.value();
                 }
             } else if meta.input.peek(syn::Token![=]) {
                 let _ = meta.value()?.parse::<Expr>();

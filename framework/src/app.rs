@@ -168,8 +168,12 @@ pub struct RouteDef {
     pub path: &'static str,
     pub handler: &'static str,
     pub middleware: &'static [&'static str],
-    pub endpoint: fn(&Arc<dyn Any + Send + Sync>) -> Option<Arc<dyn Endpoint>>,
+    pub endpoint: EndpointFactory,
 }
+
+/// Binds a route's generated wrapper to the type-erased controller instance.
+#[doc(hidden)]
+pub type EndpointFactory = fn(&Arc<dyn Any + Send + Sync>) -> Option<Arc<dyn Endpoint>>;
 
 inventory::collect!(ControllerDef);
 

@@ -186,10 +186,10 @@ impl Context {
     /// The real client IP: first `X-Forwarded-For` entry, else `X-Real-Ip`, else the peer address.
     /// The headers are only believed when the app trusts proxies; otherwise this is the peer.
     pub fn real_ip(&self) -> IpAddr {
-        if self.shared.trust_proxy {
-            if let Some(ip) = crate::header::forwarded_ip(&self.headers) {
-                return ip;
-            }
+        if self.shared.trust_proxy
+            && let Some(ip) = crate::header::forwarded_ip(&self.headers)
+        {
+            return ip;
         }
         self.remote_addr.ip()
     }

@@ -49,7 +49,7 @@ pub struct HttpError {
     extra: Option<serde_json::Value>,
 }
 
-fn str_is_empty(s: &Cow<'static, str>) -> bool {
+fn str_is_empty(s: &str) -> bool {
     s.is_empty()
 }
 

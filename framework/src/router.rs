@@ -151,12 +151,17 @@ fn parse_pattern(pattern: &str) -> Result<Vec<Segment<'_>>, String> {
             }
             Segment::Static(part)
         };
-        if let Segment::Param(name) = segment {
-            if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                return Err(format!(
-                    "route path `{pattern}`: param names are letters, digits or `_`, got `{part}`"
-                ));
-            }
+        if let Segment::Param("") = segment {
+            return Err(format!(
+                "route path `{pattern}`: param `{part}` has no name"
+            ));
+        }
+        if let Segment::Param(name) = segment
+            && !name.chars().all(|c| c.is_alphanumeric() || c == '_')
+        {
+            return Err(format!(
+                "route path `{pattern}`: param names are letters, digits or `_`, got `{part}`"
+            ));
         }
         segments.push(segment);
     }
@@ -307,19 +312,19 @@ fn find_in<'r, T>(
             find_in(child, path, end + 1, params)
         }
     };
-    if let Ok(i) = node.statics.binary_search_by(|(k, _)| (**k).cmp(segment)) {
-        if let Some(slot) = descend(&node.statics[i].1, params) {
+    if let Ok(i) = node.statics.binary_search_by(|(k, _)| (**k).cmp(segment))
+        && let Some(slot) = descend(&node.statics[i].1, params)
+    {
+        return Some(slot);
+    }
+    if !segment.is_empty()
+        && let Some(child) = &node.param
+    {
+        params.push(start, end);
+        if let Some(slot) = descend(child, params) {
             return Some(slot);
         }
-    }
-    if !segment.is_empty() {
-        if let Some(child) = &node.param {
-            params.push(start, end);
-            if let Some(slot) = descend(child, params) {
-                return Some(slot);
-            }
-            params.pop();
-        }
+        params.pop();
     }
     if let Some(slot) = &node.wildcard {
         params.push(start, path.len());

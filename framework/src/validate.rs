@@ -163,10 +163,10 @@ pub mod rules {
     /// Between `min` and `max` inclusive.
     pub fn range<T: PartialOrd + Display>(
         value: &T,
-        min: T,
-        max: T,
+        min: &T,
+        max: &T,
     ) -> Result<(), Cow<'static, str>> {
-        if *value >= min && *value <= max {
+        if value >= min && value <= max {
             Ok(())
         } else {
             Err(format!("must be between {min} and {max}").into())
@@ -232,8 +232,8 @@ mod tests {
         );
         assert_eq!(length("abc", 2, 2).unwrap_err(), "length must be 2");
         assert!(length("éé", 2, 2).is_ok());
-        assert!(range(&5, 1, 9).is_ok());
-        assert!(range(&10, 1, 9).is_err());
+        assert!(range(&5, &1, &9).is_ok());
+        assert!(range(&10, &1, &9).is_err());
         assert!(non_empty("").is_err());
         assert!(hex("0aF9").is_ok());
         assert!(hex("0g").is_err());

@@ -242,10 +242,10 @@ impl Middleware for SessionMiddleware {
             ctx.session = Some(session);
             let result = next.run(ctx).await;
             let session = ctx.session.take();
-            if let (Ok(()), Some(session)) = (&result, session) {
-                if session.modified {
-                    self.save(ctx, session).await?;
-                }
+            if let (Ok(()), Some(session)) = (&result, session)
+                && session.modified
+            {
+                self.save(ctx, session).await?;
             }
             result
         })

@@ -1,0 +1,177 @@
+//! The framework on a real socket: limits over the wire, recover, HEAD, HTTP/2, shutdown.
+
+mod common;
+
+use std::time::Duration;
+
+use framework::middleware::body_parser::BodyParser;
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::recover::Recover;
+use framework::middleware::responder::Responder;
+use framework::{App, Context, Result, Service};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+async fn echo_len(ctx: &mut Context) -> Result<String> {
+    Ok(ctx.request_body.len().to_string())
+}
+
+async fn boom(_ctx: &mut Context) -> Result {
+    panic!("boom");
+}
+
+async fn hello(_ctx: &mut Context) -> Result<&'static str> {
+    Ok("hello")
+}
+
+async fn slow(_ctx: &mut Context) -> Result<&'static str> {
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    Ok("slow done")
+}
+
+fn service() -> Service {
+    App::new()
+        .use_middleware(Recover::default().into_shared())
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .use_middleware(BodyParser::default().into_shared())
+        .post("/echo", echo_len)
+        .get("/boom", boom)
+        .get("/hello", hello)
+        .get("/slow", slow)
+        .build()
+        .unwrap()
+}
+
+fn json_of_len(len: usize) -> String {
+    format!(r#"{{"a":"{}"}}"#, "x".repeat(len - 8))
+}
+
+#[tokio::test]
+async fn body_limit_boundary_over_the_wire() {
+    let server = common::start(service()).await;
+    let client = reqwest::Client::new();
+    let ok = client
+        .post(server.url("/echo"))
+        .header("content-type", "application/json")
+        .body(json_of_len(51_200))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ok.status(), 200);
+    assert_eq!(ok.text().await.unwrap(), "51200");
+    let over = client
+        .post(server.url("/echo"))
+        .header("content-type", "application/json")
+        .body(json_of_len(51_201))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(over.status(), 413);
+    server.stop().await;
+}
+
+/// Sends a raw HTTP/1.1 request and returns the response head and body as text.
+async fn raw(addr: std::net::SocketAddr, request: &[u8]) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let mut out = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut out))
+        .await
+        .expect("server answered and closed")
+        .unwrap();
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test]
+async fn chunked_body_is_stopped_at_the_limit() {
+    let server = common::start(service()).await;
+    let body = json_of_len(51_201);
+    let mut request = b"POST /echo HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+    for chunk in body.as_bytes().chunks(8192) {
+        request.extend_from_slice(format!("{:x}\r\n", chunk.len()).as_bytes());
+        request.extend_from_slice(chunk);
+        request.extend_from_slice(b"\r\n");
+    }
+    request.extend_from_slice(b"0\r\n\r\n");
+    let response = raw(server.addr, &request).await;
+    assert!(response.starts_with("HTTP/1.1 413"), "{response}");
+
+    let ok_body = json_of_len(51_200);
+    let mut request = b"POST /echo HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n".to_vec();
+    request.extend_from_slice(format!("{:x}\r\n{ok_body}\r\n0\r\n\r\n", ok_body.len()).as_bytes());
+    let response = raw(server.addr, &request).await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(response.ends_with("51200"), "{response}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn panic_then_the_same_connection_keeps_working() {
+    let server = common::start(service()).await;
+    // One client, one pooled keep-alive connection.
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(1)
+        .build()
+        .unwrap();
+    for _ in 0..3 {
+        let res = client.get(server.url("/boom")).send().await.unwrap();
+        assert_eq!(res.status(), 500);
+        assert_eq!(
+            res.text().await.unwrap(),
+            "statusCode=500, category=framework-recover, message=internal server error"
+        );
+        let res = client.get(server.url("/hello")).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.text().await.unwrap(), "hello");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn head_has_length_and_no_body() {
+    let server = common::start(service()).await;
+    let response = raw(
+        server.addr,
+        b"HEAD /hello HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    assert!(
+        response
+            .to_ascii_lowercase()
+            .contains("content-length: 5\r\n"),
+        "{response}"
+    );
+    assert!(
+        response.ends_with("\r\n\r\n"),
+        "no body after the head: {response}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn http2_prior_knowledge() {
+    let server = common::start(service()).await;
+    let client = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let res = client.get(server.url("/hello")).send().await.unwrap();
+    assert_eq!(res.version(), reqwest::Version::HTTP_2);
+    assert_eq!(res.text().await.unwrap(), "hello");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn graceful_shutdown_finishes_in_flight_requests() {
+    let mut server = common::start(service()).await;
+    let url = server.url("/slow");
+    let in_flight = tokio::spawn(async move { reqwest::get(url).await?.text().await });
+    // Let the request reach the handler, then ask the server to stop.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let stopped = server.signal_shutdown();
+    assert_eq!(in_flight.await.unwrap().unwrap(), "slow done");
+    stopped.await.unwrap().unwrap();
+    // No longer accepting.
+    assert!(tokio::net::TcpStream::connect(server.addr).await.is_err());
+}

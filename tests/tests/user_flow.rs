@@ -1,0 +1,421 @@
+//! The reference user service over a real socket with a real HTTP client.
+
+mod common;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use user_service::{Config, Stores};
+
+fn sha256_hex(data: &str) -> String {
+    hex::encode(Sha256::digest(data.as_bytes()))
+}
+
+async fn start() -> common::Running {
+    let service = user_service::build(&Config::default(), Stores::in_memory()).expect("service");
+    common::start(service).await
+}
+
+struct User<'a> {
+    account: &'a str,
+    digest: String,
+}
+
+impl<'a> User<'a> {
+    fn new(account: &'a str, password: &str) -> Self {
+        Self {
+            account,
+            digest: sha256_hex(password),
+        }
+    }
+}
+
+async fn register(
+    client: &reqwest::Client,
+    server: &common::Running,
+    user: &User<'_>,
+) -> reqwest::Response {
+    client
+        .post(server.url("/users/v1/me"))
+        .json(&json!({"account": user.account, "password": user.digest}))
+        .send()
+        .await
+        .expect("register")
+}
+
+async fn token(client: &reqwest::Client, server: &common::Running) -> String {
+    let res = client
+        .get(server.url("/users/v1/login"))
+        .send()
+        .await
+        .expect("token");
+    assert_eq!(res.status(), StatusCode::OK);
+    let body: Value = res.json().await.expect("json");
+    body["token"].as_str().expect("token string").to_owned()
+}
+
+async fn login(
+    client: &reqwest::Client,
+    server: &common::Running,
+    account: &str,
+    proof: &str,
+) -> (StatusCode, Value) {
+    let res = client
+        .post(server.url("/users/v1/login"))
+        .json(&json!({"account": account, "password": proof}))
+        .send()
+        .await
+        .expect("login");
+    let status = res.status();
+    (status, res.json().await.expect("json body"))
+}
+
+async fn me(client: &reqwest::Client, server: &common::Running) -> Value {
+    let res = client
+        .get(server.url("/users/v1/me"))
+        .send()
+        .await
+        .expect("me");
+    assert_eq!(res.status(), StatusCode::OK);
+    res.json().await.expect("json")
+}
+
+fn wrong_credentials() -> Value {
+    json!({"statusCode": 400, "category": "user", "message": "account or password is wrong"})
+}
+
+#[tokio::test]
+async fn register_token_login_me() {
+    let server = start().await;
+    let client = common::browser();
+    let alice = User::new("alice", "correct horse");
+
+    assert_eq!(me(&client, &server).await, json!({"name": ""}));
+
+    let res = register(&client, &server, &alice).await;
+    assert_eq!(res.status(), StatusCode::CREATED);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(
+        body,
+        json!({"account": "alice"}),
+        "the digest never leaves the server"
+    );
+
+    let t = token(&client, &server).await;
+    assert_eq!(t.len(), 32);
+    let proof = sha256_hex(&format!("{}{t}", alice.digest));
+    let (status, body) = login(&client, &server, "alice", &proof).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"account": "alice"}));
+    assert_eq!(me(&client, &server).await, json!({"name": "alice"}));
+
+    // The token was consumed: the same proof cannot be replayed.
+    let (status, body) = login(&client, &server, "alice", &proof).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(body, wrong_credentials());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn login_regenerates_the_session_id() {
+    let server = start().await;
+    let client = reqwest::Client::new();
+    let bob = User::new("bob", "pw");
+    register(&client, &server, &bob).await;
+    let res = client
+        .get(server.url("/users/v1/login"))
+        .send()
+        .await
+        .unwrap();
+    let cookie = res.headers()["set-cookie"].to_str().unwrap().to_owned();
+    let sid = cookie.split(';').next().unwrap().to_owned();
+    let t = res.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let res = client
+        .post(server.url("/users/v1/login"))
+        .header("cookie", &sid)
+        .json(&json!({"account": "bob", "password": sha256_hex(&format!("{}{t}", bob.digest))}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let new_sid = res.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    assert_ne!(sid, new_sid);
+    // The old id no longer carries anything: fixation gives an attacker nothing.
+    let res = client
+        .get(server.url("/users/v1/me"))
+        .header("cookie", &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.json::<Value>().await.unwrap(), json!({"name": ""}));
+    let res = client
+        .get(server.url("/users/v1/me"))
+        .header("cookie", &new_sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.json::<Value>().await.unwrap(), json!({"name": "bob"}));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_second_token_replaces_the_first() {
+    let server = start().await;
+    let client = common::browser();
+    let carol = User::new("carol", "pw");
+    register(&client, &server, &carol).await;
+    let first = token(&client, &server).await;
+    let second = token(&client, &server).await;
+    assert_ne!(first, second);
+    let stale = sha256_hex(&format!("{}{first}", carol.digest));
+    let (status, body) = login(&client, &server, "carol", &stale).await;
+    assert_eq!(
+        (status, body),
+        (StatusCode::BAD_REQUEST, wrong_credentials())
+    );
+    let fresh = sha256_hex(&format!("{}{second}", carol.digest));
+    let (status, _) = login(&client, &server, "carol", &fresh).await;
+    assert_eq!(status, StatusCode::OK);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn every_failed_login_gets_the_same_answer() {
+    let server = start().await;
+    let client = common::browser();
+    let dave = User::new("dave", "pw");
+    register(&client, &server, &dave).await;
+
+    // No token in the session yet.
+    let proof = sha256_hex(&format!("{}{}", dave.digest, "0".repeat(32)));
+    let no_token = login(&client, &server, "dave", &proof).await;
+
+    let t = token(&client, &server).await;
+    let wrong_proof = login(&client, &server, "dave", &sha256_hex("nonsense")).await;
+    let unknown = login(
+        &client,
+        &server,
+        "nobody",
+        &sha256_hex(&format!("{}{t}", dave.digest)),
+    )
+    .await;
+
+    for answer in [no_token, wrong_proof, unknown] {
+        assert_eq!(answer, (StatusCode::BAD_REQUEST, wrong_credentials()));
+    }
+    // A failed login leaves the session as it was: the token still works.
+    let (status, _) = login(
+        &client,
+        &server,
+        "dave",
+        &sha256_hex(&format!("{}{t}", dave.digest)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn uppercase_proof_is_accepted() {
+    let server = start().await;
+    let client = common::browser();
+    let erin = User::new("erin", "pw");
+    register(&client, &server, &erin).await;
+    let t = token(&client, &server).await;
+    let proof = sha256_hex(&format!("{}{t}", erin.digest)).to_uppercase();
+    let (status, _) = login(&client, &server, "erin", &proof).await;
+    assert_eq!(status, StatusCode::OK);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn duplicate_registration_is_409() {
+    let server = start().await;
+    let client = common::browser();
+    let frank = User::new("frank", "pw");
+    assert_eq!(
+        register(&client, &server, &frank).await.status(),
+        StatusCode::CREATED
+    );
+    let res = register(&client, &server, &frank).await;
+    assert_eq!(res.status(), StatusCode::CONFLICT);
+    assert_eq!(
+        res.json::<Value>().await.unwrap(),
+        json!({"statusCode": 409, "category": "user", "message": "account already exists"})
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn validation_failures() {
+    let server = start().await;
+    let client = common::browser();
+    let digest = sha256_hex("pw");
+    let account_rule = "account: must be 2-20 letters, digits or _";
+    let password_rule = "password: must be 64 hexadecimal characters (a SHA-256 digest)";
+    let cases: Vec<(Value, &str, &str)> = vec![
+        (
+            json!({"account": "a", "password": digest}),
+            "xUserAccount",
+            account_rule,
+        ),
+        (
+            json!({"account": "a".repeat(21), "password": digest}),
+            "xUserAccount",
+            account_rule,
+        ),
+        (
+            json!({"account": "bad name", "password": digest}),
+            "xUserAccount",
+            account_rule,
+        ),
+        (
+            json!({"account": "dash-ed", "password": digest}),
+            "xUserAccount",
+            account_rule,
+        ),
+        (
+            json!({"account": "gina", "password": "z".repeat(64)}),
+            "xUserPassword",
+            password_rule,
+        ),
+        (
+            json!({"account": "gina", "password": "a".repeat(63)}),
+            "xUserPassword",
+            password_rule,
+        ),
+        (
+            json!({"account": "gina", "password": "a".repeat(65)}),
+            "xUserPassword",
+            password_rule,
+        ),
+        (
+            json!({"account": "gina"}),
+            "xUserPassword",
+            "password: is required",
+        ),
+        (
+            json!({"password": digest}),
+            "xUserAccount",
+            "account: is required",
+        ),
+        (
+            json!({"account": 42, "password": digest}),
+            "xUserAccount",
+            "account: invalid type: integer `42`, expected a string",
+        ),
+        (
+            json!({"account": "gina", "password": null}),
+            "xUserPassword",
+            "password: invalid type: null, expected a string",
+        ),
+        (
+            json!(["gina", digest]),
+            "json",
+            "request body must be a JSON object",
+        ),
+    ];
+    for path in ["/users/v1/me", "/users/v1/login"] {
+        for (body, code, message) in &cases {
+            let res = client
+                .post(server.url(path))
+                .json(body)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{path} {body}");
+            let err: Value = res.json().await.unwrap();
+            assert_eq!(
+                err,
+                json!({"statusCode": 400, "code": code, "category": "validate", "message": message}),
+                "{path} {body}"
+            );
+        }
+    }
+    // Malformed JSON is stopped by the body parser before validation.
+    let res = client
+        .post(server.url("/users/v1/me"))
+        .header("content-type", "application/json")
+        .body("{\"account\":")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        res.json::<Value>().await.unwrap()["message"],
+        "invalid json"
+    );
+    // Nothing was registered by any of these.
+    let t = token(&client, &server).await;
+    let (status, _) = login(
+        &client,
+        &server,
+        "gina",
+        &sha256_hex(&format!("{digest}{t}")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn text_errors_without_accept_json() {
+    let server = start().await;
+    let res = reqwest::Client::new()
+        .post(server.url("/users/v1/me"))
+        .json(&json!({"account": "x", "password": sha256_hex("pw")}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(res.headers()["content-type"], "text/plain; charset=utf-8");
+    assert_eq!(
+        res.text().await.unwrap(),
+        "statusCode=400, category=validate, message=account: must be 2-20 letters, digits or _"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn route_table_has_the_four_endpoints_and_no_list() {
+    let service = user_service::build(&Config::default(), Stores::in_memory()).unwrap();
+    let routes: Vec<(String, String, String)> = service
+        .routes()
+        .iter()
+        .map(|r| (r.method.clone(), r.path.clone(), r.handler.clone()))
+        .collect();
+    assert_eq!(
+        routes,
+        [
+            (
+                "GET".into(),
+                "/users/v1/login".into(),
+                "UserController::login_token".into()
+            ),
+            (
+                "POST".into(),
+                "/users/v1/login".into(),
+                "UserController::login".into()
+            ),
+            (
+                "GET".into(),
+                "/users/v1/me".into(),
+                "UserController::me".into()
+            ),
+            (
+                "POST".into(),
+                "/users/v1/me".into(),
+                "UserController::register".into()
+            ),
+        ]
+    );
+}
