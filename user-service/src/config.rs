@@ -13,7 +13,20 @@ pub struct Config {
     pub trust_proxy: bool,
     /// `SESSION_SECURE`: mark the session cookie `Secure` (`1`/`true`). Default off.
     pub session_secure: bool,
+    /// `DATABASE_URL`: the user store. `sqlite://…` or `postgres://…`, or `memory` for a store
+    /// that forgets on restart. Default `sqlite://users.db?mode=rwc` (a file in the working
+    /// directory, created when missing).
+    pub database_url: String,
+    /// `DATABASE_MAX_CONNECTIONS`: pool size. Default 10.
+    pub database_max_connections: u32,
+    /// `REDIS_URL`: sessions in Redis (`redis://host:6379/0`); unset keeps them in memory.
+    pub redis_url: Option<String>,
+    /// `SESSION_KEY_PREFIX`: prefix of session keys in Redis. Default `session:`.
+    pub session_key_prefix: String,
 }
+
+/// The default user store: an SQLite file next to the process.
+pub const DEFAULT_DATABASE_URL: &str = "sqlite://users.db?mode=rwc";
 
 impl Default for Config {
     fn default() -> Self {
@@ -22,6 +35,10 @@ impl Default for Config {
             log: "info".to_owned(),
             trust_proxy: false,
             session_secure: false,
+            database_url: DEFAULT_DATABASE_URL.to_owned(),
+            database_max_connections: 10,
+            redis_url: None,
+            session_key_prefix: "session:".to_owned(),
         }
     }
 }
@@ -52,12 +69,41 @@ impl Config {
         if let Some(v) = lookup("SESSION_SECURE") {
             config.session_secure = flag(&v).map_err(|e| format!("SESSION_SECURE: {e}"))?;
         }
+        if let Some(url) = lookup("DATABASE_URL").filter(|u| !u.is_empty()) {
+            config.database_url = url;
+        }
+        if let Some(n) = lookup("DATABASE_MAX_CONNECTIONS") {
+            config.database_max_connections =
+                n.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+                    format!("DATABASE_MAX_CONNECTIONS=`{n}` is not a positive number")
+                })?;
+        }
+        config.redis_url = lookup("REDIS_URL").filter(|u| !u.is_empty());
+        if let Some(prefix) = lookup("SESSION_KEY_PREFIX") {
+            config.session_key_prefix = prefix;
+        }
         Ok(config)
     }
 
     /// Reads the settings from the process environment.
     pub fn from_env() -> Result<Self, String> {
         Self::from_lookup(|k| std::env::var(k).ok())
+    }
+}
+
+/// `url` with any password replaced by `***`, fit for a log line.
+pub fn redact(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _password)) => format!("{scheme}://{user}:***@{host}{tail}"),
+            None => url.to_owned(),
+        },
+        None => url.to_owned(),
     }
 }
 
@@ -78,5 +124,26 @@ mod tests {
         assert!(c.trust_proxy);
         assert!(Config::from_lookup(|k| (k == "BIND").then(|| "nope".into())).is_err());
         assert!(Config::from_lookup(|k| (k == "TRUST_PROXY").then(|| "maybe".into())).is_err());
+        assert!(
+            Config::from_lookup(|k| (k == "DATABASE_MAX_CONNECTIONS").then(|| "0".into())).is_err()
+        );
+    }
+
+    #[test]
+    fn redacts_passwords_only() {
+        assert_eq!(
+            redact("postgres://app:s3cret@db:5432/users?sslmode=disable"),
+            "postgres://app:***@db:5432/users?sslmode=disable"
+        );
+        assert_eq!(
+            redact("redis://:pw@cache:6379/0"),
+            "redis://:***@cache:6379/0"
+        );
+        assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert_eq!(
+            redact("sqlite://users.db?mode=rwc"),
+            "sqlite://users.db?mode=rwc"
+        );
+        assert_eq!(redact("postgres://app@db/x"), "postgres://app@db/x");
     }
 }

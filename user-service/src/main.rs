@@ -4,6 +4,9 @@ use std::process::ExitCode;
 
 use user_service::{Config, Stores, build};
 
+/// How long start-up waits for the stores before giving up.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let config = match Config::from_env() {
@@ -16,14 +19,31 @@ async fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(&config.log))
         .init();
-    let service = match build(&config, Stores::in_memory()) {
+    let command = std::env::args().nth(1);
+    // Printing routes needs no database: the table depends on the code only.
+    let stores = if command.as_deref() == Some("routes") {
+        Ok(Stores::in_memory())
+    } else {
+        tokio::time::timeout(CONNECT_TIMEOUT, Stores::connect(&config))
+            .await
+            .unwrap_or_else(|_| Err(format!("stores not reachable within {CONNECT_TIMEOUT:?}")))
+    };
+    let stores = match stores {
+        Ok(stores) => stores,
+        Err(e) => {
+            eprintln!("user-service: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let description = stores.description.clone();
+    let service = match build(&config, stores) {
         Ok(service) => service,
         Err(e) => {
             eprintln!("user-service: {e}");
             return ExitCode::FAILURE;
         }
     };
-    match std::env::args().nth(1).as_deref() {
+    match command.as_deref() {
         None | Some("serve") => {}
         Some("routes") => {
             print!("{}", service.route_table());
@@ -41,7 +61,7 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    tracing::info!(address = %config.bind, users = "memory", sessions = "memory", "listening");
+    tracing::info!(address = %config.bind, stores = %description, "listening");
     match service.serve(listener).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

@@ -2,6 +2,8 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod proxy;
+
 use std::net::SocketAddr;
 
 use framework::Service;

@@ -19,6 +19,8 @@
 //! # let _ = app;
 //! ```
 
+#[cfg(feature = "session-redis")]
+mod redis;
 mod store;
 
 use std::sync::Arc;
@@ -32,6 +34,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
+#[cfg(feature = "session-redis")]
+pub use self::redis::RedisStore;
 pub use store::{MemoryStore, SessionStore};
 
 use crate::context::Context;

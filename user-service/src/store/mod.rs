@@ -1,4 +1,8 @@
-//! Where users live: the [`UserStore`] trait and its in-memory implementation.
+//! Where users live: the [`UserStore`] trait, an in-memory implementation, and SQL
+//! (SQLite/PostgreSQL) in [`sql`].
+
+#[cfg(feature = "sql")]
+pub mod sql;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -1,0 +1,418 @@
+//! Persistent stores and scale-out: SQLite across a restart, two instances sharing PostgreSQL
+//! and Redis, a registration race, a Redis outage, and fail-fast start-up.
+//!
+//! The PostgreSQL and Redis tests read `TEST_DATABASE_URL` and `TEST_REDIS_URL` (`.ci/run`
+//! sets both) and print that they were skipped when those are unset. Each test works in its
+//! own PostgreSQL schema and Redis key prefix, and removes them at the end.
+
+mod common;
+
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use user_service::{Config, Stores};
+
+use common::proxy::Switch;
+
+fn sha256_hex(data: &str) -> String {
+    hex::encode(Sha256::digest(data.as_bytes()))
+}
+
+fn unique(prefix: &str) -> String {
+    let mut bits = [0u8; 6];
+    getrandom::fill(&mut bits).expect("random");
+    format!("{prefix}{}", hex::encode(bits))
+}
+
+fn env(name: &str) -> Option<String> {
+    let value = std::env::var(name).ok().filter(|v| !v.is_empty());
+    if value.is_none() {
+        eprintln!("skipped: {name} is not set");
+    }
+    value
+}
+
+/// A client that carries the `sid` cookie by hand, so it can be moved between instances.
+#[derive(Default)]
+struct Browser {
+    http: reqwest::Client,
+    sid: Option<String>,
+}
+
+impl Browser {
+    async fn send(&mut self, request: reqwest::RequestBuilder) -> (StatusCode, Value) {
+        let request = match &self.sid {
+            Some(sid) => request.header("cookie", sid),
+            None => request,
+        };
+        let res = request
+            .header("accept", "application/json")
+            .send()
+            .await
+            .expect("request");
+        if let Some(cookie) = res.headers().get("set-cookie") {
+            let pair = cookie.to_str().unwrap().split(';').next().unwrap();
+            self.sid = Some(pair.to_owned());
+        }
+        let status = res.status();
+        (status, res.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn register(&mut self, at: &common::Running, account: &str, digest: &str) -> StatusCode {
+        let req = self
+            .http
+            .post(at.url("/users/v1/me"))
+            .json(&json!({"account": account, "password": digest}));
+        self.send(req).await.0
+    }
+
+    async fn token(&mut self, at: &common::Running) -> String {
+        let req = self.http.get(at.url("/users/v1/login"));
+        let (status, body) = self.send(req).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        body["token"].as_str().unwrap().to_owned()
+    }
+
+    async fn login(
+        &mut self,
+        at: &common::Running,
+        account: &str,
+        proof: &str,
+    ) -> (StatusCode, Value) {
+        let req = self
+            .http
+            .post(at.url("/users/v1/login"))
+            .json(&json!({"account": account, "password": proof}));
+        self.send(req).await
+    }
+
+    async fn me(&mut self, at: &common::Running) -> (StatusCode, Value) {
+        let req = self.http.get(at.url("/users/v1/me"));
+        self.send(req).await
+    }
+}
+
+async fn start(config: &Config) -> common::Running {
+    let stores = Stores::connect(config).await.expect("stores");
+    common::start(user_service::build(config, stores).expect("service")).await
+}
+
+#[tokio::test]
+async fn sqlite_keeps_users_across_a_restart() {
+    let path = std::env::temp_dir().join(format!("{}.db", unique("users-")));
+    let config = Config {
+        database_url: format!("sqlite://{}?mode=rwc", path.display()),
+        ..Config::default()
+    };
+    let digest = sha256_hex("pw");
+
+    let first = start(&config).await;
+    let mut browser = Browser::default();
+    assert_eq!(
+        browser.register(&first, "sam", &digest).await,
+        StatusCode::CREATED
+    );
+    first.stop().await;
+
+    let second = start(&config).await;
+    let mut browser = Browser::default();
+    assert_eq!(
+        browser.register(&second, "sam", &digest).await,
+        StatusCode::CONFLICT
+    );
+    let token = browser.token(&second).await;
+    let (status, body) = browser
+        .login(&second, "sam", &sha256_hex(&format!("{digest}{token}")))
+        .await;
+    assert_eq!((status, body), (StatusCode::OK, json!({"account": "sam"})));
+    second.stop().await;
+
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+    }
+}
+
+/// A PostgreSQL schema of its own, dropped by [`PgSchema::drop_schema`].
+struct PgSchema {
+    admin: sqlx::PgPool,
+    name: String,
+    url: String,
+}
+
+impl PgSchema {
+    async fn create(base_url: &str) -> Self {
+        let admin = sqlx::PgPool::connect(base_url).await.expect("postgres");
+        let name = unique("test_");
+        sqlx::query(&format!("CREATE SCHEMA {name}"))
+            .execute(&admin)
+            .await
+            .expect("create schema");
+        let sep = if base_url.contains('?') { '&' } else { '?' };
+        let url = format!("{base_url}{sep}options=-c%20search_path%3D{name}");
+        Self { admin, name, url }
+    }
+
+    async fn users(&self) -> i64 {
+        sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {}.users", self.name))
+            .fetch_one(&self.admin)
+            .await
+            .expect("count")
+    }
+
+    async fn drop_schema(self) {
+        sqlx::query(&format!("DROP SCHEMA {} CASCADE", self.name))
+            .execute(&self.admin)
+            .await
+            .expect("drop schema");
+    }
+}
+
+async fn remove_redis_keys(redis_url: &str, prefix: &str) {
+    let client = redis::Client::open(redis_url).expect("redis url");
+    let mut conn = client
+        .get_multiplexed_async_connection()
+        .await
+        .expect("redis");
+    let keys: Vec<String> = redis::cmd("KEYS")
+        .arg(format!("{prefix}*"))
+        .query_async(&mut conn)
+        .await
+        .expect("keys");
+    if !keys.is_empty() {
+        let _: i64 = redis::cmd("DEL")
+            .arg(&keys)
+            .query_async(&mut conn)
+            .await
+            .expect("del");
+    }
+}
+
+fn shared_config(schema: &PgSchema, redis_url: &str, prefix: &str) -> Config {
+    Config {
+        database_url: schema.url.clone(),
+        redis_url: Some(redis_url.to_owned()),
+        session_key_prefix: prefix.to_owned(),
+        ..Config::default()
+    }
+}
+
+#[tokio::test]
+async fn two_instances_act_as_one_service() {
+    let (Some(db), Some(redis_url)) = (env("TEST_DATABASE_URL"), env("TEST_REDIS_URL")) else {
+        return;
+    };
+    let schema = PgSchema::create(&db).await;
+    let prefix = unique("test:") + ":session:";
+    let config = shared_config(&schema, &redis_url, &prefix);
+    let (a, b) = (start(&config).await, start(&config).await);
+
+    let digest = sha256_hex("pw");
+    let mut browser = Browser::default();
+    assert_eq!(
+        browser.register(&a, "tess", &digest).await,
+        StatusCode::CREATED
+    );
+    assert_eq!(
+        browser.register(&b, "tess", &digest).await,
+        StatusCode::CONFLICT
+    );
+    let token = browser.token(&a).await;
+    let (status, _) = browser
+        .login(&b, "tess", &sha256_hex(&format!("{digest}{token}")))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        browser.me(&a).await,
+        (StatusCode::OK, json!({"name": "tess"}))
+    );
+    assert_eq!(
+        browser.me(&b).await,
+        (StatusCode::OK, json!({"name": "tess"}))
+    );
+
+    a.stop().await;
+    b.stop().await;
+    schema.drop_schema().await;
+    remove_redis_keys(&redis_url, &prefix).await;
+}
+
+#[tokio::test]
+async fn concurrent_registrations_race_to_exactly_one_winner_each() {
+    let (Some(db), Some(redis_url)) = (env("TEST_DATABASE_URL"), env("TEST_REDIS_URL")) else {
+        return;
+    };
+    let schema = PgSchema::create(&db).await;
+    let prefix = unique("test:") + ":session:";
+    let config = shared_config(&schema, &redis_url, &prefix);
+    let (a, b) = (start(&config).await, start(&config).await);
+    let urls = [a.url("/users/v1/me"), b.url("/users/v1/me")];
+    let http = reqwest::Client::new();
+    let digest = sha256_hex("pw");
+
+    let mut tasks = Vec::new();
+    for i in 0..200usize {
+        // The two requests for one account go to different instances.
+        let url = urls[(i + i / 100) % 2].clone();
+        let body = json!({"account": format!("racer{}", i % 100), "password": digest});
+        let http = http.clone();
+        tasks.push(tokio::spawn(async move {
+            http.post(url).json(&body).send().await.map(|r| r.status())
+        }));
+    }
+    let (mut created, mut conflict, mut other) = (0, 0, Vec::new());
+    for task in tasks {
+        match task.await.unwrap() {
+            Ok(StatusCode::CREATED) => created += 1,
+            Ok(StatusCode::CONFLICT) => conflict += 1,
+            unexpected => other.push(format!("{unexpected:?}")),
+        }
+    }
+    assert_eq!((created, conflict), (100, 100), "others: {other:?}");
+    assert!(other.is_empty(), "{other:?}");
+    assert_eq!(schema.users().await, 100);
+
+    a.stop().await;
+    b.stop().await;
+    schema.drop_schema().await;
+    remove_redis_keys(&redis_url, &prefix).await;
+}
+
+#[tokio::test]
+async fn redis_outage_is_a_500_then_the_service_recovers_by_itself() {
+    let Some(redis_url) = env("TEST_REDIS_URL") else {
+        return;
+    };
+    let upstream = redis_url
+        .trim_start_matches("redis://")
+        .split('/')
+        .next()
+        .unwrap()
+        .parse()
+        .expect("TEST_REDIS_URL is redis://<ip>:<port>");
+    let switch = Switch::start(upstream).await;
+    let prefix = unique("test:") + ":session:";
+    let config = Config {
+        database_url: "memory".to_owned(),
+        redis_url: Some(format!("redis://{}", switch.addr)),
+        session_key_prefix: prefix.clone(),
+        ..Config::default()
+    };
+    let server = start(&config).await;
+    let digest = sha256_hex("pw");
+    let mut browser = Browser::default();
+    browser.register(&server, "rita", &digest).await;
+    let token = browser.token(&server).await;
+
+    switch.down();
+    let (status, body) = browser.me(&server).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+    assert_eq!(body["category"], "framework-session");
+    assert_eq!(body["exception"], true);
+
+    switch.up();
+    // The connection manager reconnects on its own; no restart. Bounded wait.
+    let mut recovered = false;
+    for _ in 0..50 {
+        if browser.me(&server).await.0 == StatusCode::OK {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(recovered, "the service did not recover within 10 s");
+    // The session survived in Redis: the token taken before the outage still logs in.
+    let (status, _) = browser
+        .login(&server, "rita", &sha256_hex(&format!("{digest}{token}")))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    server.stop().await;
+    remove_redis_keys(&redis_url, &prefix).await;
+}
+
+#[tokio::test]
+async fn unreachable_stores_fail_fast_without_leaking_passwords() {
+    let config = Config {
+        database_url: "memory".to_owned(),
+        redis_url: Some("redis://:hunter2@127.0.0.1:1".to_owned()),
+        ..Config::default()
+    };
+    let err = Stores::connect(&config).await.err().expect("refused");
+    assert!(
+        err.starts_with("session store redis://:***@127.0.0.1:1 is not reachable"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+
+    let config = Config {
+        database_url: "postgres://app:hunter2@127.0.0.1:1/users".to_owned(),
+        ..Config::default()
+    };
+    let err = tokio::time::timeout(Duration::from_secs(30), Stores::connect(&config))
+        .await
+        .expect("fails within the acquire timeout")
+        .err()
+        .expect("refused");
+    assert!(
+        err.starts_with("user store postgres://app:***@127.0.0.1:1/users is not usable"),
+        "{err}"
+    );
+    assert!(!err.contains("hunter2"), "{err}");
+}
+
+#[tokio::test]
+async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
+    let Some(db) = env("TEST_DATABASE_URL") else {
+        return;
+    };
+    let schema = PgSchema::create(&db).await;
+    // postgres://user@host:port/db?… with host:port replaced by the switch's address.
+    let (scheme_user, rest) = schema.url.split_once('@').expect("url with user@host");
+    let (host_port, tail) = rest.split_at(rest.find('/').expect("url with a database"));
+    let switch = Switch::start(host_port.parse().expect("ip:port")).await;
+    let config = Config {
+        database_url: format!("{scheme_user}@{}{tail}", switch.addr),
+        ..Config::default()
+    };
+    let server = start(&config).await;
+    let digest = sha256_hex("pw");
+    let mut browser = Browser::default();
+    assert_eq!(
+        browser.register(&server, "pia", &digest).await,
+        StatusCode::CREATED
+    );
+
+    switch.down();
+    let req = browser
+        .http
+        .post(server.url("/users/v1/me"))
+        .json(&json!({"account": "pia2", "password": digest}));
+    let (status, body) = browser.send(req).await;
+    assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
+    assert_eq!(
+        body,
+        json!({"statusCode": 500, "category": "user-store",
+               "message": "user store is unavailable", "exception": true})
+    );
+
+    switch.up();
+    let mut status = StatusCode::INTERNAL_SERVER_ERROR;
+    for _ in 0..50 {
+        status = browser.register(&server, "pia2", &digest).await;
+        if status != StatusCode::INTERNAL_SERVER_ERROR {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert_eq!(
+        status,
+        StatusCode::CREATED,
+        "the service did not recover within 10 s"
+    );
+    assert_eq!(schema.users().await, 2);
+
+    server.stop().await;
+    schema.drop_schema().await;
+}
