@@ -118,6 +118,52 @@ pub fn content_encodings(headers: &HeaderMap) -> Vec<String> {
         .collect()
 }
 
+/// The quality the client's `Accept-Encoding` gives `coding` (RFC 9110 section 12.5.3): its own
+/// entry, else the `*` entry, else 0. No header at all also gives 0: a client that did not ask
+/// gets no compressed body, whatever the RFC allows.
+pub fn accept_encoding_q(headers: &HeaderMap, coding: &str) -> f32 {
+    let mut wildcard = None;
+    for entry in headers
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+    {
+        let mut parts = entry.split(';');
+        let name = parts.next().unwrap_or("").trim();
+        let q = parts
+            .filter_map(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .or_else(|| p.trim().strip_prefix("Q="))
+            })
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0)
+            .clamp(0.0, 1.0);
+        if name.eq_ignore_ascii_case(coding) {
+            return q;
+        }
+        if name == "*" {
+            wildcard = Some(q);
+        }
+    }
+    wildcard.unwrap_or(0.0)
+}
+
+/// True for media types worth compressing: text, JavaScript, JSON, XML (SVG included), wasm
+/// and fonts. Images, video, archives and the like are compressed already.
+pub fn is_compressible(content_type: &str) -> bool {
+    let mt = media_type(content_type);
+    mt.starts_with("text/")
+        || mt.starts_with("font/")
+        || mt.contains("javascript")
+        || mt.contains("json")
+        || mt.contains("xml")
+        || mt == "application/wasm"
+        || mt.starts_with("application/font-")
+        || mt == "application/vnd.ms-fontobject"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -170,6 +216,41 @@ mod tests {
             "text/html, application/json;q=0.9"
         )])));
         assert!(!accepts_json(&headers(&[("accept", "*/*")])));
+    }
+
+    #[test]
+    fn accept_encoding() {
+        let h = headers(&[("accept-encoding", "gzip;q=0.5, br, *;q=0.1")]);
+        assert_eq!(accept_encoding_q(&h, "br"), 1.0);
+        assert_eq!(accept_encoding_q(&h, "gzip"), 0.5);
+        assert_eq!(accept_encoding_q(&h, "zstd"), 0.1);
+        let h = headers(&[("accept-encoding", "br;q=0, gzip")]);
+        assert_eq!(accept_encoding_q(&h, "br"), 0.0);
+        assert_eq!(accept_encoding_q(&HeaderMap::new(), "gzip"), 0.0);
+        let h = headers(&[("accept-encoding", "GZIP; Q=0.8")]);
+        assert_eq!(accept_encoding_q(&h, "gzip"), 0.8);
+    }
+
+    #[test]
+    fn compressible_types() {
+        for ok in [
+            "text/html; charset=utf-8",
+            "application/json",
+            "image/svg+xml",
+            "application/javascript",
+            "font/woff2",
+            "application/wasm",
+        ] {
+            assert!(is_compressible(ok), "{ok}");
+        }
+        for no in [
+            "image/png",
+            "application/zip",
+            "video/mp4",
+            "application/octet-stream",
+        ] {
+            assert!(!is_compressible(no), "{no}");
+        }
     }
 
     #[test]

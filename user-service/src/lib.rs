@@ -11,6 +11,7 @@ pub mod store;
 use std::sync::Arc;
 
 use framework::middleware::body_parser::BodyParser;
+use framework::middleware::compress::Compress;
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::recover::Recover;
 use framework::middleware::responder::Responder;
@@ -108,8 +109,9 @@ async fn connect_redis(
     ))
 }
 
-/// Builds the service: app middleware in the reference order (recover, then error handler,
-/// responder and body parser; logger, stats, compress, fresh and etag join as they land), the
+/// Builds the service: app middleware in the reference order (recover, compress, error
+/// handler, responder, body parser; logger and stats go after recover, fresh and etag after
+/// compress, as they land), the
 /// session middleware registered as `session` for the controllers, and every controller
 /// mounted.
 pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
@@ -124,6 +126,7 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
         .trust_proxy(config.trust_proxy)
         .with_state(stores.users)
         .use_middleware(Recover::default().into_shared())
+        .use_middleware(Compress::default().into_shared())
         .use_middleware(ErrorHandler::default().into_shared())
         .use_middleware(Responder::default().into_shared())
         .use_middleware(BodyParser::default().into_shared())

@@ -4,6 +4,7 @@
 //! error handler, responder, body parser.
 
 pub mod body_parser;
+pub mod compress;
 pub mod error_handler;
 pub mod recover;
 pub mod responder;

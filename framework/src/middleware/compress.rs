@@ -1,0 +1,279 @@
+//! Compresses response bodies for clients that accept it: brotli and gzip by default,
+//! pluggable ([`Compressor`]).
+//!
+//! A body is compressed when it is at least `min_length` bytes (1024 by default), has no
+//! `Content-Encoding` yet, and its `Content-Type` is text, JavaScript, JSON, XML, SVG, wasm or a
+//! font. The encoding is the one the client's `Accept-Encoding` rates highest (q-values
+//! honoured, `br;q=0` means no), ties going to the compressor added first. Such a response
+//! always gets `Vary: Accept-Encoding`, compressed or not, so shared caches keep the variants
+//! apart; a strong `ETag` is weakened to `W/"…"` since the bytes changed (RFC 9110 8.8.1). When
+//! a compressor fails, the body goes out uncompressed.
+//!
+//! Levels: gzip 6 (zlib's default) and brotli 4 (the usual level for dynamic content; brotli's
+//! high levels cost about ten times the CPU for a few percent). Both are configurable.
+//!
+//! ```
+//! use framework::middleware::compress::{Compress, CompressConfig};
+//!
+//! let compress = Compress::new(CompressConfig {
+//!     gzip_level: 1,
+//!     ..CompressConfig::default()
+//! });
+//! let app = framework::App::new().use_middleware(compress.into_shared());
+//! # let _ = app;
+//! ```
+//!
+//! Another encoding plugs in as a [`Compressor`]; with the `zstd` crate for instance:
+//!
+//! ```ignore
+//! struct Zstd;
+//! impl framework::middleware::compress::Compressor for Zstd {
+//!     fn encoding(&self) -> &'static str { "zstd" }
+//!     fn compress(&self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+//!         zstd::bulk::compress(data, 3)
+//!     }
+//! }
+//! let compress = Compress::default().add_compressor(Zstd);
+//! ```
+
+use std::io::Write;
+use std::sync::Arc;
+
+use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, ETAG, HeaderValue, VARY};
+
+use crate::context::Context;
+use crate::error::Result;
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::header::{accept_encoding_q, is_compressible};
+
+/// One content coding.
+pub trait Compressor: Send + Sync + 'static {
+    /// The `Content-Encoding` token, e.g. `gzip`.
+    fn encoding(&self) -> &'static str;
+
+    /// How much the client wants this coding (0 = not at all): by default the q-value its
+    /// `Accept-Encoding` gives [`Compressor::encoding`]. `body_len` lets a compressor refuse
+    /// bodies it handles badly.
+    fn accept(&self, ctx: &Context, body_len: usize) -> f32 {
+        let _ = body_len;
+        accept_encoding_q(ctx.headers(), self.encoding())
+    }
+
+    /// Compresses a whole body.
+    fn compress(&self, data: &[u8]) -> std::io::Result<Vec<u8>>;
+}
+
+/// gzip through flate2.
+#[derive(Debug, Clone, Copy)]
+pub struct Gzip {
+    /// 0 (store) to 9 (smallest).
+    pub level: u32,
+}
+
+impl Compressor for Gzip {
+    fn encoding(&self) -> &'static str {
+        "gzip"
+    }
+
+    fn compress(&self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        let mut encoder = flate2::write::GzEncoder::new(
+            Vec::with_capacity(data.len() / 3),
+            flate2::Compression::new(self.level.min(9)),
+        );
+        encoder.write_all(data)?;
+        encoder.finish()
+    }
+}
+
+/// Brotli (feature `compress-br`).
+#[cfg(feature = "compress-br")]
+#[derive(Debug, Clone, Copy)]
+pub struct Brotli {
+    /// 0 (fastest) to 11 (smallest).
+    pub level: u32,
+}
+
+#[cfg(feature = "compress-br")]
+impl Compressor for Brotli {
+    fn encoding(&self) -> &'static str {
+        "br"
+    }
+
+    fn compress(&self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(data.len() / 3);
+        {
+            // 22 is brotli's default window (4 MiB): bodies here are far smaller.
+            let mut writer = brotli::CompressorWriter::new(&mut out, 4096, self.level.min(11), 22);
+            writer.write_all(data)?;
+            writer.flush()?;
+        }
+        Ok(out)
+    }
+}
+
+/// Compress settings.
+#[derive(Clone)]
+pub struct CompressConfig {
+    /// Smallest body worth compressing. Default 1024 bytes.
+    pub min_length: usize,
+    /// gzip level. Default 6.
+    pub gzip_level: u32,
+    /// Brotli level. Default 4.
+    pub br_level: u32,
+    /// Skips the middleware for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+impl Default for CompressConfig {
+    fn default() -> Self {
+        Self {
+            min_length: 1024,
+            gzip_level: 6,
+            br_level: 4,
+            skipper: None,
+        }
+    }
+}
+
+/// The compress middleware.
+pub struct Compress {
+    config: CompressConfig,
+    compressors: Vec<Arc<dyn Compressor>>,
+}
+
+impl Default for Compress {
+    fn default() -> Self {
+        Self::new(CompressConfig::default())
+    }
+}
+
+impl Compress {
+    /// brotli (with `compress-br`) then gzip, at the configured levels.
+    pub fn new(config: CompressConfig) -> Self {
+        let mut compressors: Vec<Arc<dyn Compressor>> = Vec::new();
+        #[cfg(feature = "compress-br")]
+        compressors.push(Arc::new(Brotli {
+            level: config.br_level,
+        }));
+        compressors.push(Arc::new(Gzip {
+            level: config.gzip_level,
+        }));
+        Self {
+            config,
+            compressors,
+        }
+    }
+
+    /// Only the given compressors, in order of preference.
+    pub fn with_compressors(config: CompressConfig, compressors: Vec<Arc<dyn Compressor>>) -> Self {
+        Self {
+            config,
+            compressors,
+        }
+    }
+
+    /// Adds a compressor, least preferred so far.
+    #[must_use]
+    pub fn add_compressor(mut self, compressor: impl Compressor) -> Self {
+        self.compressors.push(Arc::new(compressor));
+        self
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+
+    fn eligible(&self, ctx: &Context) -> Option<usize> {
+        let len = ctx.body_buffer.as_ref()?.len();
+        let compressible = ctx
+            .response_header(CONTENT_TYPE)
+            .is_some_and(is_compressible);
+        (len >= self.config.min_length
+            && compressible
+            && !ctx.response_headers().contains_key(CONTENT_ENCODING))
+        .then_some(len)
+    }
+
+    fn choose(&self, ctx: &Context, len: usize) -> Option<&dyn Compressor> {
+        let mut best: Option<(&dyn Compressor, f32)> = None;
+        for c in &self.compressors {
+            let q = c.accept(ctx, len);
+            if q > 0.0 && best.is_none_or(|(_, b)| q > b) {
+                best = Some((&**c, q));
+            }
+        }
+        best.map(|(c, _)| c)
+    }
+
+    fn apply(&self, ctx: &mut Context) {
+        let Some(len) = self.eligible(ctx) else {
+            return;
+        };
+        add_vary_accept_encoding(ctx);
+        let Some(compressor) = self.choose(ctx, len) else {
+            return;
+        };
+        let Some(body) = ctx.body_buffer.as_ref() else {
+            return;
+        };
+        match compressor.compress(body) {
+            Ok(compressed) => {
+                ctx.body_buffer = Some(compressed.into());
+                let headers = ctx.response_headers_mut();
+                headers.insert(
+                    CONTENT_ENCODING,
+                    HeaderValue::from_static(compressor.encoding()),
+                );
+                headers.remove(CONTENT_LENGTH);
+                weaken_etag(headers);
+            }
+            Err(err) => {
+                tracing::warn!(encoding = compressor.encoding(), %err, "compression failed, sending uncompressed");
+            }
+        }
+    }
+}
+
+fn add_vary_accept_encoding(ctx: &mut Context) {
+    let headers = ctx.response_headers_mut();
+    let already = headers
+        .get_all(VARY)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|v| {
+            let v = v.trim();
+            v == "*" || v.eq_ignore_ascii_case("accept-encoding")
+        });
+    if !already {
+        headers.append(VARY, HeaderValue::from_static("Accept-Encoding"));
+    }
+}
+
+fn weaken_etag(headers: &mut http::HeaderMap) {
+    let Some(tag) = headers.get(ETAG) else {
+        return;
+    };
+    if tag.as_bytes().starts_with(b"W/") {
+        return;
+    }
+    let mut weak = Vec::with_capacity(tag.len() + 2);
+    weak.extend_from_slice(b"W/");
+    weak.extend_from_slice(tag.as_bytes());
+    if let Ok(weak) = HeaderValue::from_bytes(&weak) {
+        headers.insert(ETAG, weak);
+    }
+}
+
+impl Middleware for Compress {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            next.run(ctx).await?;
+            if !should_skip(ctx, self.config.skipper.as_ref()) {
+                self.apply(ctx);
+            }
+            Ok(())
+        })
+    }
+}
