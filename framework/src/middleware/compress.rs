@@ -150,14 +150,18 @@ impl Default for Compress {
 impl Compress {
     /// brotli (with `compress-br`) then gzip, at the configured levels.
     pub fn new(config: CompressConfig) -> Self {
-        let mut compressors: Vec<Arc<dyn Compressor>> = Vec::new();
-        #[cfg(feature = "compress-br")]
-        compressors.push(Arc::new(Brotli {
-            level: config.br_level,
-        }));
-        compressors.push(Arc::new(Gzip {
+        let gzip: Arc<dyn Compressor> = Arc::new(Gzip {
             level: config.gzip_level,
-        }));
+        });
+        #[cfg(feature = "compress-br")]
+        let compressors = vec![
+            Arc::new(Brotli {
+                level: config.br_level,
+            }) as Arc<dyn Compressor>,
+            gzip,
+        ];
+        #[cfg(not(feature = "compress-br"))]
+        let compressors = vec![gzip];
         Self {
             config,
             compressors,
