@@ -1,1 +1,190 @@
-//! Benchmarks live here (see issue 4).
+//! Shared pieces of the benchmark servers and the load harness: the payloads, the echo
+//! parameters and their rules, command-line arguments, and the runtime every server uses.
+//!
+//! Every server answers the same four routes:
+//! - `GET /plaintext`: `Hello, World!` (13 bytes, `text/plain`);
+//! - `GET /json`: `{"message":"Hello, World!"}` through serde;
+//! - `POST /echo`: a JSON `{account, password}` body, validated (account 2-20 letters, digits
+//!   or `_`; password 64 hex digits), echoed back as JSON; 400 when invalid;
+//! - `GET /big`: a 16 KiB JSON document through serde, gzip-compressed at [`GZIP_LEVEL`] for a
+//!   client that accepts gzip.
+
+use serde::{Deserialize, Serialize};
+
+/// The plaintext body.
+pub const PLAINTEXT: &str = "Hello, World!";
+
+/// gzip level of every server on `/big`: actix-web's `Compress` is fixed at flate2's `fast()`
+/// (level 1), so the others are set to match.
+pub const GZIP_LEVEL: u32 = 1;
+
+/// Request body limit of the echo route, the framework's default.
+pub const BODY_LIMIT: usize = 50 * 1024;
+
+/// `GET /json` body.
+#[derive(Debug, Serialize)]
+pub struct Message {
+    /// Always "Hello, World!".
+    pub message: &'static str,
+}
+
+/// `POST /echo` body, validated the same way by every server.
+#[derive(Debug, Clone, Serialize, Deserialize, framework::Validate)]
+pub struct Credentials {
+    /// 2-20 ASCII letters, digits or `_`.
+    #[validate(
+        length(min = 2, max = 20),
+        charset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
+    )]
+    pub account: String,
+    /// 64 hex digits.
+    #[validate(length(min = 64, max = 64), hex)]
+    pub password: String,
+}
+
+impl Credentials {
+    /// The rules, hand-written for the servers without a validation derive.
+    pub fn check(&self) -> Result<(), &'static str> {
+        let account_ok = (2..=20).contains(&self.account.len())
+            && self
+                .account
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !account_ok {
+            return Err("account: must be 2-20 letters, digits or _");
+        }
+        if self.password.len() != 64 || !self.password.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err("password: must be 64 hexadecimal characters");
+        }
+        Ok(())
+    }
+}
+
+/// One entry of the big document.
+#[derive(Debug, Serialize)]
+pub struct Item {
+    /// Position.
+    pub id: u32,
+    /// A name.
+    pub name: String,
+    /// Whether it is active.
+    pub active: bool,
+    /// A score.
+    pub score: f64,
+    /// Some tags.
+    pub tags: [&'static str; 3],
+}
+
+/// The `/big` document: 16 KiB of JSON once serialised (checked by a test).
+pub fn big_document() -> Vec<Item> {
+    (0..184)
+        .map(|id| Item {
+            id,
+            name: format!("item-{id:04}"),
+            active: id % 3 != 0,
+            score: f64::from(id) * 1.5,
+            tags: ["alpha", "beta", "gamma"],
+        })
+        .collect()
+}
+
+/// Server settings from the command line: `--port N --threads N`.
+#[derive(Debug, Clone, Copy)]
+pub struct ServerArgs {
+    /// Port on 127.0.0.1.
+    pub port: u16,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+impl ServerArgs {
+    /// Reads `--port` (default 8080) and `--threads` (default 1).
+    ///
+    /// # Panics
+    /// On a malformed number: these are benchmark tools, started by the harness.
+    pub fn from_env() -> Self {
+        let args: Vec<String> = std::env::args().collect();
+        let value = |name: &str| {
+            args.iter()
+                .position(|a| a == name)
+                .and_then(|i| args.get(i + 1))
+                .map(|v| {
+                    v.parse()
+                        .unwrap_or_else(|_| panic!("{name} takes a number"))
+                })
+        };
+        Self {
+            port: value("--port").map_or(8080, |p: usize| u16::try_from(p).expect("port")),
+            threads: value("--threads").unwrap_or(1),
+        }
+    }
+
+    /// `127.0.0.1:<port>`.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+}
+
+/// A tokio runtime with `threads` workers, as every tokio-based server here uses.
+///
+/// # Panics
+/// When the runtime cannot start.
+pub fn runtime(threads: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(threads.max(1))
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+}
+
+/// True when an `Accept-Encoding` value accepts gzip (a q of 0 refuses it).
+pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
+    let mut headers = http::HeaderMap::new();
+    if let Some(v) = accept_encoding.and_then(|v| http::HeaderValue::from_str(v).ok()) {
+        headers.insert(http::header::ACCEPT_ENCODING, v);
+    }
+    framework::header::accept_encoding_q(&headers, "gzip") > 0.0
+}
+
+/// gzip at [`GZIP_LEVEL`].
+///
+/// # Panics
+/// Never in practice: writing to a `Vec` cannot fail.
+pub fn gzip(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(
+        Vec::with_capacity(data.len() / 3),
+        flate2::Compression::new(GZIP_LEVEL),
+    );
+    encoder.write_all(data).expect("write to Vec");
+    encoder.finish().expect("finish to Vec")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use framework::Validate;
+
+    #[test]
+    fn big_document_is_16_kib() {
+        let len = serde_json::to_vec(&big_document()).unwrap().len();
+        assert!((16 * 1024 - 512..=16 * 1024 + 512).contains(&len), "{len}");
+    }
+
+    #[test]
+    fn both_validations_agree() {
+        let hex = "a".repeat(64);
+        for (account, password) in [
+            ("ok_1", hex.as_str()),
+            ("a", &hex),
+            ("bad name", &hex),
+            ("ok", "zz"),
+        ] {
+            let c = Credentials {
+                account: account.into(),
+                password: password.into(),
+            };
+            assert_eq!(c.check().is_ok(), c.validate().is_ok(), "{account}");
+        }
+    }
+}

@@ -1,0 +1,88 @@
+//! Instructions per request under callgrind: a figure that does not move with machine load.
+//!
+//! Each server runs under `valgrind --tool=callgrind` twice, answering `n1` then `n2`
+//! `GET /json` requests sent one after another on one connection. The difference of the two
+//! totals divided by `n2 - n1` is the cost of a request with start-up and shutdown cancelled
+//! out.
+
+use std::time::Duration;
+
+use crate::servers::{Server, ServerKind};
+
+/// `(server, instructions per request)`; servers that could not be measured are left out.
+pub(crate) fn measure_all(
+    runtime: &tokio::runtime::Runtime,
+    (n1, n2): (u64, u64),
+) -> std::io::Result<Vec<(ServerKind, f64)>> {
+    let mut out = Vec::new();
+    for kind in ServerKind::PEERS {
+        let first = total_instructions(runtime, kind, n1)?;
+        let second = total_instructions(runtime, kind, n2)?;
+        match (first, second) {
+            (Some(a), Some(b)) if b > a => {
+                let per_request = (b - a) as f64 / (n2 - n1) as f64;
+                eprintln!(
+                    "callgrind {:<10} {per_request:>10.0} instructions/request",
+                    kind.name()
+                );
+                out.push((kind, per_request));
+            }
+            _ => eprintln!("callgrind {}: no usable totals", kind.name()),
+        }
+    }
+    Ok(out)
+}
+
+fn total_instructions(
+    runtime: &tokio::runtime::Runtime,
+    kind: ServerKind,
+    requests: u64,
+) -> std::io::Result<Option<u64>> {
+    let out = std::env::temp_dir().join(format!("callgrind.{}.{requests}.out", kind.name()));
+    let wrapper = vec![
+        "valgrind".to_owned(),
+        "--tool=callgrind".to_owned(),
+        format!("--callgrind-out-file={}", out.display()),
+    ];
+    let child = kind.command(1, &wrapper).spawn()?;
+    let mut server = Server::from_child(kind, child);
+    runtime.block_on(server.wait_ready(Duration::from_secs(120)))?;
+    runtime.block_on(async {
+        let addr = server.addr();
+        let stream = tokio::net::TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+                .await
+                .map_err(std::io::Error::other)?;
+        let driver = tokio::spawn(connection);
+        for _ in 0..requests {
+            let request = http::Request::builder()
+                .uri("/json")
+                .header(http::header::HOST, "localhost")
+                .body(http_body_util::Full::new(bytes::Bytes::new()))
+                .map_err(std::io::Error::other)?;
+            sender.ready().await.map_err(std::io::Error::other)?;
+            let response = sender
+                .send_request(request)
+                .await
+                .map_err(std::io::Error::other)?;
+            http_body_util::BodyExt::collect(response.into_body())
+                .await
+                .map_err(std::io::Error::other)?;
+        }
+        drop(sender);
+        let _ = driver.await;
+        Ok::<_, std::io::Error>(())
+    })?;
+    server.stop();
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    Ok(text
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("summary:")
+                .or_else(|| l.strip_prefix("totals:"))
+        })
+        .and_then(|v| v.split_whitespace().next()?.parse().ok()))
+}

@@ -1,0 +1,327 @@
+//! The load generator: N keep-alive HTTP/1.1 connections on a hyper client, each sending its
+//! next request as soon as the previous answer is read, for a fixed time.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use hdrhistogram::Histogram;
+use http::header::{ACCEPT_ENCODING, CONTENT_TYPE, COOKIE, HOST, SET_COOKIE};
+use http::{Method, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use sha2::{Digest, Sha256};
+
+/// A route of the side-by-side comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    Plaintext,
+    Json,
+    Echo,
+    Big,
+}
+
+const ECHO_BODY: &str = r#"{"account":"bench_user","password":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#;
+
+impl Route {
+    pub(crate) const ALL: [Route; 4] = [Self::Plaintext, Self::Json, Self::Echo, Self::Big];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Plaintext => "plaintext",
+            Self::Json => "json",
+            Self::Echo => "echo",
+            Self::Big => "big+gzip",
+        }
+    }
+
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Self::Plaintext => "`GET /plaintext`",
+            Self::Json => "`GET /json`",
+            Self::Echo => "`POST /echo`",
+            Self::Big => "`GET /big` (gzip)",
+        }
+    }
+
+    fn request(self) -> Request<Full<Bytes>> {
+        let (method, path) = match self {
+            Self::Plaintext => (Method::GET, "/plaintext"),
+            Self::Json => (Method::GET, "/json"),
+            Self::Echo => (Method::POST, "/echo"),
+            Self::Big => (Method::GET, "/big"),
+        };
+        let mut builder = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(HOST, "localhost");
+        let body = match self {
+            Self::Echo => {
+                builder = builder.header(CONTENT_TYPE, "application/json");
+                Bytes::from_static(ECHO_BODY.as_bytes())
+            }
+            Self::Big => {
+                builder = builder.header(ACCEPT_ENCODING, "gzip");
+                Bytes::new()
+            }
+            _ => Bytes::new(),
+        };
+        builder.body(Full::new(body)).expect("valid request")
+    }
+}
+
+/// What one timed run measured.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub(crate) ok: u64,
+    pub(crate) errors: u64,
+    pub(crate) latency: Histogram<u64>,
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds")
+}
+
+async fn connect(addr: SocketAddr) -> Option<SendRequest<Full<Bytes>>> {
+    let stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+    stream.set_nodelay(true).ok()?;
+    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .ok()?;
+    tokio::spawn(connection);
+    Some(sender)
+}
+
+/// Sends one request and reads the whole answer; the status, set-cookie and body.
+async fn exchange(
+    sender: &mut SendRequest<Full<Bytes>>,
+    request: Request<Full<Bytes>>,
+) -> Option<(StatusCode, Option<String>, Bytes)> {
+    sender.ready().await.ok()?;
+    let response = sender.send_request(request).await.ok()?;
+    let status = response.status();
+    let cookie = response
+        .headers()
+        .get(SET_COOKIE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(str::to_owned);
+    let body = response.into_body().collect().await.ok()?.to_bytes();
+    Some((status, cookie, body))
+}
+
+/// Hammers `route` on `addr` with `connections` connections for `duration`.
+pub(crate) async fn run(
+    addr: SocketAddr,
+    route: Route,
+    connections: usize,
+    duration: Duration,
+    _round: usize,
+) -> Run {
+    let deadline = Instant::now() + duration;
+    let tasks: Vec<_> = (0..connections)
+        .map(|_| {
+            tokio::spawn(async move {
+                let mut run = Run {
+                    ok: 0,
+                    errors: 0,
+                    latency: histogram(),
+                };
+                let Some(mut sender) = connect(addr).await else {
+                    run.errors += 1;
+                    return run;
+                };
+                while Instant::now() < deadline {
+                    let started = Instant::now();
+                    match exchange(&mut sender, route.request()).await {
+                        Some((status, _, _)) if status.is_success() => {
+                            run.ok += 1;
+                            let _ = run.latency.record(started.elapsed().as_micros() as u64);
+                        }
+                        Some(_) => run.errors += 1,
+                        None => {
+                            run.errors += 1;
+                            match connect(addr).await {
+                                Some(s) => sender = s,
+                                None => break,
+                            }
+                        }
+                    }
+                }
+                run
+            })
+        })
+        .collect();
+    merge(tasks).await
+}
+
+async fn merge(tasks: Vec<tokio::task::JoinHandle<Run>>) -> Run {
+    let mut total = Run {
+        ok: 0,
+        errors: 0,
+        latency: histogram(),
+    };
+    for task in tasks {
+        if let Ok(run) = task.await {
+            total.ok += run.ok;
+            total.errors += run.errors;
+            let _ = total.latency.add(&run.latency);
+        } else {
+            total.errors += 1;
+        }
+    }
+    total
+}
+
+/// A flow of the user service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flow {
+    /// `GET /users/v1/login` without a cookie: a new session and token each time.
+    LoginToken,
+    /// Register, token, login: three requests per iteration, counted as one.
+    RegisterLogin,
+}
+
+impl Flow {
+    pub(crate) const ALL: [Flow; 2] = [Self::LoginToken, Self::RegisterLogin];
+
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Self::LoginToken => "`GET /users/v1/login` (new session + token)",
+            Self::RegisterLogin => "register → token → login (3 requests, counted once)",
+        }
+    }
+}
+
+fn hex_sha256(data: &[u8]) -> String {
+    hex::encode(Sha256::digest(data))
+}
+
+fn json_request(path: &str, cookie: Option<&str>, body: String) -> Request<Full<Bytes>> {
+    let mut builder = Request::builder()
+        .method(Method::POST)
+        .uri(path)
+        .header(HOST, "localhost")
+        .header(CONTENT_TYPE, "application/json");
+    if let Some(cookie) = cookie {
+        builder = builder.header(COOKIE, cookie);
+    }
+    builder
+        .body(Full::new(Bytes::from(body)))
+        .expect("valid request")
+}
+
+fn get_request(path: &str) -> Request<Full<Bytes>> {
+    Request::builder()
+        .uri(path)
+        .header(HOST, "localhost")
+        .body(Full::new(Bytes::new()))
+        .expect("valid request")
+}
+
+/// One register → token → login sequence; true when all three answered as expected.
+async fn register_and_login(sender: &mut SendRequest<Full<Bytes>>, account: &str) -> Option<bool> {
+    let digest = hex_sha256(b"benchmark password");
+    let body = format!(r#"{{"account":"{account}","password":"{digest}"}}"#);
+    let (status, _, _) = exchange(sender, json_request("/users/v1/me", None, body)).await?;
+    if status != StatusCode::CREATED {
+        return Some(false);
+    }
+    let (status, cookie, body) = exchange(sender, get_request("/users/v1/login")).await?;
+    let token: serde_json::Value = serde_json::from_slice(&body).ok()?;
+    let token = token["token"].as_str()?;
+    if status != StatusCode::OK {
+        return Some(false);
+    }
+    let proof = hex_sha256(format!("{digest}{token}").as_bytes());
+    let body = format!(r#"{{"account":"{account}","password":"{proof}"}}"#);
+    let (status, _, _) = exchange(
+        sender,
+        json_request("/users/v1/login", cookie.as_deref(), body),
+    )
+    .await?;
+    Some(status == StatusCode::OK)
+}
+
+/// Runs `flow` against the user service; `round` keeps account names unique across runs.
+pub(crate) async fn run_flow(
+    addr: SocketAddr,
+    flow: Flow,
+    connections: usize,
+    duration: Duration,
+    round: usize,
+) -> Run {
+    let deadline = Instant::now() + duration;
+    let tasks: Vec<_> = (0..connections)
+        .map(|conn| {
+            tokio::spawn(async move {
+                let mut run = Run {
+                    ok: 0,
+                    errors: 0,
+                    latency: histogram(),
+                };
+                let Some(mut sender) = connect(addr).await else {
+                    run.errors += 1;
+                    return run;
+                };
+                let mut i = 0u64;
+                while Instant::now() < deadline {
+                    let started = Instant::now();
+                    let outcome = match flow {
+                        Flow::LoginToken => exchange(&mut sender, get_request("/users/v1/login"))
+                            .await
+                            .map(|(s, _, _)| s == StatusCode::OK),
+                        Flow::RegisterLogin => {
+                            i += 1;
+                            register_and_login(&mut sender, &format!("r{round}c{conn}n{i}")).await
+                        }
+                    };
+                    match outcome {
+                        Some(true) => {
+                            run.ok += 1;
+                            let _ = run.latency.record(started.elapsed().as_micros() as u64);
+                        }
+                        Some(false) => run.errors += 1,
+                        None => {
+                            run.errors += 1;
+                            match connect(addr).await {
+                                Some(s) => sender = s,
+                                None => break,
+                            }
+                        }
+                    }
+                }
+                run
+            })
+        })
+        .collect();
+    merge(tasks).await
+}
+
+/// One round's figures for one server.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sample {
+    pub(crate) requests_per_second: f64,
+    pub(crate) p50_us: u64,
+    pub(crate) p99_us: u64,
+    pub(crate) cpu_us_per_request: f64,
+    pub(crate) errors: u64,
+}
+
+impl Sample {
+    pub(crate) fn new(run: &Run, ticks: u64, duration: Duration) -> Self {
+        let cpu_us = ticks as f64 * 1e6 / crate::machine::ticks_per_second();
+        Self {
+            requests_per_second: run.ok as f64 / duration.as_secs_f64(),
+            p50_us: run.latency.value_at_quantile(0.5),
+            p99_us: run.latency.value_at_quantile(0.99),
+            cpu_us_per_request: if run.ok == 0 {
+                0.0
+            } else {
+                cpu_us / run.ok as f64
+            },
+            errors: run.errors,
+        }
+    }
+}

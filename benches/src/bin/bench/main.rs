@@ -1,0 +1,145 @@
+//! The load benchmark: this framework beside raw hyper, axum and actix-web, plus the user
+//! service's own flows, with a report written to `BENCHMARKS.md`.
+//!
+//! ```sh
+//! cargo run --release -p benches --bin bench            # full run, several minutes
+//! cargo run --release -p benches --bin bench -- --quick # under a minute
+//! ```
+//!
+//! Each server gets the same number of worker threads (1 by default) so the load generator has
+//! the other core. Servers run side by side for the whole benchmark and are measured in turn,
+//! interleaved A B C D A B C D for several rounds, so drift on a noisy machine hits all of them
+//! alike. The figure ratios are judged on is server CPU time per request (from
+//! `/proc/PID/stat`), since requests/s on this machine moves with whatever else runs, and the
+//! load generator itself saturates its core on the lightest routes.
+
+mod callgrind;
+mod load;
+mod machine;
+mod options;
+mod report;
+mod servers;
+
+use std::time::Duration;
+
+use options::Options;
+use report::{FlowRow, LoadRow, Report};
+use servers::{Server, ServerKind};
+
+fn main() -> std::io::Result<()> {
+    let options = Options::from_args();
+    servers::build_binaries()?;
+    let started = std::time::Instant::now();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+
+    let mut peers: Vec<Server> = ServerKind::PEERS
+        .iter()
+        .map(|kind| Server::start(*kind, options.threads))
+        .collect::<std::io::Result<_>>()?;
+    let mut service = Server::start(ServerKind::UserService, options.threads)?;
+    for server in peers.iter().chain(std::iter::once(&service)) {
+        runtime.block_on(server.wait_ready(Duration::from_secs(10)))?;
+    }
+
+    let mut rows = Vec::new();
+    for route in load::Route::ALL {
+        for server in &peers {
+            runtime.block_on(load::run(
+                server.addr(),
+                route,
+                options.connections,
+                options.warmup,
+                0,
+            ));
+        }
+        let mut samples: Vec<Vec<load::Sample>> = vec![Vec::new(); peers.len()];
+        for round in 0..options.rounds {
+            for (i, server) in peers.iter().enumerate() {
+                let before = server.cpu_ticks()?;
+                let run = runtime.block_on(load::run(
+                    server.addr(),
+                    route,
+                    options.connections,
+                    options.duration,
+                    round,
+                ));
+                let ticks = server.cpu_ticks()? - before;
+                samples[i].push(load::Sample::new(&run, ticks, options.duration));
+                eprintln!(
+                    "{:>9} {:<10} round {}: {:>8.0} req/s, {:>6.1} µs CPU/req, {} errors",
+                    route.name(),
+                    server.kind.name(),
+                    round + 1,
+                    run.ok as f64 / options.duration.as_secs_f64(),
+                    samples[i].last().map_or(0.0, |s| s.cpu_us_per_request),
+                    run.errors
+                );
+            }
+        }
+        for (server, samples) in peers.iter().zip(samples) {
+            rows.push(LoadRow::new(route, server.kind, &samples));
+        }
+    }
+
+    let mut flows = Vec::new();
+    for flow in load::Flow::ALL {
+        runtime.block_on(load::run_flow(
+            service.addr(),
+            flow,
+            options.connections,
+            options.warmup,
+            0,
+        ));
+        let mut samples = Vec::new();
+        for round in 0..options.rounds {
+            let before = service.cpu_ticks()?;
+            let run = runtime.block_on(load::run_flow(
+                service.addr(),
+                flow,
+                options.connections,
+                options.duration,
+                round + 1,
+            ));
+            let ticks = service.cpu_ticks()? - before;
+            samples.push(load::Sample::new(&run, ticks, options.duration));
+        }
+        flows.push(FlowRow::new(flow, &samples));
+    }
+
+    let mut peak_rss = Vec::new();
+    for server in peers.iter_mut().chain(std::iter::once(&mut service)) {
+        peak_rss.push((server.kind, server.peak_rss_kib()?));
+        server.stop();
+    }
+
+    let instructions = if options.callgrind {
+        callgrind::measure_all(&runtime, options.callgrind_requests)?
+    } else {
+        Vec::new()
+    };
+    let allocations = servers::run_allocs();
+    let micro = if options.micro {
+        servers::run_micro()
+    } else {
+        Vec::new()
+    };
+
+    let report = Report {
+        options: &options,
+        machine: machine::describe(),
+        rows,
+        flows,
+        peak_rss,
+        instructions,
+        allocations,
+        micro,
+        elapsed: started.elapsed(),
+    };
+    let text = report.render();
+    std::fs::write(&options.out, &text)?;
+    println!("{text}");
+    eprintln!("wrote {}", options.out.display());
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! Command-line options.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// What to run and for how long.
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    pub(crate) quick: bool,
+    pub(crate) rounds: usize,
+    pub(crate) duration: Duration,
+    pub(crate) warmup: Duration,
+    pub(crate) connections: usize,
+    pub(crate) threads: usize,
+    pub(crate) callgrind: bool,
+    pub(crate) callgrind_requests: (u64, u64),
+    pub(crate) micro: bool,
+    pub(crate) out: PathBuf,
+}
+
+impl Options {
+    /// `--quick`, `--rounds N`, `--duration SECS`, `--connections N`, `--threads N`,
+    /// `--no-callgrind`, `--no-micro`, `--out FILE`.
+    pub(crate) fn from_args() -> Self {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let has = |flag: &str| args.iter().any(|a| a == flag);
+        let value = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1))
+                .map(|v| {
+                    v.parse::<f64>()
+                        .unwrap_or_else(|_| panic!("{flag} takes a number"))
+                })
+        };
+        let quick = has("--quick");
+        let default_out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../BENCHMARKS.md");
+        Self {
+            quick,
+            rounds: value("--rounds").map_or(if quick { 2 } else { 5 }, |v| v as usize),
+            duration: Duration::from_secs_f64(value("--duration").unwrap_or(if quick {
+                1.0
+            } else {
+                5.0
+            })),
+            warmup: Duration::from_millis(if quick { 200 } else { 1000 }),
+            connections: value("--connections").map_or(32, |v| v as usize),
+            threads: value("--threads").map_or(1, |v| v as usize),
+            callgrind: !quick && !has("--no-callgrind"),
+            callgrind_requests: if quick { (200, 2200) } else { (2000, 22000) },
+            micro: !quick && !has("--no-micro"),
+            out: args
+                .iter()
+                .position(|a| a == "--out")
+                .and_then(|i| args.get(i + 1))
+                .map_or(default_out, PathBuf::from),
+        }
+    }
+
+    /// The command that reproduces this run.
+    pub(crate) fn command(&self) -> String {
+        let mut cmd = "cargo run --release -p benches --bin bench --".to_owned();
+        if self.quick {
+            cmd.push_str(" --quick");
+        }
+        cmd
+    }
+}

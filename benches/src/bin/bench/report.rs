@@ -1,0 +1,250 @@
+//! `BENCHMARKS.md`: the table and ratios, written by the harness, never by hand.
+
+use std::fmt::Write;
+use std::time::Duration;
+
+use crate::load::{Flow, Route, Sample};
+use crate::options::Options;
+use crate::servers::ServerKind;
+
+/// Median and relative spread (half the min-max range over the median, in %) of a series.
+fn median_spread(values: &[f64]) -> (f64, f64) {
+    let mut sorted: Vec<f64> = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = match sorted.len() {
+        0 => return (0.0, 0.0),
+        n if n % 2 == 1 => sorted[n / 2],
+        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0,
+    };
+    let spread = if median > 0.0 {
+        (sorted[sorted.len() - 1] - sorted[0]) / 2.0 / median * 100.0
+    } else {
+        0.0
+    };
+    (median, spread)
+}
+
+fn median_u64(values: impl Iterator<Item = u64>) -> f64 {
+    let v: Vec<f64> = values.map(|x| x as f64).collect();
+    median_spread(&v).0
+}
+
+/// One route on one server, over all rounds.
+pub(crate) struct LoadRow {
+    route: Route,
+    server: ServerKind,
+    rps: (f64, f64),
+    cpu: (f64, f64),
+    p50: f64,
+    p99: f64,
+    errors: u64,
+}
+
+impl LoadRow {
+    pub(crate) fn new(route: Route, server: ServerKind, samples: &[Sample]) -> Self {
+        let rps: Vec<f64> = samples.iter().map(|s| s.requests_per_second).collect();
+        let cpu: Vec<f64> = samples.iter().map(|s| s.cpu_us_per_request).collect();
+        Self {
+            route,
+            server,
+            rps: median_spread(&rps),
+            cpu: median_spread(&cpu),
+            p50: median_u64(samples.iter().map(|s| s.p50_us)),
+            p99: median_u64(samples.iter().map(|s| s.p99_us)),
+            errors: samples.iter().map(|s| s.errors).sum(),
+        }
+    }
+}
+
+/// One user service flow over all rounds.
+pub(crate) struct FlowRow {
+    flow: Flow,
+    rps: (f64, f64),
+    cpu: (f64, f64),
+    p50: f64,
+    p99: f64,
+    errors: u64,
+}
+
+impl FlowRow {
+    pub(crate) fn new(flow: Flow, samples: &[Sample]) -> Self {
+        let rps: Vec<f64> = samples.iter().map(|s| s.requests_per_second).collect();
+        let cpu: Vec<f64> = samples.iter().map(|s| s.cpu_us_per_request).collect();
+        Self {
+            flow,
+            rps: median_spread(&rps),
+            cpu: median_spread(&cpu),
+            p50: median_u64(samples.iter().map(|s| s.p50_us)),
+            p99: median_u64(samples.iter().map(|s| s.p99_us)),
+            errors: samples.iter().map(|s| s.errors).sum(),
+        }
+    }
+}
+
+/// Everything the report shows.
+pub(crate) struct Report<'a> {
+    pub(crate) options: &'a Options,
+    pub(crate) machine: Vec<String>,
+    pub(crate) rows: Vec<LoadRow>,
+    pub(crate) flows: Vec<FlowRow>,
+    pub(crate) peak_rss: Vec<(ServerKind, u64)>,
+    pub(crate) instructions: Vec<(ServerKind, f64)>,
+    pub(crate) allocations: Vec<String>,
+    pub(crate) micro: Vec<(String, String)>,
+    pub(crate) elapsed: Duration,
+}
+
+impl Report<'_> {
+    pub(crate) fn render(&self) -> String {
+        let o = self.options;
+        let mut s = String::new();
+        let _ = writeln!(s, "# Benchmarks\n");
+        let _ = writeln!(
+            s,
+            "Written by the benchmark harness (`benches/src/bin/bench`); do not edit by hand. \
+             Reproduce with:\n\n```sh\n{}\n```\n",
+            o.command()
+        );
+        let _ = writeln!(s, "## Machine and method\n");
+        for line in &self.machine {
+            let _ = writeln!(s, "- {line}");
+        }
+        let _ = writeln!(
+            s,
+            "- Each server: {} tokio worker thread(s) (actix-web: {} worker(s)); the load generator \
+             (Rust, hyper client, in this repo) runs on one thread, so it has the other core.\n\
+             - {} keep-alive HTTP/1.1 connections, {:?} per run after a {:?} warm-up, {} rounds \
+             interleaved hyper → framework → axum → actix-web per route; figures are the median \
+             over rounds, spread is ± half the min–max range.\n\
+             - CPU µs/req is the server process's utime+stime over the run (all its threads, from \
+             `/proc/PID/stat`) divided by the requests answered. Ratios are judged on it: \
+             requests/s on this machine moves with everything else that runs, and on the \
+             lightest routes the one-thread load generator is the bottleneck, not the server.\n\
+             - Compression on `/big`: gzip level {} on every server (actix-web's `Compress` is fixed \
+             at flate2's `fast()`, level 1, so the others are set to it); the client accepts gzip \
+             only. Run took {:.0} s.\n",
+            o.threads,
+            o.threads,
+            o.connections,
+            o.duration,
+            o.warmup,
+            o.rounds,
+            ServerKind::Framework.gzip_level(),
+            self.elapsed.as_secs_f64()
+        );
+
+        let _ = writeln!(s, "## Side by side\n");
+        let _ = writeln!(
+            s,
+            "| route | server | req/s | ± | p50 µs | p99 µs | CPU µs/req | ± | CPU vs hyper | req/s vs hyper | errors |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for row in &self.rows {
+            let hyper = self
+                .rows
+                .iter()
+                .find(|r| r.route == row.route && r.server == ServerKind::Hyper);
+            let (cpu_ratio, rps_ratio) = hyper.map_or((f64::NAN, f64::NAN), |h| {
+                (row.cpu.0 / h.cpu.0, row.rps.0 / h.rps.0)
+            });
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.0} | {:.0}% | {:.0} | {:.0} | {:.1} | {:.0}% | {:.2}× | {:.2}× | {} |",
+                row.route.describe(),
+                row.server.name(),
+                row.rps.0,
+                row.rps.1,
+                row.p50,
+                row.p99,
+                row.cpu.0,
+                row.cpu.1,
+                cpu_ratio,
+                rps_ratio,
+                row.errors
+            );
+        }
+
+        let _ = writeln!(s, "\n## The user service's own flows\n");
+        let _ = writeln!(
+            s,
+            "In-memory stores (`DATABASE_URL=memory`, no `REDIS_URL`), so the figure is the \
+             service and the framework, not a database.\n\n\
+             | flow | per s | ± | p50 µs | p99 µs | CPU µs/flow | ± | errors |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for f in &self.flows {
+            let _ = writeln!(
+                s,
+                "| {} | {:.0} | {:.0}% | {:.0} | {:.0} | {:.1} | {:.0}% | {} |",
+                f.flow.describe(),
+                f.rps.0,
+                f.rps.1,
+                f.p50,
+                f.p99,
+                f.cpu.0,
+                f.cpu.1,
+                f.errors
+            );
+        }
+
+        let _ = writeln!(s, "\n## Peak memory\n\n| server | peak RSS |\n|---|---:|");
+        for (kind, kib) in &self.peak_rss {
+            let _ = writeln!(s, "| {} | {:.1} MiB |", kind.name(), *kib as f64 / 1024.0);
+        }
+
+        let _ = writeln!(s, "\n## Instructions per request (callgrind)\n");
+        if self.instructions.is_empty() {
+            let _ = writeln!(
+                s,
+                "Not measured in this run (`--quick` or `--no-callgrind`)."
+            );
+        } else {
+            let (n1, n2) = o.callgrind_requests;
+            let _ = writeln!(
+                s,
+                "`GET /json` sent {n1} and then {n2} times, one after another on one connection, \
+                 each server under `valgrind --tool=callgrind` with one worker; the difference \
+                 divided by {} cancels start-up and shutdown. Repeatable to the instruction for \
+                 the same binaries.\n\n| server | instructions/request | vs hyper |\n|---|---:|---:|",
+                n2 - n1
+            );
+            let hyper = self
+                .instructions
+                .iter()
+                .find(|(k, _)| *k == ServerKind::Hyper)
+                .map(|(_, v)| *v);
+            for (kind, per_request) in &self.instructions {
+                let ratio = hyper.map_or(f64::NAN, |h| per_request / h);
+                let _ = writeln!(s, "| {} | {per_request:.0} | {ratio:.2}× |", kind.name());
+            }
+        }
+
+        let _ = writeln!(s, "\n## Allocations per request (dhat)\n");
+        let _ = writeln!(
+            s,
+            "`cargo run --release -p benches --bin allocs`, in process, no socket:\n"
+        );
+        for line in &self.allocations {
+            let _ = writeln!(s, "- `{line}`");
+        }
+
+        let _ = writeln!(s, "\n## Micro benchmarks (criterion)\n");
+        if self.micro.is_empty() {
+            let _ = writeln!(
+                s,
+                "Not run in this run; `cargo bench -p benches --bench router` and `--bench chain`."
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "`cargo bench -p benches --bench router|chain -- --warm-up-time 1 --measurement-time 3`; \
+                 `[low estimate high]` per iteration (router: 12 lookups per iteration; chain: one \
+                 in-process request through N pass-through middlewares).\n\n| benchmark | time |\n|---|---|"
+            );
+            for (name, time) in &self.micro {
+                let _ = writeln!(s, "| {name} | {time} |");
+            }
+        }
+        s
+    }
+}

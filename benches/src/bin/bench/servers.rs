@@ -1,0 +1,242 @@
+//! Starting, watching and stopping the server processes, and running the sibling tools.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The servers under test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ServerKind {
+    Hyper,
+    Framework,
+    Axum,
+    Actix,
+    UserService,
+}
+
+impl ServerKind {
+    /// The peers compared route by route; raw hyper first, as the reference.
+    pub(crate) const PEERS: [ServerKind; 4] =
+        [Self::Hyper, Self::Framework, Self::Axum, Self::Actix];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Self::Hyper => "hyper",
+            Self::Framework => "framework",
+            Self::Axum => "axum",
+            Self::Actix => "actix-web",
+            Self::UserService => "user-service",
+        }
+    }
+
+    fn binary(self) -> &'static str {
+        match self {
+            Self::Hyper => "server-hyper",
+            Self::Framework => "server-framework",
+            Self::Axum => "server-axum",
+            Self::Actix => "server-actix",
+            Self::UserService => "user-service",
+        }
+    }
+
+    pub(crate) fn port(self) -> u16 {
+        match self {
+            Self::Hyper => 18101,
+            Self::Framework => 18102,
+            Self::Axum => 18103,
+            Self::Actix => 18104,
+            Self::UserService => 18105,
+        }
+    }
+
+    /// gzip level on `/big`, for the parity column.
+    pub(crate) fn gzip_level(self) -> &'static str {
+        match self {
+            Self::Actix => "1 (flate2 fast, fixed)",
+            _ => "1",
+        }
+    }
+
+    /// The command that starts it (optionally under another program, e.g. valgrind).
+    pub(crate) fn command(self, threads: usize, wrapper: &[String]) -> Command {
+        let binary = sibling(self.binary());
+        let mut cmd = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut cmd = Command::new(program);
+                cmd.args(args).arg(binary);
+                cmd
+            }
+            None => Command::new(binary),
+        };
+        if self == Self::UserService {
+            cmd.env("BIND", format!("127.0.0.1:{}", self.port()))
+                .env("DATABASE_URL", "memory")
+                .env("TOKIO_WORKER_THREADS", threads.to_string())
+                .env("RUST_LOG", "warn");
+        } else {
+            cmd.args([
+                "--port",
+                &self.port().to_string(),
+                "--threads",
+                &threads.to_string(),
+            ]);
+        }
+        cmd.stdout(Stdio::null()).stderr(Stdio::null());
+        cmd
+    }
+}
+
+/// A binary next to this one (same target profile directory).
+pub(crate) fn sibling(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("own path");
+    exe.parent().expect("exe directory").join(name)
+}
+
+/// Under `cargo run`, builds the servers and tools so the siblings are current.
+pub(crate) fn build_binaries() -> std::io::Result<()> {
+    let Ok(cargo) = std::env::var("CARGO") else {
+        return Ok(());
+    };
+    let release = sibling("bench")
+        .parent()
+        .is_some_and(|d| d.ends_with("release"));
+    if !release {
+        eprintln!("warning: not a release build; run with --release for meaningful figures");
+    }
+    let mut cmd = Command::new(cargo);
+    cmd.args(["build", "-p", "benches", "--bins", "-p", "user-service"]);
+    if release {
+        cmd.arg("--release");
+    }
+    let status = cmd.status()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other("building the servers failed"))
+    }
+}
+
+/// A running server process.
+pub(crate) struct Server {
+    pub(crate) kind: ServerKind,
+    child: Child,
+}
+
+impl Server {
+    pub(crate) fn start(kind: ServerKind, threads: usize) -> std::io::Result<Self> {
+        let child = kind.command(threads, &[]).spawn()?;
+        Ok(Self { kind, child })
+    }
+
+    pub(crate) fn from_child(kind: ServerKind, child: Child) -> Self {
+        Self { kind, child }
+    }
+
+    pub(crate) fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.kind.port()))
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits until the port accepts connections.
+    pub(crate) async fn wait_ready(&self, timeout: Duration) -> std::io::Result<()> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if tokio::net::TcpStream::connect(self.addr()).await.is_ok() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Err(std::io::Error::other(format!(
+            "{} did not listen on {} within {timeout:?}",
+            self.kind.name(),
+            self.addr()
+        )))
+    }
+
+    /// User plus system CPU time so far, in clock ticks (all threads).
+    pub(crate) fn cpu_ticks(&self) -> std::io::Result<u64> {
+        crate::machine::cpu_ticks(self.pid())
+    }
+
+    /// Peak resident set size so far, in KiB.
+    pub(crate) fn peak_rss_kib(&self) -> std::io::Result<u64> {
+        crate::machine::peak_rss_kib(self.pid())
+    }
+
+    /// Asks for a graceful stop (SIGINT) and waits for the exit.
+    pub(crate) fn stop(&mut self) -> Option<std::process::ExitStatus> {
+        let _ = Command::new("kill")
+            .args(["-INT", &self.pid().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = self.child.kill();
+        self.child.wait().ok()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Runs the `allocs` tool and keeps its result lines.
+pub(crate) fn run_allocs() -> Vec<String> {
+    let output = Command::new(sibling("allocs")).output();
+    match output {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.starts_with("allocs "))
+            .map(str::to_owned)
+            .collect(),
+        Ok(out) => vec![format!(
+            "allocs failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )],
+        Err(e) => vec![format!("allocs could not run: {e}")],
+    }
+}
+
+/// Runs the criterion micro benchmarks with short settings and keeps `name: time` lines.
+pub(crate) fn run_micro() -> Vec<(String, String)> {
+    let Ok(cargo) = std::env::var("CARGO") else {
+        return Vec::new();
+    };
+    let mut rows = Vec::new();
+    for bench in ["router", "chain"] {
+        let output = Command::new(&cargo)
+            .args(["bench", "-p", "benches", "--bench", bench, "--"])
+            .args(["--warm-up-time", "1", "--measurement-time", "3", "--noplot"])
+            .stderr(Stdio::null())
+            .output();
+        let Ok(output) = output else { continue };
+        let text = String::from_utf8_lossy(&output.stdout);
+        let mut name = String::new();
+        for line in text.lines() {
+            let trimmed = line.trim();
+            if let Some((head, time)) = trimmed.split_once("time:") {
+                let head = head.trim();
+                if !head.is_empty() {
+                    name = head.to_owned();
+                }
+                rows.push((name.clone(), time.trim().to_owned()));
+            } else if !trimmed.is_empty() && !trimmed.contains(':') && !line.starts_with(' ') {
+                name = trimmed.to_owned();
+            }
+        }
+    }
+    rows
+}

@@ -1,0 +1,67 @@
+//! The benchmark routes on this framework: controller macros, responder, error handler, body
+//! parser, and compress (gzip only, at the shared level) — the idiomatic way to write them.
+
+use framework::middleware::body_parser::BodyParser;
+use framework::middleware::compress::{Compress, CompressConfig, Compressor, Gzip};
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::responder::Responder;
+use framework::{App, Context, FromState, Result, State, controller};
+
+use benches::{Credentials, GZIP_LEVEL, Item, Message, PLAINTEXT, ServerArgs, big_document};
+
+struct Bench {
+    big: &'static [Item],
+}
+
+impl FromState for Bench {
+    fn from_state(state: &State) -> Result<Self> {
+        Ok(Self {
+            big: state.require::<&'static [Item]>()?,
+        })
+    }
+}
+
+#[controller]
+impl Bench {
+    #[get("/plaintext")]
+    async fn plaintext(&self, _ctx: &mut Context) -> Result<&'static str> {
+        Ok(PLAINTEXT)
+    }
+
+    #[get("/json")]
+    async fn json(&self, _ctx: &mut Context) -> Result<Message> {
+        Ok(Message { message: PLAINTEXT })
+    }
+
+    #[post("/echo")]
+    async fn echo(&self, ctx: &mut Context) -> Result<Credentials> {
+        Ok(ctx.bind::<Credentials>()?)
+    }
+
+    #[get("/big")]
+    async fn big(&self, _ctx: &mut Context) -> Result<&'static [Item]> {
+        Ok(self.big)
+    }
+}
+
+fn main() -> std::io::Result<()> {
+    let args = ServerArgs::from_env();
+    let big: &'static [Item] = Box::leak(big_document().into_boxed_slice());
+    let gzip: std::sync::Arc<dyn Compressor> = std::sync::Arc::new(Gzip { level: GZIP_LEVEL });
+    let service = App::new()
+        .with_state(big)
+        .use_middleware(
+            Compress::with_compressors(CompressConfig::default(), vec![gzip]).into_shared(),
+        )
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .use_middleware(BodyParser::default().into_shared())
+        .mount_controllers()
+        .build()
+        .map_err(std::io::Error::other)?;
+    benches::runtime(args.threads).block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.addr()).await?;
+        println!("listening on {}", args.addr());
+        service.serve(listener).await
+    })
+}

@@ -1,0 +1,98 @@
+//! The benchmark routes on raw hyper 1.x: the floor every framework is measured against.
+//! One `match` on method and path, no middleware, HTTP/1.1 keep-alive, `TCP_NODELAY`.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE};
+use http::{HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper_util::rt::TokioIo;
+
+use benches::{BODY_LIMIT, Credentials, Item, Message, PLAINTEXT, ServerArgs, big_document};
+
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+fn respond(
+    status: StatusCode,
+    content_type: HeaderValue,
+    body: impl Into<Bytes>,
+) -> Response<Full<Bytes>> {
+    let mut res = Response::new(Full::new(body.into()));
+    *res.status_mut() = status;
+    res.headers_mut().insert(CONTENT_TYPE, content_type);
+    res
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    big: Arc<Vec<Item>>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let text = HeaderValue::from_static("text/plain; charset=utf-8");
+    Ok(match (req.method(), req.uri().path()) {
+        (&Method::GET, "/plaintext") => respond(StatusCode::OK, text, PLAINTEXT),
+        (&Method::GET, "/json") => {
+            let body = serde_json::to_vec(&Message { message: PLAINTEXT }).unwrap_or_default();
+            respond(StatusCode::OK, JSON, body)
+        }
+        (&Method::POST, "/echo") => {
+            let Ok(body) = Limited::new(req.into_body(), BODY_LIMIT).collect().await else {
+                return Ok(respond(StatusCode::PAYLOAD_TOO_LARGE, text, "too large"));
+            };
+            match serde_json::from_slice::<Credentials>(&body.to_bytes()) {
+                Ok(c) => match c.check() {
+                    Ok(()) => respond(
+                        StatusCode::OK,
+                        JSON,
+                        serde_json::to_vec(&c).unwrap_or_default(),
+                    ),
+                    Err(e) => respond(StatusCode::BAD_REQUEST, text, e),
+                },
+                Err(_) => respond(StatusCode::BAD_REQUEST, text, "invalid json"),
+            }
+        }
+        (&Method::GET, "/big") => {
+            let gzip = benches::accepts_gzip(
+                req.headers()
+                    .get(ACCEPT_ENCODING)
+                    .and_then(|v| v.to_str().ok()),
+            );
+            let body = serde_json::to_vec(&*big).unwrap_or_default();
+            if gzip {
+                let mut res = respond(StatusCode::OK, JSON, benches::gzip(&body));
+                res.headers_mut()
+                    .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                res
+            } else {
+                respond(StatusCode::OK, JSON, body)
+            }
+        }
+        _ => respond(StatusCode::NOT_FOUND, text, "not found"),
+    })
+}
+
+fn main() -> std::io::Result<()> {
+    let args = ServerArgs::from_env();
+    let big = Arc::new(big_document());
+    benches::runtime(args.threads).block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.addr()).await?;
+        println!("listening on {}", args.addr());
+        let mut shutdown = std::pin::pin!(tokio::signal::ctrl_c());
+        loop {
+            let (stream, _) = tokio::select! {
+                accepted = listener.accept() => accepted?,
+                _ = &mut shutdown => return Ok(()),
+            };
+            stream.set_nodelay(true)?;
+            let big = Arc::clone(&big);
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(move |req| handle(req, Arc::clone(&big)));
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    })
+}
