@@ -668,7 +668,7 @@ fn into_response(mut ctx: Context, result: Result) -> Response<ResponseBody> {
         }
     };
     let head = ctx.method() == Method::HEAD;
-    let request_id = ctx.request_id_value().clone();
+    let request_id = ctx.take_request_id();
     let mut headers = std::mem::take(ctx.response_headers_mut());
     headers.insert(crate::header::X_REQUEST_ID, request_id);
     let body = if head {

@@ -198,8 +198,9 @@ impl Context {
         // Only visible ASCII gets here (validated or generated).
         self.request_id.to_str().unwrap_or("")
     }
-    pub(crate) fn request_id_value(&self) -> &HeaderValue {
-        &self.request_id
+    /// Moves the request id out, for the response: the context is finished by then.
+    pub(crate) fn take_request_id(&mut self) -> HeaderValue {
+        std::mem::replace(&mut self.request_id, HeaderValue::from_static(""))
     }
     /// The matched route pattern, e.g. `/users/:id`; `None` for 404/405 answers.
     pub fn route_pattern(&self) -> Option<&str> {

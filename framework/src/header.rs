@@ -28,10 +28,17 @@ pub fn is_valid_request_id(id: &[u8]) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':'))
 }
 
+thread_local! {
+    /// Request ids need to be unique, not secret: a fast generator seeded from the OS per
+    /// thread is enough, and costs a fraction of the cryptographic thread RNG.
+    static REQUEST_ID_RNG: std::cell::RefCell<rand::rngs::SmallRng> =
+        std::cell::RefCell::new(rand::SeedableRng::from_os_rng());
+}
+
 /// 128 random bits as 32 lowercase hex characters.
 pub fn new_request_id() -> HeaderValue {
     let mut buf = [0u8; 32];
-    let bits: u128 = rand::rng().random();
+    let bits: u128 = REQUEST_ID_RNG.with(|rng| rng.borrow_mut().random());
     // hex::encode_to_slice cannot fail: the buffer is exactly twice the input length.
     let _ = hex::encode_to_slice(bits.to_be_bytes(), &mut buf);
     HeaderValue::from_bytes(&buf).unwrap_or_else(|_| HeaderValue::from_static("0"))
@@ -52,26 +59,39 @@ pub fn forwarded_ip(headers: &HeaderMap) -> Option<IpAddr> {
     })
 }
 
-/// The media type of a `Content-Type` value, lowercased, without parameters.
-pub fn media_type(value: &str) -> String {
-    value
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
+/// The media type of a `Content-Type` value without parameters, as written. Media types are
+/// case-insensitive: compare with `eq_ignore_ascii_case` and the helpers below, which do not
+/// allocate.
+pub fn media_type(value: &str) -> &str {
+    value.split(';').next().unwrap_or("").trim()
+}
+
+fn starts_with_ignore_case(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+fn ends_with_ignore_case(s: &str, suffix: &str) -> bool {
+    s.len() >= suffix.len()
+        && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+}
+
+fn contains_ignore_case(s: &str, needle: &str) -> bool {
+    s.as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+fn is_json(mt: &str) -> bool {
+    mt.eq_ignore_ascii_case("application/json")
+        || (starts_with_ignore_case(mt, "application/") && ends_with_ignore_case(mt, "+json"))
 }
 
 /// True for `application/json` and any `application/<x>+json` type.
 pub fn is_json_media_type(headers: &HeaderMap) -> bool {
-    let Some(ct) = headers
+    headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-    else {
-        return false;
-    };
-    let mt = media_type(ct);
-    mt == "application/json" || (mt.starts_with("application/") && mt.ends_with("+json"))
+        .is_some_and(|ct| is_json(media_type(ct)))
 }
 
 /// True for `application/x-www-form-urlencoded`.
@@ -79,7 +99,7 @@ pub fn is_form_media_type(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|ct| media_type(ct) == "application/x-www-form-urlencoded")
+        .is_some_and(|ct| media_type(ct).eq_ignore_ascii_case("application/x-www-form-urlencoded"))
 }
 
 /// True when the `Accept` header asks for JSON (`application/json` or a `+json` type).
@@ -90,7 +110,7 @@ pub fn accepts_json(headers: &HeaderMap) -> bool {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .map(media_type)
-        .any(|mt| mt == "application/json" || mt.ends_with("+json"))
+        .any(|mt| is_json(mt) || ends_with_ignore_case(mt, "+json"))
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 section 5.4 form:
@@ -154,14 +174,14 @@ pub fn accept_encoding_q(headers: &HeaderMap, coding: &str) -> f32 {
 /// and fonts. Images, video, archives and the like are compressed already.
 pub fn is_compressible(content_type: &str) -> bool {
     let mt = media_type(content_type);
-    mt.starts_with("text/")
-        || mt.starts_with("font/")
-        || mt.contains("javascript")
-        || mt.contains("json")
-        || mt.contains("xml")
-        || mt == "application/wasm"
-        || mt.starts_with("application/font-")
-        || mt == "application/vnd.ms-fontobject"
+    starts_with_ignore_case(mt, "text/")
+        || starts_with_ignore_case(mt, "font/")
+        || contains_ignore_case(mt, "javascript")
+        || contains_ignore_case(mt, "json")
+        || contains_ignore_case(mt, "xml")
+        || mt.eq_ignore_ascii_case("application/wasm")
+        || starts_with_ignore_case(mt, "application/font-")
+        || mt.eq_ignore_ascii_case("application/vnd.ms-fontobject")
 }
 
 #[cfg(test)]

@@ -10,8 +10,8 @@
 //! `/a/` and `/a` are different paths. A wildcard matches the rest of the path after its slash,
 //! including nothing: `/files/*` matches `/files/` and `/files/a/b`, not `/files`.
 
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// How many params one route may have.
 pub const MAX_PARAMS: usize = 8;
@@ -22,7 +22,9 @@ pub const WILDCARD: &str = "*";
 /// A route table from path patterns to values of type `T`.
 #[derive(Debug)]
 pub struct Router<T> {
-    statics: HashMap<Box<str>, Slot<T>>,
+    /// FxHash: the table is fixed at start-up, so there is no flooding to defend against, and
+    /// SipHash was the largest cost of a static lookup.
+    statics: FxHashMap<Box<str>, Slot<T>>,
     root: Node<T>,
 }
 
@@ -185,7 +187,7 @@ pub fn validate_pattern(pattern: &str) -> Result<(), String> {
 impl<T> Default for Router<T> {
     fn default() -> Self {
         Self {
-            statics: HashMap::new(),
+            statics: FxHashMap::default(),
             root: Node::default(),
         }
     }

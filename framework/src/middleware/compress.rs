@@ -188,14 +188,14 @@ impl Compress {
         Arc::new(self)
     }
 
+    /// Cheapest test first: most small answers stop at the length.
     fn eligible(&self, ctx: &Context) -> Option<usize> {
         let len = ctx.body_buffer.as_ref()?.len();
-        let compressible = ctx
-            .response_header(CONTENT_TYPE)
-            .is_some_and(is_compressible);
         (len >= self.config.min_length
-            && compressible
-            && !ctx.response_headers().contains_key(CONTENT_ENCODING))
+            && !ctx.response_headers().contains_key(CONTENT_ENCODING)
+            && ctx
+                .response_header(CONTENT_TYPE)
+                .is_some_and(is_compressible))
         .then_some(len)
     }
 

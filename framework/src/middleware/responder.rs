@@ -20,6 +20,7 @@
 //! # let _ = responder;
 //! ```
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -93,7 +94,11 @@ impl Responder {
                 .with_exception(true)
                 .into());
             }
-            Some(Body::Text(text)) => (Bytes::from(text.into_owned()), TEXT_UTF8),
+            // A static text is sent from where it lies: no copy, no allocation.
+            Some(Body::Text(Cow::Borrowed(text))) => {
+                (Bytes::from_static(text.as_bytes()), TEXT_UTF8)
+            }
+            Some(Body::Text(Cow::Owned(text))) => (Bytes::from(text), TEXT_UTF8),
             Some(Body::Bytes(bytes)) => (bytes, OCTET_STREAM),
             Some(Body::Value(value)) => {
                 let bytes = (self.config.marshal)(&*value).map_err(|e| {

@@ -167,13 +167,19 @@ impl Server {
         crate::machine::peak_rss_kib(self.pid())
     }
 
-    /// Asks for a graceful stop (SIGINT) and waits for the exit.
+    /// Asks for a graceful stop (SIGINT, repeated every 5 s: under valgrind one can get lost)
+    /// and waits for the exit. A server killed outright would leave no callgrind totals, so
+    /// SIGKILL is the last resort after a minute.
     pub(crate) fn stop(&mut self) -> Option<std::process::ExitStatus> {
-        let _ = Command::new("kill")
-            .args(["-INT", &self.pid().to_string()])
-            .status();
         let deadline = Instant::now() + Duration::from_secs(60);
+        let mut next_signal = Instant::now();
         while Instant::now() < deadline {
+            if Instant::now() >= next_signal {
+                let _ = Command::new("kill")
+                    .args(["-INT", &self.pid().to_string()])
+                    .status();
+                next_signal = Instant::now() + Duration::from_secs(5);
+            }
             if let Ok(Some(status)) = self.child.try_wait() {
                 return Some(status);
             }
