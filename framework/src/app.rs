@@ -444,7 +444,7 @@ impl App {
         }
         let mut compiled: Router<CompiledPath> = Router::new();
         for slot in router.slots() {
-            let names: Box<[Box<str>]> = param_names(slot.pattern());
+            let names: Box<[Box<str>]> = slot.param_names().into();
             let paths = &slot.value;
             let mut allow: Vec<&str> = paths.methods.iter().map(|r| r.method.as_str()).collect();
             if allow.contains(&"GET") && !allow.contains(&"HEAD") {
@@ -512,26 +512,6 @@ fn join_path(prefix: &str, path: &str) -> String {
         };
     }
     format!("{prefix}{path}")
-}
-
-fn param_names(pattern: &str) -> Box<[Box<str>]> {
-    pattern
-        .split('/')
-        .filter_map(|s| {
-            s.strip_prefix(':')
-                .or_else(|| s.strip_prefix('{').and_then(|s| s.strip_suffix('}')))
-                .or_else(|| {
-                    s.strip_prefix('*').map(|n| {
-                        if n.is_empty() {
-                            crate::router::WILDCARD
-                        } else {
-                            n
-                        }
-                    })
-                })
-        })
-        .map(Box::from)
-        .collect()
 }
 
 struct PendingRoute {
@@ -694,12 +674,5 @@ mod tests {
         assert_eq!(join_path("/users", "/"), "/users");
         assert_eq!(join_path("", "/"), "/");
         assert_eq!(join_path("", "/a"), "/a");
-    }
-
-    #[test]
-    fn names_params_in_order() {
-        let names = param_names("/a/:x/{y}/*");
-        let names: Vec<&str> = names.iter().map(|n| &**n).collect();
-        assert_eq!(names, ["x", "y", "*"]);
     }
 }

@@ -33,7 +33,20 @@ pub enum Body {
     /// Raw bytes, sent as `application/octet-stream`.
     Bytes(Bytes),
     /// Any other value, marshalled by the responder (JSON by default).
-    Value(Box<dyn erased_serde::Serialize + Send + Sync>),
+    Value(Box<dyn BodyValue>),
+}
+
+/// A value the responder can marshal: JSON through the value's own (monomorphised) `Serialize`
+/// impl, or any other format through `erased_serde`.
+pub trait BodyValue: erased_serde::Serialize + Send + Sync {
+    /// The value as JSON, without dynamic dispatch per field.
+    fn to_json(&self) -> serde_json::Result<Vec<u8>>;
+}
+
+impl<T: Serialize + Send + Sync> BodyValue for T {
+    fn to_json(&self) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(self)
+    }
 }
 
 impl std::fmt::Debug for Body {

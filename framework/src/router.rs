@@ -42,6 +42,11 @@ impl<T> Slot<T> {
     pub fn pattern(&self) -> &str {
         &self.pattern
     }
+
+    /// The param names in order (`*` for a bare wildcard).
+    pub fn param_names(&self) -> &[Box<str>] {
+        &self.names
+    }
 }
 
 #[derive(Debug)]

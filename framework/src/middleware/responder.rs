@@ -13,7 +13,7 @@
 //!
 //! // A "pretty JSON" responder; XML or MessagePack plug in the same way.
 //! let responder = Responder::new(ResponderConfig {
-//!     marshal: Arc::new(|value| Ok(serde_json::to_vec_pretty(value)?)),
+//!     marshal: Some(Arc::new(|value| Ok(serde_json::to_vec_pretty(value)?))),
 //!     content_type: http::HeaderValue::from_static("application/json"),
 //!     ..ResponderConfig::default()
 //! });
@@ -44,8 +44,10 @@ pub type Marshal = Arc<dyn Fn(Value<'_>) -> Result<Vec<u8>> + Send + Sync>;
 /// Responder settings.
 #[derive(Clone)]
 pub struct ResponderConfig {
-    /// Serialises values. Default: `serde_json::to_vec`.
-    pub marshal: Marshal,
+    /// Serialises values. `None` (the default) is JSON through each value's own `Serialize`
+    /// impl, with no dynamic dispatch per field; a custom marshaller sees the value through
+    /// `erased_serde`.
+    pub marshal: Option<Marshal>,
     /// Content type of marshalled values. Default: `application/json; charset=utf-8`.
     pub content_type: HeaderValue,
     /// Skips the middleware for some requests.
@@ -55,7 +57,7 @@ pub struct ResponderConfig {
 impl Default for ResponderConfig {
     fn default() -> Self {
         Self {
-            marshal: Arc::new(|value| Ok(serde_json::to_vec(value)?)),
+            marshal: None,
             content_type: JSON_UTF8,
             skipper: None,
         }
@@ -101,7 +103,11 @@ impl Responder {
             Some(Body::Text(Cow::Owned(text))) => (Bytes::from(text), TEXT_UTF8),
             Some(Body::Bytes(bytes)) => (bytes, OCTET_STREAM),
             Some(Body::Value(value)) => {
-                let bytes = (self.config.marshal)(&*value).map_err(|e| {
+                let bytes = match &self.config.marshal {
+                    None => value.to_json().map_err(crate::Error::from),
+                    Some(marshal) => marshal(&*value),
+                }
+                .map_err(|e| {
                     HttpError::with(
                         StatusCode::INTERNAL_SERVER_ERROR,
                         CATEGORY,

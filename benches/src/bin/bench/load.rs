@@ -111,17 +111,46 @@ async fn exchange(
     Some((status, cookie, body))
 }
 
-/// Hammers `route` on `addr` with `connections` connections for `duration`.
+/// What each connection does in a loop.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Work {
+    /// One request to a route.
+    Route(Route),
+    /// One user service flow; the round keeps account names unique across runs.
+    Flow(Flow, usize),
+}
+
+/// One iteration of `work` on `sender`: `Some(true)` when it succeeded, `Some(false)` when the
+/// server answered wrongly, `None` when the connection failed.
+async fn once(
+    work: Work,
+    sender: &mut SendRequest<Full<Bytes>>,
+    conn: usize,
+    i: u64,
+) -> Option<bool> {
+    match work {
+        Work::Route(route) => exchange(sender, route.request())
+            .await
+            .map(|(status, _, _)| status.is_success()),
+        Work::Flow(Flow::LoginToken, _) => exchange(sender, get_request("/users/v1/login"))
+            .await
+            .map(|(status, _, _)| status == StatusCode::OK),
+        Work::Flow(Flow::RegisterLogin, round) => {
+            register_and_login(sender, &format!("r{round}c{conn}n{i}")).await
+        }
+    }
+}
+
+/// Runs `work` on `addr` from `connections` connections for `duration`.
 pub(crate) async fn run(
     addr: SocketAddr,
-    route: Route,
+    work: Work,
     connections: usize,
     duration: Duration,
-    _round: usize,
 ) -> Run {
     let deadline = Instant::now() + duration;
     let tasks: Vec<_> = (0..connections)
-        .map(|_| {
+        .map(|conn| {
             tokio::spawn(async move {
                 let mut run = Run {
                     ok: 0,
@@ -132,14 +161,16 @@ pub(crate) async fn run(
                     run.errors += 1;
                     return run;
                 };
+                let mut i = 0u64;
                 while Instant::now() < deadline {
+                    i += 1;
                     let started = Instant::now();
-                    match exchange(&mut sender, route.request()).await {
-                        Some((status, _, _)) if status.is_success() => {
+                    match once(work, &mut sender, conn, i).await {
+                        Some(true) => {
                             run.ok += 1;
                             let _ = run.latency.record(started.elapsed().as_micros() as u64);
                         }
-                        Some(_) => run.errors += 1,
+                        Some(false) => run.errors += 1,
                         None => {
                             run.errors += 1;
                             match connect(addr).await {
@@ -242,61 +273,6 @@ async fn register_and_login(sender: &mut SendRequest<Full<Bytes>>, account: &str
     )
     .await?;
     Some(status == StatusCode::OK)
-}
-
-/// Runs `flow` against the user service; `round` keeps account names unique across runs.
-pub(crate) async fn run_flow(
-    addr: SocketAddr,
-    flow: Flow,
-    connections: usize,
-    duration: Duration,
-    round: usize,
-) -> Run {
-    let deadline = Instant::now() + duration;
-    let tasks: Vec<_> = (0..connections)
-        .map(|conn| {
-            tokio::spawn(async move {
-                let mut run = Run {
-                    ok: 0,
-                    errors: 0,
-                    latency: histogram(),
-                };
-                let Some(mut sender) = connect(addr).await else {
-                    run.errors += 1;
-                    return run;
-                };
-                let mut i = 0u64;
-                while Instant::now() < deadline {
-                    let started = Instant::now();
-                    let outcome = match flow {
-                        Flow::LoginToken => exchange(&mut sender, get_request("/users/v1/login"))
-                            .await
-                            .map(|(s, _, _)| s == StatusCode::OK),
-                        Flow::RegisterLogin => {
-                            i += 1;
-                            register_and_login(&mut sender, &format!("r{round}c{conn}n{i}")).await
-                        }
-                    };
-                    match outcome {
-                        Some(true) => {
-                            run.ok += 1;
-                            let _ = run.latency.record(started.elapsed().as_micros() as u64);
-                        }
-                        Some(false) => run.errors += 1,
-                        None => {
-                            run.errors += 1;
-                            match connect(addr).await {
-                                Some(s) => sender = s,
-                                None => break,
-                            }
-                        }
-                    }
-                }
-                run
-            })
-        })
-        .collect();
-    merge(tasks).await
 }
 
 /// One round's figures for one server.

@@ -48,10 +48,9 @@ fn main() -> std::io::Result<()> {
         for server in &peers {
             runtime.block_on(load::run(
                 server.addr(),
-                route,
+                load::Work::Route(route),
                 options.connections,
                 options.warmup,
-                0,
             ));
         }
         let mut samples: Vec<Vec<load::Sample>> = vec![Vec::new(); peers.len()];
@@ -60,10 +59,9 @@ fn main() -> std::io::Result<()> {
                 let before = server.cpu_ticks()?;
                 let run = runtime.block_on(load::run(
                     server.addr(),
-                    route,
+                    load::Work::Route(route),
                     options.connections,
                     options.duration,
-                    round,
                 ));
                 let ticks = server.cpu_ticks()? - before;
                 samples[i].push(load::Sample::new(&run, ticks, options.duration));
@@ -85,22 +83,20 @@ fn main() -> std::io::Result<()> {
 
     let mut flows = Vec::new();
     for flow in load::Flow::ALL {
-        runtime.block_on(load::run_flow(
+        runtime.block_on(load::run(
             service.addr(),
-            flow,
+            load::Work::Flow(flow, 0),
             options.connections,
             options.warmup,
-            0,
         ));
         let mut samples = Vec::new();
         for round in 0..options.rounds {
             let before = service.cpu_ticks()?;
-            let run = runtime.block_on(load::run_flow(
+            let run = runtime.block_on(load::run(
                 service.addr(),
-                flow,
+                load::Work::Flow(flow, round + 1),
                 options.connections,
                 options.duration,
-                round + 1,
             ));
             let ticks = service.cpu_ticks()? - before;
             samples.push(load::Sample::new(&run, ticks, options.duration));

@@ -230,17 +230,26 @@ pub(crate) fn run_micro() -> Vec<(String, String)> {
             .output();
         let Ok(output) = output else { continue };
         let text = String::from_utf8_lossy(&output.stdout);
-        let mut name = String::new();
+        // A result is `<name> time: [..]`, or the name alone on a line (long names) followed
+        // by an indented `time:` line. Indented `time:` lines under `change:` are ignored.
+        let mut pending: Option<String> = None;
         for line in text.lines() {
+            let indented = line.starts_with(' ');
             let trimmed = line.trim();
-            if let Some((head, time)) = trimmed.split_once("time:") {
-                let head = head.trim();
-                if !head.is_empty() {
-                    name = head.to_owned();
+            match trimmed.split_once("time:") {
+                Some((head, time)) if !indented && !head.trim().is_empty() => {
+                    rows.push((head.trim().to_owned(), time.trim().to_owned()));
+                    pending = None;
                 }
-                rows.push((name.clone(), time.trim().to_owned()));
-            } else if !trimmed.is_empty() && !trimmed.contains(':') && !line.starts_with(' ') {
-                name = trimmed.to_owned();
+                Some((_, time)) => {
+                    if let Some(name) = pending.take() {
+                        rows.push((name, time.trim().to_owned()));
+                    }
+                }
+                None if !indented && !trimmed.is_empty() && !trimmed.contains(' ') => {
+                    pending = Some(trimmed.to_owned());
+                }
+                None => {}
             }
         }
     }
