@@ -1,23 +1,26 @@
 //! Instructions per request under callgrind: a figure that does not move with machine load.
 //!
 //! Each server runs under `valgrind --tool=callgrind` twice, answering `n1` then `n2`
-//! `GET /json` requests sent one after another on one connection. The difference of the two
+//! requests to one route, sent one after another on one connection. The difference of the two
 //! totals divided by `n2 - n1` is the cost of a request with start-up and shutdown cancelled
 //! out.
 
 use std::time::Duration;
 
+use crate::load::Route;
 use crate::servers::{Server, ServerKind};
 
-/// `(server, instructions per request)`; servers that could not be measured are left out.
+/// `(server, instructions per request)` for `route`; servers that could not be measured are
+/// left out.
 pub(crate) fn measure_all(
     runtime: &tokio::runtime::Runtime,
+    route: Route,
     (n1, n2): (u64, u64),
 ) -> std::io::Result<Vec<(ServerKind, f64)>> {
     let mut out = Vec::new();
     for kind in ServerKind::PEERS {
-        let first = total_instructions(runtime, kind, n1)?;
-        let second = total_instructions(runtime, kind, n2)?;
+        let first = total_instructions(runtime, kind, route, n1)?;
+        let second = total_instructions(runtime, kind, route, n2)?;
         match (first, second) {
             (Some(a), Some(b)) if b > a => {
                 let per_request = (b - a) as f64 / (n2 - n1) as f64;
@@ -36,6 +39,7 @@ pub(crate) fn measure_all(
 fn total_instructions(
     runtime: &tokio::runtime::Runtime,
     kind: ServerKind,
+    route: Route,
     requests: u64,
 ) -> std::io::Result<Option<u64>> {
     let out = std::env::temp_dir().join(format!("callgrind.{}.{requests}.out", kind.name()));
@@ -57,11 +61,7 @@ fn total_instructions(
                 .map_err(std::io::Error::other)?;
         let driver = tokio::spawn(connection);
         for _ in 0..requests {
-            let request = http::Request::builder()
-                .uri("/json")
-                .header(http::header::HOST, "localhost")
-                .body(http_body_util::Full::new(bytes::Bytes::new()))
-                .map_err(std::io::Error::other)?;
+            let request = route.request();
             sender.ready().await.map_err(std::io::Error::other)?;
             let response = sender
                 .send_request(request)

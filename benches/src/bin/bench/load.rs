@@ -45,7 +45,7 @@ impl Route {
         }
     }
 
-    fn request(self) -> Request<Full<Bytes>> {
+    pub(crate) fn request(self) -> Request<Full<Bytes>> {
         let (method, path) = match self {
             Self::Plaintext => (Method::GET, "/plaintext"),
             Self::Json => (Method::GET, "/json"),
@@ -93,14 +93,25 @@ async fn connect(addr: SocketAddr) -> Option<SendRequest<Full<Bytes>>> {
     Some(sender)
 }
 
-/// Sends one request and reads the whole answer; the status, set-cookie and body.
+/// Sends one request and reads the whole answer; the status, set-cookie and body. A
+/// compressed body reports its status as 415 unless the request asked for compression, so a
+/// server that skips or misapplies compression shows up as errors, not as a fast result.
 async fn exchange(
     sender: &mut SendRequest<Full<Bytes>>,
     request: Request<Full<Bytes>>,
 ) -> Option<(StatusCode, Option<String>, Bytes)> {
+    let wants_gzip = request.headers().contains_key(ACCEPT_ENCODING);
     sender.ready().await.ok()?;
     let response = sender.send_request(request).await.ok()?;
-    let status = response.status();
+    let gzipped = response
+        .headers()
+        .get(http::header::CONTENT_ENCODING)
+        .is_some_and(|v| v == "gzip");
+    let status = if gzipped == wants_gzip {
+        response.status()
+    } else {
+        StatusCode::UNSUPPORTED_MEDIA_TYPE
+    };
     let cookie = response
         .headers()
         .get(SET_COOKIE)
@@ -108,6 +119,11 @@ async fn exchange(
         .and_then(|v| v.split(';').next())
         .map(str::to_owned);
     let body = response.into_body().collect().await.ok()?.to_bytes();
+    let status = if body.is_empty() {
+        StatusCode::NO_CONTENT
+    } else {
+        status
+    };
     Some((status, cookie, body))
 }
 

@@ -110,11 +110,26 @@ fn main() -> std::io::Result<()> {
         server.stop();
     }
 
-    let instructions = if options.callgrind {
-        callgrind::measure_all(&runtime, options.callgrind_requests)?
-    } else {
-        Vec::new()
-    };
+    let mut instructions = Vec::new();
+    if options.callgrind {
+        for (route, counts) in [
+            (load::Route::Json, options.callgrind_requests),
+            // Each /big request costs ~30x a /json one under valgrind: fewer of them.
+            (
+                load::Route::Big,
+                (
+                    options.callgrind_requests.0 / 20,
+                    options.callgrind_requests.1 / 20,
+                ),
+            ),
+        ] {
+            instructions.push((
+                route,
+                counts,
+                callgrind::measure_all(&runtime, route, counts)?,
+            ));
+        }
+    }
     let allocations = servers::run_allocs();
     let micro = if options.micro {
         servers::run_micro()

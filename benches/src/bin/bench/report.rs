@@ -81,6 +81,10 @@ impl FlowRow {
     }
 }
 
+/// Callgrind figures of one route: the request counts (n1, n2) and, per server, instructions
+/// per request.
+pub(crate) type InstructionCounts = (Route, (u64, u64), Vec<(ServerKind, f64)>);
+
 /// Everything the report shows.
 pub(crate) struct Report<'a> {
     pub(crate) options: &'a Options,
@@ -88,7 +92,7 @@ pub(crate) struct Report<'a> {
     pub(crate) rows: Vec<LoadRow>,
     pub(crate) flows: Vec<FlowRow>,
     pub(crate) peak_rss: Vec<(ServerKind, u64)>,
-    pub(crate) instructions: Vec<(ServerKind, f64)>,
+    pub(crate) instructions: Vec<InstructionCounts>,
     pub(crate) allocations: Vec<String>,
     pub(crate) micro: Vec<(String, String)>,
     pub(crate) elapsed: Duration,
@@ -199,23 +203,29 @@ impl Report<'_> {
                 "Not measured in this run (`--quick` or `--no-callgrind`)."
             );
         } else {
-            let (n1, n2) = o.callgrind_requests;
             let _ = writeln!(
                 s,
-                "`GET /json` sent {n1} and then {n2} times, one after another on one connection, \
-                 each server under `valgrind --tool=callgrind` with one worker; the difference \
-                 divided by {} cancels start-up and shutdown. Repeatable to the instruction for \
-                 the same binaries.\n\n| server | instructions/request | vs hyper |\n|---|---:|---:|",
-                n2 - n1
+                "Each route sent n1 and then n2 times, one request after another on one \
+                 connection, each server under `valgrind --tool=callgrind` with one worker; the \
+                 difference divided by n2 − n1 cancels start-up and shutdown. Repeatable to the \
+                 instruction for the same binaries, so this is the figure that does not move \
+                 with the machine (the CPU-time column above does: this is a VM whose two vCPUs \
+                 share a host we cannot see).\n\n| route | n1 → n2 | server | instructions/request | vs hyper |\n|---|---|---|---:|---:|"
             );
-            let hyper = self
-                .instructions
-                .iter()
-                .find(|(k, _)| *k == ServerKind::Hyper)
-                .map(|(_, v)| *v);
-            for (kind, per_request) in &self.instructions {
-                let ratio = hyper.map_or(f64::NAN, |h| per_request / h);
-                let _ = writeln!(s, "| {} | {per_request:.0} | {ratio:.2}× |", kind.name());
+            for (route, (n1, n2), rows) in &self.instructions {
+                let hyper = rows
+                    .iter()
+                    .find(|(k, _)| *k == ServerKind::Hyper)
+                    .map(|(_, v)| *v);
+                for (kind, per_request) in rows {
+                    let ratio = hyper.map_or(f64::NAN, |h| per_request / h);
+                    let _ = writeln!(
+                        s,
+                        "| {} | {n1} → {n2} | {} | {per_request:.0} | {ratio:.2}× |",
+                        route.describe(),
+                        kind.name()
+                    );
+                }
             }
         }
 
