@@ -25,7 +25,8 @@ pub(crate) fn measure_all(
             (Some(a), Some(b)) if b > a => {
                 let per_request = (b - a) as f64 / (n2 - n1) as f64;
                 eprintln!(
-                    "callgrind {:<10} {per_request:>10.0} instructions/request",
+                    "callgrind {:<9} {:<10} {per_request:>10.0} instructions/request",
+                    route.name(),
                     kind.name()
                 );
                 out.push((kind, per_request));
