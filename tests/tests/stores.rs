@@ -198,55 +198,83 @@ fn shared_config(schema: &PgSchema, redis_url: &str, prefix: &str) -> Config {
     }
 }
 
+/// Two instances sharing a fresh PostgreSQL schema and Redis key prefix; `None` (after saying
+/// so) when the test servers are not configured.
+struct Cluster {
+    a: common::Running,
+    b: common::Running,
+    schema: PgSchema,
+    redis_url: String,
+    prefix: String,
+}
+
+impl Cluster {
+    async fn start() -> Option<Self> {
+        let (Some(db), Some(redis_url)) = (env("TEST_DATABASE_URL"), env("TEST_REDIS_URL")) else {
+            return None;
+        };
+        let schema = PgSchema::create(&db).await;
+        let prefix = unique("test:") + ":session:";
+        let config = shared_config(&schema, &redis_url, &prefix);
+        let (a, b) = (start(&config).await, start(&config).await);
+        Some(Self {
+            a,
+            b,
+            schema,
+            redis_url,
+            prefix,
+        })
+    }
+
+    /// Stops both instances and removes the schema and the keys.
+    async fn stop(self) {
+        self.a.stop().await;
+        self.b.stop().await;
+        self.schema.drop_schema().await;
+        remove_redis_keys(&self.redis_url, &self.prefix).await;
+    }
+}
+
 #[tokio::test]
 async fn two_instances_act_as_one_service() {
-    let (Some(db), Some(redis_url)) = (env("TEST_DATABASE_URL"), env("TEST_REDIS_URL")) else {
+    let Some(cluster) = Cluster::start().await else {
         return;
     };
-    let schema = PgSchema::create(&db).await;
-    let prefix = unique("test:") + ":session:";
-    let config = shared_config(&schema, &redis_url, &prefix);
-    let (a, b) = (start(&config).await, start(&config).await);
+    let (a, b) = (&cluster.a, &cluster.b);
 
     let digest = sha256_hex("pw");
     let mut browser = Browser::default();
     assert_eq!(
-        browser.register(&a, "tess", &digest).await,
+        browser.register(a, "tess", &digest).await,
         StatusCode::CREATED
     );
     assert_eq!(
-        browser.register(&b, "tess", &digest).await,
+        browser.register(b, "tess", &digest).await,
         StatusCode::CONFLICT
     );
-    let token = browser.token(&a).await;
+    let token = browser.token(a).await;
     let (status, _) = browser
-        .login(&b, "tess", &sha256_hex(&format!("{digest}{token}")))
+        .login(b, "tess", &sha256_hex(&format!("{digest}{token}")))
         .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(
-        browser.me(&a).await,
+        browser.me(a).await,
         (StatusCode::OK, json!({"name": "tess"}))
     );
     assert_eq!(
-        browser.me(&b).await,
+        browser.me(b).await,
         (StatusCode::OK, json!({"name": "tess"}))
     );
 
-    a.stop().await;
-    b.stop().await;
-    schema.drop_schema().await;
-    remove_redis_keys(&redis_url, &prefix).await;
+    cluster.stop().await;
 }
 
 #[tokio::test]
 async fn concurrent_registrations_race_to_exactly_one_winner_each() {
-    let (Some(db), Some(redis_url)) = (env("TEST_DATABASE_URL"), env("TEST_REDIS_URL")) else {
+    let Some(cluster) = Cluster::start().await else {
         return;
     };
-    let schema = PgSchema::create(&db).await;
-    let prefix = unique("test:") + ":session:";
-    let config = shared_config(&schema, &redis_url, &prefix);
-    let (a, b) = (start(&config).await, start(&config).await);
+    let (a, b) = (&cluster.a, &cluster.b);
     let urls = [a.url("/users/v1/me"), b.url("/users/v1/me")];
     let http = reqwest::Client::new();
     let digest = sha256_hex("pw");
@@ -271,12 +299,9 @@ async fn concurrent_registrations_race_to_exactly_one_winner_each() {
     }
     assert_eq!((created, conflict), (100, 100), "others: {other:?}");
     assert!(other.is_empty(), "{other:?}");
-    assert_eq!(schema.users().await, 100);
+    assert_eq!(cluster.schema.users().await, 100);
 
-    a.stop().await;
-    b.stop().await;
-    schema.drop_schema().await;
-    remove_redis_keys(&redis_url, &prefix).await;
+    cluster.stop().await;
 }
 
 #[tokio::test]

@@ -23,7 +23,7 @@ mod servers;
 use std::time::Duration;
 
 use options::Options;
-use report::{FlowRow, LoadRow, Report};
+use report::{FlowRow, LoadRow, Report, Summary};
 use servers::{Server, ServerKind};
 
 fn main() -> std::io::Result<()> {
@@ -77,7 +77,11 @@ fn main() -> std::io::Result<()> {
             }
         }
         for (server, samples) in peers.iter().zip(samples) {
-            rows.push(LoadRow::new(route, server.kind, &samples));
+            rows.push(LoadRow {
+                route,
+                server: server.kind,
+                summary: Summary::new(&samples),
+            });
         }
     }
 
@@ -101,7 +105,10 @@ fn main() -> std::io::Result<()> {
             let ticks = service.cpu_ticks()? - before;
             samples.push(load::Sample::new(&run, ticks, options.duration));
         }
-        flows.push(FlowRow::new(flow, &samples));
+        flows.push(FlowRow {
+            flow,
+            summary: Summary::new(&samples),
+        });
     }
 
     let mut peak_rss = Vec::new();

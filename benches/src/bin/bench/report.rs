@@ -29,56 +29,40 @@ fn median_u64(values: impl Iterator<Item = u64>) -> f64 {
     median_spread(&v).0
 }
 
-/// One route on one server, over all rounds.
+/// Figures over all rounds: medians, spreads and the error total.
+pub(crate) struct Summary {
+    rps: (f64, f64),
+    cpu: (f64, f64),
+    p50: f64,
+    p99: f64,
+    errors: u64,
+}
+
+impl Summary {
+    pub(crate) fn new(samples: &[Sample]) -> Self {
+        let rps: Vec<f64> = samples.iter().map(|s| s.requests_per_second).collect();
+        let cpu: Vec<f64> = samples.iter().map(|s| s.cpu_us_per_request).collect();
+        Self {
+            rps: median_spread(&rps),
+            cpu: median_spread(&cpu),
+            p50: median_u64(samples.iter().map(|s| s.p50_us)),
+            p99: median_u64(samples.iter().map(|s| s.p99_us)),
+            errors: samples.iter().map(|s| s.errors).sum(),
+        }
+    }
+}
+
+/// One route on one server.
 pub(crate) struct LoadRow {
-    route: Route,
-    server: ServerKind,
-    rps: (f64, f64),
-    cpu: (f64, f64),
-    p50: f64,
-    p99: f64,
-    errors: u64,
+    pub(crate) route: Route,
+    pub(crate) server: ServerKind,
+    pub(crate) summary: Summary,
 }
 
-impl LoadRow {
-    pub(crate) fn new(route: Route, server: ServerKind, samples: &[Sample]) -> Self {
-        let rps: Vec<f64> = samples.iter().map(|s| s.requests_per_second).collect();
-        let cpu: Vec<f64> = samples.iter().map(|s| s.cpu_us_per_request).collect();
-        Self {
-            route,
-            server,
-            rps: median_spread(&rps),
-            cpu: median_spread(&cpu),
-            p50: median_u64(samples.iter().map(|s| s.p50_us)),
-            p99: median_u64(samples.iter().map(|s| s.p99_us)),
-            errors: samples.iter().map(|s| s.errors).sum(),
-        }
-    }
-}
-
-/// One user service flow over all rounds.
+/// One user service flow.
 pub(crate) struct FlowRow {
-    flow: Flow,
-    rps: (f64, f64),
-    cpu: (f64, f64),
-    p50: f64,
-    p99: f64,
-    errors: u64,
-}
-
-impl FlowRow {
-    pub(crate) fn new(flow: Flow, samples: &[Sample]) -> Self {
-        let rps: Vec<f64> = samples.iter().map(|s| s.requests_per_second).collect();
-        let cpu: Vec<f64> = samples.iter().map(|s| s.cpu_us_per_request).collect();
-        Self {
-            flow,
-            rps: median_spread(&rps),
-            cpu: median_spread(&cpu),
-            p50: median_u64(samples.iter().map(|s| s.p50_us)),
-            p99: median_u64(samples.iter().map(|s| s.p99_us)),
-            errors: samples.iter().map(|s| s.errors).sum(),
-        }
-    }
+    pub(crate) flow: Flow,
+    pub(crate) summary: Summary,
 }
 
 /// Callgrind figures of one route: the request counts (n1, n2) and, per server, instructions
@@ -149,22 +133,25 @@ impl Report<'_> {
                 .iter()
                 .find(|r| r.route == row.route && r.server == ServerKind::Hyper);
             let (cpu_ratio, rps_ratio) = hyper.map_or((f64::NAN, f64::NAN), |h| {
-                (row.cpu.0 / h.cpu.0, row.rps.0 / h.rps.0)
+                (
+                    row.summary.cpu.0 / h.summary.cpu.0,
+                    row.summary.rps.0 / h.summary.rps.0,
+                )
             });
             let _ = writeln!(
                 s,
                 "| {} | {} | {:.0} | {:.0}% | {:.0} | {:.0} | {:.1} | {:.0}% | {:.2}× | {:.2}× | {} |",
                 row.route.describe(),
                 row.server.name(),
-                row.rps.0,
-                row.rps.1,
-                row.p50,
-                row.p99,
-                row.cpu.0,
-                row.cpu.1,
+                row.summary.rps.0,
+                row.summary.rps.1,
+                row.summary.p50,
+                row.summary.p99,
+                row.summary.cpu.0,
+                row.summary.cpu.1,
                 cpu_ratio,
                 rps_ratio,
-                row.errors
+                row.summary.errors
             );
         }
 
@@ -181,13 +168,13 @@ impl Report<'_> {
                 s,
                 "| {} | {:.0} | {:.0}% | {:.0} | {:.0} | {:.1} | {:.0}% | {} |",
                 f.flow.describe(),
-                f.rps.0,
-                f.rps.1,
-                f.p50,
-                f.p99,
-                f.cpu.0,
-                f.cpu.1,
-                f.errors
+                f.summary.rps.0,
+                f.summary.rps.1,
+                f.summary.p50,
+                f.summary.p99,
+                f.summary.cpu.0,
+                f.summary.cpu.1,
+                f.summary.errors
             );
         }
 
