@@ -11,14 +11,12 @@
 //!     Ok(())
 //! }
 //!
-//! # tokio_test();
-//! # fn tokio_test() {
-//! # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! let client = TestClient::new(App::new().get("/", hello).build().unwrap());
 //! let res = client.get("/").send().await;
 //! assert_eq!(res.status, 200);
 //! assert_eq!(res.text(), "hi");
-//! # });
 //! # }
 //! ```
 

@@ -142,8 +142,6 @@ async fn chain_runs_global_then_group_then_route_as_an_onion() {
         *log.lock().unwrap(),
         ["global>", "group>", "route>", "<route", "<group", "<global"]
     );
-    // A 404 runs the global middleware only.
-    log.lock().unwrap().clear();
 }
 
 #[tokio::test]

@@ -43,14 +43,20 @@ fn app(store: Arc<dyn SessionStore>, config: SessionConfig) -> App {
         .get("/regenerate", regenerate)
 }
 
-#[tokio::test]
-async fn cookie_mode_round_trip() {
+/// A client for the test app with default settings, and the memory store behind it.
+fn memory_client() -> (Arc<MemoryStore>, TestClient) {
     let store = Arc::new(MemoryStore::new());
-    let c = TestClient::new(
+    let client = TestClient::new(
         app(store.clone(), SessionConfig::default())
             .build()
             .unwrap(),
     );
+    (store, client)
+}
+
+#[tokio::test]
+async fn cookie_mode_round_trip() {
+    let (store, c) = memory_client();
     let res = c.get("/read").send().await;
     assert_eq!(
         res.header("set-cookie"),
@@ -100,12 +106,7 @@ async fn header_mode() {
 
 #[tokio::test]
 async fn not_saved_when_the_chain_fails() {
-    let store = Arc::new(MemoryStore::new());
-    let c = TestClient::new(
-        app(store.clone(), SessionConfig::default())
-            .build()
-            .unwrap(),
-    );
+    let (store, c) = memory_client();
     let res = c.get("/fail").send().await;
     assert_eq!(res.status, 400);
     assert_eq!(res.header("set-cookie"), None);
@@ -114,12 +115,7 @@ async fn not_saved_when_the_chain_fails() {
 
 #[tokio::test]
 async fn regenerate_changes_id_keeps_data_and_drops_old_record() {
-    let store = Arc::new(MemoryStore::new());
-    let c = TestClient::new(
-        app(store.clone(), SessionConfig::default())
-            .build()
-            .unwrap(),
-    );
+    let (store, c) = memory_client();
     let first = c.get("/put?v=keep").send().await;
     let old = first.header("set-cookie").unwrap()[4..26].to_owned();
     let res = c.get("/regenerate").send().await;
@@ -132,11 +128,7 @@ async fn regenerate_changes_id_keeps_data_and_drops_old_record() {
 
 #[tokio::test]
 async fn forged_or_unknown_ids_start_a_new_session() {
-    let c = TestClient::new(
-        app(Arc::new(MemoryStore::new()), SessionConfig::default())
-            .build()
-            .unwrap(),
-    );
+    let (_store, c) = memory_client();
     for cookie in [
         "sid=short",
         "sid=AAAAAAAAAAAAAAAAAAAAAA",
