@@ -149,6 +149,48 @@ impl Group {
     {
         self.route(Method::POST, path, handler)
     }
+
+    /// Adds a route answered by an [`Endpoint`], such as
+    /// [`StaticServe`](crate::middleware::static_serve::StaticServe) on a wildcard path.
+    #[must_use]
+    pub fn endpoint<E: Endpoint>(self, method: Method, path: &str, endpoint: E) -> Self {
+        self.add_endpoint(&[method], path, Arc::new(endpoint), type_name::<E>())
+    }
+
+    /// Adds `endpoint` for every method a proxy forwards: GET (and so HEAD), POST, PUT, PATCH,
+    /// DELETE and OPTIONS. Typically on a catch-all path such as `/*`.
+    #[must_use]
+    pub fn any<E: Endpoint>(self, path: &str, endpoint: E) -> Self {
+        let methods = [
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+            Method::OPTIONS,
+        ];
+        self.add_endpoint(&methods, path, Arc::new(endpoint), type_name::<E>())
+    }
+
+    fn add_endpoint(
+        mut self,
+        methods: &[Method],
+        path: &str,
+        endpoint: Arc<dyn Endpoint>,
+        name: &'static str,
+    ) -> Self {
+        for method in methods {
+            self.routes.push(RouteSpec {
+                method: method.clone(),
+                path: path.to_owned(),
+                handler: Cow::Borrowed(name),
+                owner: Cow::Borrowed(""),
+                middleware: Vec::new(),
+                endpoint: Arc::clone(&endpoint),
+            });
+        }
+        self
+    }
 }
 
 /// A controller registered by `#[controller]`; collected with `inventory`.
@@ -337,6 +379,20 @@ impl App {
         T: Serialize + Send + Sync + 'static,
     {
         self.route(Method::POST, path, handler)
+    }
+
+    /// Adds a route at the root answered by an [`Endpoint`]: see [`Group::endpoint`].
+    #[must_use]
+    pub fn endpoint<E: Endpoint>(mut self, method: Method, path: &str, endpoint: E) -> Self {
+        self.root = self.root.endpoint(method, path, endpoint);
+        self
+    }
+
+    /// Adds `endpoint` at the root for every method a proxy forwards: see [`Group::any`].
+    #[must_use]
+    pub fn any<E: Endpoint>(mut self, path: &str, endpoint: E) -> Self {
+        self.root = self.root.any(path, endpoint);
+        self
     }
 
     /// Mounts every `#[controller]` linked into the program when the app is built.
@@ -633,18 +689,25 @@ impl Service {
 ///
 /// An error that reached here (no error handler) becomes its status (500 for a plain error)
 /// with the error text as `text/plain`. Otherwise the status is the one set, or 200, and the
-/// body is `body_buffer`: a `body` value that no responder converted sends nothing. HEAD
-/// answers keep `Content-Length` and drop the body.
+/// body is the stream if one was set, else `body_buffer`: a `body` value that no responder
+/// converted sends nothing. HEAD answers keep `Content-Length` (a stream's when its length is
+/// known) and drop the body, which also releases whatever the stream held open.
 fn into_response(mut ctx: Context, result: Result) -> Response<ResponseBody> {
     let (status, body) = match result {
-        Ok(()) => (
-            ctx.status().unwrap_or(StatusCode::OK),
-            ctx.body_buffer.take().unwrap_or_default(),
-        ),
+        Ok(()) => {
+            let status = ctx.status().unwrap_or(StatusCode::OK);
+            match ctx.take_body_stream() {
+                Some(stream) => (status, ResponseBody::stream(stream)),
+                None => (
+                    status,
+                    ResponseBody::full(ctx.body_buffer.take().unwrap_or_default()),
+                ),
+            }
+        }
         Err(err) => {
             ctx.response_headers_mut()
                 .insert(header::CONTENT_TYPE, crate::header::TEXT_UTF8);
-            (err.status(), Bytes::from(err.text()))
+            (err.status(), ResponseBody::full(Bytes::from(err.text())))
         }
     };
     let head = ctx.method() == Method::HEAD;
@@ -652,12 +715,24 @@ fn into_response(mut ctx: Context, result: Result) -> Response<ResponseBody> {
     let mut headers = std::mem::take(ctx.response_headers_mut());
     headers.insert(crate::header::X_REQUEST_ID, request_id);
     let body = if head {
-        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(body.len()));
-        Bytes::new()
+        match &body {
+            ResponseBody::Full(bytes) => {
+                let len = bytes.as_ref().map_or(0, Bytes::len);
+                headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+            }
+            ResponseBody::Stream(_) => {
+                if let Some(len) = http_body::Body::size_hint(&body).exact()
+                    && !headers.contains_key(header::CONTENT_LENGTH)
+                {
+                    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+                }
+            }
+        }
+        ResponseBody::empty()
     } else {
         body
     };
-    let mut response = Response::new(ResponseBody::new(body));
+    let mut response = Response::new(body);
     *response.status_mut() = status;
     *response.headers_mut() = headers;
     response

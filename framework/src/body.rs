@@ -2,9 +2,23 @@
 //!
 //! A request body is either hyper's stream or bytes already in memory (the in-process test
 //! client). It is read at most once, with a size limit, by whoever needs it.
+//!
+//! A response body is either whole bytes (the fast path: no box, no extra allocation) or a
+//! [`BodyStream`]: any [`http_body::Body`] of [`Bytes`] frames, boxed, with its size hint. A
+//! stream whose length is known goes out with `Content-Length`; one whose length is unknown goes
+//! chunked on HTTP/1.1 and as DATA frames on HTTP/2. Each frame is written as soon as the stream
+//! yields it, so server-sent events arrive live.
+
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
 
 use bytes::Bytes;
+use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
+use sync_wrapper::SyncWrapper;
+
+/// The error type of streamed bodies.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The request body as received.
 #[derive(Debug, Default)]
@@ -24,7 +38,7 @@ pub enum ReadError {
     /// More than the limit arrived.
     TooLarge,
     /// The connection failed while reading.
-    Io(Box<dyn std::error::Error + Send + Sync>),
+    Io(BoxError),
 }
 
 impl RequestBody {
@@ -50,5 +64,221 @@ impl RequestBody {
     }
 }
 
-/// The response body type the server sends.
-pub type ResponseBody = http_body_util::Full<Bytes>;
+/// The request body is itself a body, so a proxy can forward it as a stream.
+impl Body for RequestBody {
+    type Data = Bytes;
+    type Error = hyper::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+        let this = self.get_mut();
+        match this {
+            RequestBody::Empty => Poll::Ready(None),
+            RequestBody::Full(_) => match std::mem::take(this) {
+                RequestBody::Full(b) if !b.is_empty() => Poll::Ready(Some(Ok(Frame::data(b)))),
+                _ => Poll::Ready(None),
+            },
+            RequestBody::Incoming(incoming) => Pin::new(incoming).poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            RequestBody::Empty => true,
+            RequestBody::Full(b) => b.is_empty(),
+            RequestBody::Incoming(incoming) => incoming.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            RequestBody::Empty => SizeHint::with_exact(0),
+            RequestBody::Full(b) => SizeHint::with_exact(b.len() as u64),
+            RequestBody::Incoming(incoming) => incoming.size_hint(),
+        }
+    }
+}
+
+/// A boxed response body of unknown type.
+pub type DynBody = Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>;
+
+/// A streamed response body: any `http_body::Body` of `Bytes`, boxed.
+///
+/// The box is `Send` but need not be `Sync` (a stream built on a channel receiver or an
+/// `async` block rarely is); the context stays `Sync` because the stream is only ever reached
+/// through `&mut`.
+pub struct BodyStream(SyncWrapper<DynBody>);
+
+impl BodyStream {
+    /// Boxes `body`. Its size hint is kept: an exact one becomes `Content-Length`.
+    pub fn new<B>(body: B) -> Self
+    where
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        Self(SyncWrapper::new(Box::pin(body.map_err(Into::into))))
+    }
+
+    /// A body of unknown length from a stream of byte chunks, e.g. server-sent events.
+    pub fn from_stream<S, E>(stream: S) -> Self
+    where
+        S: futures_util::Stream<Item = Result<Bytes, E>> + Send + 'static,
+        E: Into<BoxError> + 'static,
+    {
+        use futures_util::TryStreamExt;
+        Self::new(http_body_util::StreamBody::new(stream.map_ok(Frame::data)))
+    }
+
+    /// A body of exactly `len` bytes read from `reader` in chunks of 64 KiB: what static files
+    /// are sent with. The length is announced as `Content-Length`; a reader that ends early
+    /// fails the body (the client sees the connection cut, never a short success).
+    pub fn from_reader<R>(reader: R, len: u64) -> Self
+    where
+        R: tokio::io::AsyncRead + Send + 'static,
+    {
+        use futures_util::TryStreamExt;
+        use tokio::io::AsyncReadExt;
+        let chunks = tokio_util::io::ReaderStream::with_capacity(reader.take(len), READ_CHUNK);
+        let inner: DynBody = Box::pin(BodyExt::map_err(
+            http_body_util::StreamBody::new(chunks.map_ok(Frame::data)),
+            BoxError::from,
+        ));
+        Self::new(ExactSize {
+            inner,
+            remaining: len,
+        })
+    }
+
+    /// The stream's size hint; `exact()` is its length when known.
+    pub fn size_hint(&mut self) -> SizeHint {
+        self.0.get_mut().size_hint()
+    }
+
+    /// The boxed body, for a middleware that wraps it (e.g. in an encoder).
+    pub fn into_inner(self) -> DynBody {
+        self.0.into_inner()
+    }
+}
+
+impl std::fmt::Debug for BodyStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BodyStream(..)")
+    }
+}
+
+/// Chunk size for bodies read from files.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// A body that knows its length and fails when the source ends before it.
+struct ExactSize {
+    inner: DynBody,
+    remaining: u64,
+}
+
+impl Body for ExactSize {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        let polled = self.inner.as_mut().poll_frame(cx);
+        match &polled {
+            Poll::Ready(Some(Ok(frame))) => {
+                let n = frame.data_ref().map_or(0, |d| d.len() as u64);
+                self.remaining = self.remaining.saturating_sub(n);
+            }
+            Poll::Ready(None) if self.remaining > 0 => {
+                return Poll::Ready(Some(Err(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "body source ended before its announced length",
+                )
+                .into())));
+            }
+            _ => {}
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.remaining == 0
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::with_exact(self.remaining)
+    }
+}
+
+/// The response body the server sends: whole bytes, or a stream.
+pub enum ResponseBody {
+    /// Bytes in memory, sent as one frame (`None` once sent).
+    Full(Option<Bytes>),
+    /// A stream.
+    Stream(DynBody),
+}
+
+impl ResponseBody {
+    /// A body of whole bytes.
+    pub fn full(bytes: Bytes) -> Self {
+        ResponseBody::Full((!bytes.is_empty()).then_some(bytes))
+    }
+
+    /// A streamed body.
+    pub fn stream(stream: BodyStream) -> Self {
+        ResponseBody::Stream(stream.into_inner())
+    }
+
+    /// An empty body.
+    pub fn empty() -> Self {
+        ResponseBody::Full(None)
+    }
+}
+
+impl Default for ResponseBody {
+    fn default() -> Self {
+        Self::empty()
+    }
+}
+
+impl std::fmt::Debug for ResponseBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResponseBody::Full(b) => f.debug_tuple("Full").field(b).finish(),
+            ResponseBody::Stream(body) => f.debug_tuple("Stream").field(&body.size_hint()).finish(),
+        }
+    }
+}
+
+impl Body for ResponseBody {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match self.get_mut() {
+            ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
+            ResponseBody::Stream(body) => body.as_mut().poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ResponseBody::Full(bytes) => bytes.is_none(),
+            ResponseBody::Stream(body) => body.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ResponseBody::Full(bytes) => {
+                SizeHint::with_exact(bytes.as_ref().map_or(0, |b| b.len() as u64))
+            }
+            ResponseBody::Stream(body) => body.size_hint(),
+        }
+    }
+}

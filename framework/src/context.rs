@@ -2,8 +2,9 @@
 //!
 //! It holds the request (method, uri, headers, route params, raw and parsed body, client ip,
 //! request id) and the response being built (status, headers, `body` as any `Serialize` value,
-//! `body_buffer` bytes). Nothing is written to the client until the whole chain has returned, so
-//! every middleware can still change the response on its way out.
+//! `body_buffer` bytes, or a [`BodyStream`]). Nothing is written to the client until the whole
+//! chain has returned, so every middleware can still change the response on its way out; a
+//! stream's bytes flow only after that, as the client reads them.
 
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
@@ -19,7 +20,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::app::{AppShared, Route};
-use crate::body::RequestBody;
+use crate::body::{BodyStream, RequestBody};
 use crate::error::{HttpError, Result};
 use crate::router::{Params, decode_param};
 use crate::session::Session;
@@ -93,6 +94,7 @@ pub struct Context {
     uri: Uri,
     version: Version,
     headers: HeaderMap,
+    extensions: http::Extensions,
     remote_addr: SocketAddr,
     request_id: HeaderValue,
     params: Params,
@@ -106,6 +108,7 @@ pub struct Context {
     pub body: Option<Body>,
     /// Response bytes, set directly or by the responder.
     pub body_buffer: Option<Bytes>,
+    body_stream: Option<BodyStream>,
     committed: bool,
     values: HashMap<Cow<'static, str>, Box<dyn Any + Send + Sync>>,
     pub(crate) session: Option<Session>,
@@ -130,6 +133,7 @@ impl Context {
             uri: parts.uri,
             version: parts.version,
             headers: parts.headers,
+            extensions: parts.extensions,
             remote_addr,
             request_id,
             params: Params::default(),
@@ -140,6 +144,7 @@ impl Context {
             response_headers: HeaderMap::new(),
             body: None,
             body_buffer: None,
+            body_stream: None,
             committed: false,
             values: HashMap::new(),
             session: None,
@@ -182,6 +187,15 @@ impl Context {
     pub fn headers_mut(&mut self) -> &mut HeaderMap {
         &mut self.headers
     }
+    /// The request's extensions, as hyper filled them (e.g. the upgrade handle a proxy takes
+    /// for a WebSocket).
+    pub fn extensions(&self) -> &http::Extensions {
+        &self.extensions
+    }
+    /// Mutable request extensions.
+    pub fn extensions_mut(&mut self) -> &mut http::Extensions {
+        &mut self.extensions
+    }
     /// A request header as text; `None` when missing or not visible ASCII.
     pub fn header(&self, name: impl header::AsHeaderName) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
@@ -206,6 +220,10 @@ impl Context {
         }
         self.remote_addr.ip()
     }
+    /// True when the app believes proxy headers (`App::trust_proxy`).
+    pub fn trusts_proxy(&self) -> bool {
+        self.shared.trust_proxy
+    }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {
         // Only visible ASCII gets here (validated or generated).
@@ -224,6 +242,13 @@ impl Context {
         let route = self.route.as_deref()?;
         let index = route.param_names.iter().position(|n| &**n == name)?;
         self.params.raw(self.uri.path(), index).map(decode_param)
+    }
+    /// A route param as it appears in the path, still percent-encoded (for a component that
+    /// must decode it exactly once, such as static serve's path check).
+    pub fn raw_param(&self, name: &str) -> Option<&str> {
+        let route = self.route.as_deref()?;
+        let index = route.param_names.iter().position(|n| &**n == name)?;
+        self.params.raw(self.uri.path(), index)
     }
     /// All route params as (name, decoded value) pairs.
     pub fn params(&self) -> Vec<(&str, Cow<'_, str>)> {
@@ -293,6 +318,44 @@ impl Context {
     pub fn set_body<T: Serialize + Send + Sync + 'static>(&mut self, value: T) {
         self.body = Body::from_value(value);
     }
+    /// Sends `stream` as the response body, replacing any `body` or `body_buffer`.
+    ///
+    /// The stream's bytes flow after the whole chain has returned, as the client reads them;
+    /// a known length (exact size hint) becomes `Content-Length`, an unknown one goes chunked.
+    /// Middleware that needs the whole body (etag, cache, …) leaves a stream alone. A middleware
+    /// that writes `body_buffer` afterwards (the error handler) removes the stream first.
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use framework::{Context, Result, body::BodyStream};
+    ///
+    /// async fn events(ctx: &mut Context) -> Result {
+    ///     let ticks = futures_util::stream::iter(
+    ///         (0..3).map(|i| Ok::<_, std::io::Error>(Bytes::from(format!("data: {i}\n\n")))),
+    ///     );
+    ///     ctx.set_header(http::header::CONTENT_TYPE, http::HeaderValue::from_static("text/event-stream"));
+    ///     ctx.set_body_stream(BodyStream::from_stream(ticks));
+    ///     Ok(())
+    /// }
+    /// # let _ = events;
+    /// ```
+    pub fn set_body_stream(&mut self, stream: BodyStream) {
+        self.body = None;
+        self.body_buffer = None;
+        self.body_stream = Some(stream);
+    }
+    /// True when the response body is a stream.
+    pub fn has_body_stream(&self) -> bool {
+        self.body_stream.is_some()
+    }
+    /// The response stream, to read its size hint.
+    pub fn body_stream_mut(&mut self) -> Option<&mut BodyStream> {
+        self.body_stream.as_mut()
+    }
+    /// Takes the response stream out, e.g. to wrap it in an encoder and set it back.
+    pub fn take_body_stream(&mut self) -> Option<BodyStream> {
+        self.body_stream.take()
+    }
     /// Status 201 with the value as body.
     pub fn created<T: Serialize + Send + Sync + 'static>(&mut self, value: T) {
         self.status = Some(StatusCode::CREATED);
@@ -303,6 +366,7 @@ impl Context {
         self.status = Some(StatusCode::NO_CONTENT);
         self.body = None;
         self.body_buffer = None;
+        self.body_stream = None;
     }
     /// `Cache-Control: public, max-age=<secs>`.
     pub fn cache_max_age(&mut self, max_age: Duration) {
@@ -341,6 +405,7 @@ impl Context {
         self.response_headers.clear();
         self.body = None;
         self.body_buffer = None;
+        self.body_stream = None;
     }
 
     // ----- values, state, session -----

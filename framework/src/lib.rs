@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod body;
+pub mod conditional;
 pub mod context;
 pub mod error;
 pub mod handler;

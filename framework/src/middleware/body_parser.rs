@@ -13,6 +13,10 @@
 //! All with category `framework-body-parser`. Requests of other methods or content types pass
 //! through with their body unread.
 //!
+//! Streams: the parser reads requests only; a streamed response passes through untouched. A
+//! route that must stream its request body on (a proxy) should not be behind the parser, since
+//! a parsed body is no longer a stream.
+//!
 //! ```
 //! use framework::middleware::body_parser::{
 //!     BodyParser, BodyParserConfig, FormDecoder, GzipDecoder, JsonDecoder,

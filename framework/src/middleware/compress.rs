@@ -9,6 +9,18 @@
 //! apart; a strong `ETag` is weakened to `W/"…"` since the bytes changed (RFC 9110 8.8.1). When
 //! a compressor fails, the body goes out uncompressed.
 //!
+//! Streams ([`Context::set_body_stream`]) are compressed as streams, by gzip and brotli through
+//! `async-compression`: the encoder flushes whenever the source has nothing ready, so each
+//! server-sent event reaches the client compressed but as soon as it is sent, while a file whose
+//! chunks are all ready compresses as one run. A stream is compressed under the same type and
+//! encoding rules; its length is checked against `min_length` only when known. The compressed
+//! stream's length is unknown, so `Content-Length` is removed. A compressor without
+//! [`Compressor::supports_stream`] is not chosen for streams.
+//!
+//! Never compressed: a 206 Partial Content or any response with `Content-Range` (the range
+//! refers to the uncompressed bytes; compressing it would corrupt the client's reassembly) and a
+//! response that already has a `Content-Encoding`.
+//!
 //! Levels: gzip 6 (zlib's default) and brotli 4 (the usual level for dynamic content; brotli's
 //! high levels cost about ten times the CPU for a few percent). Both are configurable.
 //!
@@ -39,8 +51,16 @@
 use std::io::Write;
 use std::sync::Arc;
 
-use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, ETAG, HeaderValue, VARY};
+use async_compression::Level;
+use futures_util::TryStreamExt;
+use http::StatusCode;
+use http::header::{
+    CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderValue, VARY,
+};
+use http_body_util::BodyDataStream;
+use tokio_util::io::{ReaderStream, StreamReader};
 
+use crate::body::BodyStream;
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
@@ -61,6 +81,31 @@ pub trait Compressor: Send + Sync + 'static {
 
     /// Compresses a whole body.
     fn compress(&self, data: &[u8]) -> std::io::Result<Vec<u8>>;
+
+    /// True when [`Compressor::compress_stream`] compresses; a compressor that cannot stream
+    /// is never chosen for a streamed body (the stream then goes out as it is).
+    fn supports_stream(&self) -> bool {
+        false
+    }
+
+    /// Compresses a stream. It must flush whenever `body` has nothing ready, so a live stream
+    /// (server-sent events) is not held back. The default returns `body` unchanged.
+    fn compress_stream(&self, body: BodyStream) -> BodyStream {
+        body
+    }
+}
+
+/// Chunk size of the compressed stream.
+const STREAM_CHUNK: usize = 8 * 1024;
+
+/// The stream's bytes as an `AsyncBufRead`, for `async-compression`'s encoders.
+fn stream_reader(
+    body: BodyStream,
+) -> StreamReader<
+    impl futures_util::Stream<Item = std::io::Result<bytes::Bytes>> + Send,
+    bytes::Bytes,
+> {
+    StreamReader::new(BodyDataStream::new(body.into_inner()).map_err(std::io::Error::other))
 }
 
 /// gzip through flate2.
@@ -82,6 +127,18 @@ impl Compressor for Gzip {
         );
         encoder.write_all(data)?;
         encoder.finish()
+    }
+
+    fn supports_stream(&self) -> bool {
+        true
+    }
+
+    fn compress_stream(&self, body: BodyStream) -> BodyStream {
+        let encoder = async_compression::tokio::bufread::GzipEncoder::with_quality(
+            stream_reader(body),
+            Level::Precise(self.level.min(9) as i32),
+        );
+        BodyStream::from_stream(ReaderStream::with_capacity(encoder, STREAM_CHUNK))
     }
 }
 
@@ -108,6 +165,18 @@ impl Compressor for Brotli {
             writer.flush()?;
         }
         Ok(out)
+    }
+
+    fn supports_stream(&self) -> bool {
+        true
+    }
+
+    fn compress_stream(&self, body: BodyStream) -> BodyStream {
+        let encoder = async_compression::tokio::bufread::BrotliEncoder::with_quality(
+            stream_reader(body),
+            Level::Precise(self.level.min(11) as i32),
+        );
+        BodyStream::from_stream(ReaderStream::with_capacity(encoder, STREAM_CHUNK))
     }
 }
 
@@ -191,17 +260,15 @@ impl Compress {
     /// Cheapest test first: most small answers stop at the length.
     fn eligible(&self, ctx: &Context) -> Option<usize> {
         let len = ctx.body_buffer.as_ref()?.len();
-        (len >= self.config.min_length
-            && !ctx.response_headers().contains_key(CONTENT_ENCODING)
-            && ctx
-                .response_header(CONTENT_TYPE)
-                .is_some_and(is_compressible))
-        .then_some(len)
+        (len >= self.config.min_length && encodable(ctx)).then_some(len)
     }
 
-    fn choose(&self, ctx: &Context, len: usize) -> Option<&dyn Compressor> {
+    fn choose(&self, ctx: &Context, len: usize, stream: bool) -> Option<&dyn Compressor> {
         let mut best: Option<(&dyn Compressor, f32)> = None;
         for c in &self.compressors {
+            if stream && !c.supports_stream() {
+                continue;
+            }
             let q = c.accept(ctx, len);
             if q > 0.0 && best.is_none_or(|(_, b)| q > b) {
                 best = Some((&**c, q));
@@ -211,11 +278,15 @@ impl Compress {
     }
 
     fn apply(&self, ctx: &mut Context) {
+        if ctx.has_body_stream() {
+            self.apply_stream(ctx);
+            return;
+        }
         let Some(len) = self.eligible(ctx) else {
             return;
         };
         add_vary_accept_encoding(ctx);
-        let Some(compressor) = self.choose(ctx, len) else {
+        let Some(compressor) = self.choose(ctx, len, false) else {
             return;
         };
         let Some(body) = ctx.body_buffer.as_ref() else {
@@ -224,19 +295,53 @@ impl Compress {
         match compressor.compress(body) {
             Ok(compressed) => {
                 ctx.body_buffer = Some(compressed.into());
-                let headers = ctx.response_headers_mut();
-                headers.insert(
-                    CONTENT_ENCODING,
-                    HeaderValue::from_static(compressor.encoding()),
-                );
-                headers.remove(CONTENT_LENGTH);
-                weaken_etag(headers);
+                mark_encoded(ctx, compressor.encoding());
             }
             Err(err) => {
                 tracing::warn!(encoding = compressor.encoding(), %err, "compression failed, sending uncompressed");
             }
         }
     }
+
+    fn apply_stream(&self, ctx: &mut Context) {
+        let Some(hint) = ctx.body_stream_mut().map(|s| s.size_hint()) else {
+            return;
+        };
+        // An unknown length counts as long enough: streams are usually large or live.
+        let len = hint
+            .exact()
+            .map_or(usize::MAX, |n| usize::try_from(n).unwrap_or(usize::MAX));
+        if len < self.config.min_length || !encodable(ctx) {
+            return;
+        }
+        add_vary_accept_encoding(ctx);
+        let Some(compressor) = self.choose(ctx, len, true) else {
+            return;
+        };
+        if let Some(stream) = ctx.take_body_stream() {
+            ctx.set_body_stream(compressor.compress_stream(stream));
+            mark_encoded(ctx, compressor.encoding());
+        }
+    }
+}
+
+/// The rules shared by bodies and streams: a compressible type, not encoded yet, not a range.
+/// HEAD is treated as GET, so its headers say what a GET would get (RFC 9110 section 9.3.2).
+fn encodable(ctx: &Context) -> bool {
+    let headers = ctx.response_headers();
+    ctx.status() != Some(StatusCode::PARTIAL_CONTENT)
+        && !headers.contains_key(CONTENT_ENCODING)
+        && !headers.contains_key(CONTENT_RANGE)
+        && ctx
+            .response_header(CONTENT_TYPE)
+            .is_some_and(is_compressible)
+}
+
+fn mark_encoded(ctx: &mut Context, encoding: &'static str) {
+    let headers = ctx.response_headers_mut();
+    headers.insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    headers.remove(CONTENT_LENGTH);
+    weaken_etag(headers);
 }
 
 fn add_vary_accept_encoding(ctx: &mut Context) {

@@ -6,6 +6,11 @@
 //! A plain error (not an [`HttpError`]) is answered 500 with category `framework-error` and
 //! `exception: true`, and is logged. Headers already set (e.g. `Allow` on a 405) are kept.
 //!
+//! Streams: an error returned before the stream starts (any error the chain returns) replaces
+//! a stream that was set, which is dropped unread. Once the chain has returned and the stream
+//! flows, a failing stream cannot become an error answer any more (the status is sent): the
+//! server cuts the connection, so the client sees a failed body, never a truncated success.
+//!
 //! ```
 //! use framework::middleware::error_handler::ErrorHandler;
 //!
@@ -54,6 +59,7 @@ impl ErrorHandler {
 pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
     let json = force_json || accepts_json(ctx.headers());
     ctx.body = None;
+    ctx.take_body_stream();
     ctx.set_status(err.status());
     let (body, content_type) = if json {
         (err.to_json(), JSON_UTF8)

@@ -6,6 +6,10 @@
 pub mod body_parser;
 pub mod compress;
 pub mod error_handler;
+#[cfg(feature = "proxy")]
+pub mod proxy;
 pub mod recover;
 pub mod responder;
 pub mod session;
+#[cfg(feature = "static-serve")]
+pub mod static_serve;

@@ -5,6 +5,10 @@
 //! panic text goes to the `on_panic` hook (default: an error event in `tracing`), never to the
 //! client. The server keeps serving. Put it first, so it wraps everything else.
 //!
+//! Streams: a panic in the chain, before the stream starts, is answered as above and a stream
+//! already set is dropped. A panic while the stream is being polled (after the chain returned)
+//! ends that connection; other connections are not affected.
+//!
 //! ```
 //! use framework::middleware::recover::Recover;
 //!

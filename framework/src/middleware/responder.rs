@@ -5,7 +5,8 @@
 //! `application/json; charset=utf-8`). A `Content-Type` the handler set is kept, and a
 //! `body_buffer` the handler set is left alone. A handler that set neither a status nor a body
 //! gets 500 `invalid response` (category `framework-responder`): it almost certainly forgot
-//! to answer. Plugging in another format is a matter of `marshal` and `content_type`:
+//! to answer. A streamed body ([`Context::set_body_stream`]) is left alone: it is the answer.
+//! Plugging in another format is a matter of `marshal` and `content_type`:
 //!
 //! ```
 //! use std::sync::Arc;
@@ -82,7 +83,7 @@ impl Responder {
     }
 
     fn respond(&self, ctx: &mut Context) -> Result {
-        if ctx.body_buffer.is_some() {
+        if ctx.body_buffer.is_some() || ctx.has_body_stream() {
             return Ok(());
         }
         let (bytes, content_type) = match ctx.body.take() {

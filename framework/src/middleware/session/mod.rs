@@ -10,6 +10,9 @@
 //! gives the session a new id and drops the old record (do it on login against session
 //! fixation). A store failure is a 500 with category `framework-session`.
 //!
+//! Streams: the session is saved and its cookie set when the chain returns, before a streamed
+//! body starts to flow, so a streaming handler's session changes are kept like any other.
+//!
 //! ```
 //! use std::sync::Arc;
 //! use framework::middleware::session::{MemoryStore, SessionConfig, SessionMiddleware};

@@ -1,0 +1,289 @@
+//! Conditional requests (RFC 9110 section 13): validators, entity-tag comparison and the order
+//! in which the preconditions are evaluated. Shared by every component that answers 304 or 412,
+//! so none re-implements the rules.
+//!
+//! ```
+//! use framework::conditional::{Precondition, evaluate};
+//! use http::{HeaderMap, HeaderValue, Method};
+//!
+//! let mut headers = HeaderMap::new();
+//! headers.insert("if-none-match", HeaderValue::from_static("W/\"1\", \"2\""));
+//! let outcome = evaluate(&Method::GET, &headers, Some("\"2\""), None);
+//! assert_eq!(outcome, Precondition::NotModified);
+//! ```
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http::Method;
+use http::header::{
+    HeaderMap, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE, IF_UNMODIFIED_SINCE,
+};
+
+/// What the preconditions decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precondition {
+    /// Go on and answer normally (a `Range` may still apply).
+    Proceed,
+    /// 304 Not Modified: the client's copy is current (GET and HEAD only).
+    NotModified,
+    /// 412 Precondition Failed.
+    Failed,
+}
+
+/// Evaluates the preconditions of a request against the current validators, in the order of
+/// RFC 9110 section 13.2.2: `If-Match` (else `If-Unmodified-Since`) can fail the request;
+/// then `If-None-Match` (else, on GET and HEAD only, `If-Modified-Since`) can make it 304, or
+/// 412 for other methods. A date header is ignored when it does not parse or when there is no
+/// `last_modified` to compare with.
+pub fn evaluate(
+    method: &Method,
+    headers: &HeaderMap,
+    etag: Option<&str>,
+    last_modified: Option<SystemTime>,
+) -> Precondition {
+    let get_or_head = method == Method::GET || method == Method::HEAD;
+    if let Some(if_match) = header_str(headers, IF_MATCH) {
+        if !list_matches(if_match, etag, true) {
+            return Precondition::Failed;
+        }
+    } else if let (Some(since), Some(modified)) =
+        (header_date(headers, IF_UNMODIFIED_SINCE), last_modified)
+        && whole_seconds(modified) > since
+    {
+        return Precondition::Failed;
+    }
+    if let Some(if_none_match) = header_str(headers, IF_NONE_MATCH) {
+        if list_matches(if_none_match, etag, false) {
+            return if get_or_head {
+                Precondition::NotModified
+            } else {
+                Precondition::Failed
+            };
+        }
+    } else if get_or_head
+        && let (Some(since), Some(modified)) =
+            (header_date(headers, IF_MODIFIED_SINCE), last_modified)
+        && whole_seconds(modified) <= since
+    {
+        return Precondition::NotModified;
+    }
+    Precondition::Proceed
+}
+
+/// True when a `Range` request may be answered with a part: there is no `If-Range`, or it names
+/// the current representation (a strong entity-tag match, or exactly the `Last-Modified` date;
+/// RFC 9110 section 13.1.5). Otherwise the whole representation is sent.
+pub fn if_range_allows(
+    headers: &HeaderMap,
+    etag: Option<&str>,
+    last_modified: Option<SystemTime>,
+) -> bool {
+    let Some(value) = header_str(headers, IF_RANGE) else {
+        return headers.get(IF_RANGE).is_none();
+    };
+    let value = value.trim();
+    if value.starts_with('"') || value.starts_with("W/") {
+        return etag.is_some_and(|tag| strong_eq(value, tag));
+    }
+    match (httpdate::parse_http_date(value).ok(), last_modified) {
+        (Some(date), Some(modified)) => whole_seconds(modified) == date,
+        _ => false,
+    }
+}
+
+/// True when an `If-Match`/`If-None-Match` list matches `etag`: `*` matches any current
+/// representation, else one of the listed tags compares equal (strongly or weakly).
+pub fn list_matches(list: &str, etag: Option<&str>, strong: bool) -> bool {
+    let Some(etag) = etag else {
+        return false;
+    };
+    if list.trim() == "*" {
+        return true;
+    }
+    list.split(',')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .any(|candidate| {
+            if strong {
+                strong_eq(candidate, etag)
+            } else {
+                weak_eq(candidate, etag)
+            }
+        })
+}
+
+/// Strong comparison: both tags strong and the same opaque value.
+pub fn strong_eq(a: &str, b: &str) -> bool {
+    !a.starts_with("W/") && !b.starts_with("W/") && a == b
+}
+
+/// Weak comparison: the same opaque value, either or both tags may be weak.
+pub fn weak_eq(a: &str, b: &str) -> bool {
+    a.trim_start_matches("W/") == b.trim_start_matches("W/")
+}
+
+/// HTTP dates have one-second resolution: a file modified at 10.7 s is "10 s" to a client.
+pub fn whole_seconds(time: SystemTime) -> SystemTime {
+    let secs = time
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    UNIX_EPOCH + Duration::from_secs(secs)
+}
+
+fn header_str(headers: &HeaderMap, name: http::header::HeaderName) -> Option<&str> {
+    headers.get(name).and_then(|v| v.to_str().ok())
+}
+
+fn header_date(headers: &HeaderMap, name: http::header::HeaderName) -> Option<SystemTime> {
+    header_str(headers, name).and_then(|v| httpdate::parse_http_date(v.trim()).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|(k, v)| {
+                (
+                    http::HeaderName::from_static(k),
+                    HeaderValue::from_str(v).unwrap(),
+                )
+            })
+            .collect()
+    }
+
+    const TAG: &str = "\"abc\"";
+
+    fn at(secs: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(secs)
+    }
+
+    fn date(secs: u64) -> String {
+        httpdate::fmt_http_date(at(secs))
+    }
+
+    #[test]
+    fn if_none_match_forms() {
+        let get = Method::GET;
+        for (value, expected) in [
+            ("\"abc\"", Precondition::NotModified),
+            ("W/\"abc\"", Precondition::NotModified),
+            ("\"x\", W/\"abc\"", Precondition::NotModified),
+            ("*", Precondition::NotModified),
+            ("\"x\"", Precondition::Proceed),
+        ] {
+            let h = headers(&[("if-none-match", value)]);
+            assert_eq!(evaluate(&get, &h, Some(TAG), None), expected, "{value}");
+        }
+        let h = headers(&[("if-none-match", TAG)]);
+        assert_eq!(
+            evaluate(&Method::POST, &h, Some(TAG), None),
+            Precondition::Failed
+        );
+    }
+
+    #[test]
+    fn if_none_match_wins_over_if_modified_since() {
+        let h = headers(&[
+            ("if-none-match", "\"other\""),
+            ("if-modified-since", &date(100)),
+        ]);
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), Some(at(50))),
+            Precondition::Proceed
+        );
+        let h = headers(&[("if-modified-since", &date(100))]);
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), Some(at(50))),
+            Precondition::NotModified
+        );
+        // Sub-second modification times compare in whole seconds.
+        assert_eq!(
+            evaluate(
+                &Method::GET,
+                &h,
+                Some(TAG),
+                Some(at(100) + Duration::from_millis(700))
+            ),
+            Precondition::NotModified
+        );
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), Some(at(101))),
+            Precondition::Proceed
+        );
+        // Not for other methods, and not with a date that does not parse.
+        assert_eq!(
+            evaluate(&Method::POST, &h, Some(TAG), Some(at(50))),
+            Precondition::Proceed
+        );
+        let h = headers(&[("if-modified-since", "yesterday")]);
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), Some(at(50))),
+            Precondition::Proceed
+        );
+    }
+
+    #[test]
+    fn if_match_and_unmodified_since() {
+        let h = headers(&[("if-match", "\"other\"")]);
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), None),
+            Precondition::Failed
+        );
+        // If-Match uses the strong comparison: a weak tag never matches.
+        let h = headers(&[("if-match", "W/\"abc\"")]);
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), None),
+            Precondition::Failed
+        );
+        let h = headers(&[("if-match", "\"abc\"")]);
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), None),
+            Precondition::Proceed
+        );
+        let h = headers(&[("if-unmodified-since", &date(10))]);
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), Some(at(20))),
+            Precondition::Failed
+        );
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), Some(at(10))),
+            Precondition::Proceed
+        );
+        // 412 wins over 304.
+        let h = headers(&[("if-match", "\"other\""), ("if-none-match", "*")]);
+        assert_eq!(
+            evaluate(&Method::GET, &h, Some(TAG), None),
+            Precondition::Failed
+        );
+    }
+
+    #[test]
+    fn if_range() {
+        assert!(if_range_allows(&HeaderMap::new(), Some(TAG), None));
+        assert!(if_range_allows(
+            &headers(&[("if-range", TAG)]),
+            Some(TAG),
+            None
+        ));
+        assert!(!if_range_allows(
+            &headers(&[("if-range", "W/\"abc\"")]),
+            Some("W/\"abc\""),
+            None
+        ));
+        assert!(if_range_allows(
+            &headers(&[("if-range", &date(5))]),
+            Some(TAG),
+            Some(at(5))
+        ));
+        assert!(!if_range_allows(
+            &headers(&[("if-range", &date(5))]),
+            Some(TAG),
+            Some(at(6))
+        ));
+    }
+}

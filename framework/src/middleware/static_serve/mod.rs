@@ -1,0 +1,634 @@
+//! Serves static files from a [`FileSource`]: a directory ([`DirectorySource`]) or files
+//! compiled into the binary (`EmbeddedSource`, feature `static-embed`).
+//!
+//! Put it on a wildcard route (`/static/*`): the wildcard is the file path. Files are streamed
+//! in 64 KiB chunks, never read whole, with `Content-Type` from the extension (text types get
+//! `charset=utf-8`), `Content-Length`, `Last-Modified`, an `ETag`, `Cache-Control`,
+//! `Accept-Ranges: bytes` and `X-Content-Type-Options: nosniff` (an uploaded SVG or HTML file
+//! served inline would otherwise be a stored XSS vector).
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use framework::middleware::static_serve::{DirectorySource, StaticServe, StaticServeConfig};
+//!
+//! let assets = StaticServe::new(
+//!     DirectorySource::new("assets").expect("assets directory"),
+//!     StaticServeConfig {
+//!         max_age: Some(Duration::from_secs(3600)),
+//!         ..StaticServeConfig::default()
+//!     },
+//! );
+//! let app = framework::App::new().endpoint(http::Method::GET, "/static/*", assets);
+//! # let _ = app;
+//! ```
+//!
+//! - **Paths**: decoded once and refused with 400 `out of path` when they could leave the root
+//!   (`..`, encoded or not, `\`, absolute paths, NUL, invalid UTF-8, drive letters, Windows
+//!   device names, trailing dots) or when a symlink leads outside it. Dot files are 404 unless
+//!   [`StaticServeConfig::allow_dot_files`]. A directory serves its index (`index.html`); a
+//!   directory without one is 404, never a listing. A directory asked for without its trailing
+//!   slash is redirected (307) to it, so relative links in the index resolve, as tower-http does.
+//! - **Validators**: `ETag` is weak, `W/"<size hex>-<mtime hex>"`, or strong,
+//!   `"<size hex>-<sha-256 base64url, 128 bits>"`, with `enable_strong_etag` or when the
+//!   source knows no modification time. A strong tag on a directory source hashes the file on
+//!   each request; an embedded source's hashes are computed at build time.
+//! - **Conditional requests** before ranges (RFC 9110 section 13.2.2): `If-Match` /
+//!   `If-Unmodified-Since` give 412, `If-None-Match` / `If-Modified-Since` give 304.
+//! - **Ranges** (GET only): one range gives 206 with `Content-Range` and exactly those bytes
+//!   (`bytes=0-99`, `bytes=100-`, `bytes=-500`); `If-Range` that does not match gives the whole
+//!   file; a range starting past the end (or `bytes=-0`) gives 416 with `Content-Range:
+//!   bytes */<size>`. Several ranges are answered with the whole file (200), and a `Range` that
+//!   does not parse is ignored (RFC 9110 section 14.2).
+//! - **Cache-Control**: `public, max-age=N[, s-maxage=M]` when an age is set, else `no-cache`
+//!   (the client revalidates with the validators).
+//! - **Precompressed siblings**: with `precompressed_br` / `precompressed_gzip`, `file.js.br` or
+//!   `file.js.gz` is sent with its `Content-Encoding` when it exists and the client accepts it
+//!   (highest q-value first, brotli on a tie), always with `Vary: Accept-Encoding`.
+//! - **Not found**: 404, or with `not_found_next` the request goes on down the chain (when used
+//!   as middleware: the route's handler, or the routes behind an app-level static serve).
+//!
+//! Errors have category `framework-static-serve`.
+
+mod path;
+mod source;
+
+#[cfg(feature = "static-embed")]
+mod embedded;
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use http::header::{
+    ACCEPT_RANGES, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderValue,
+    LAST_MODIFIED, LOCATION, RANGE, VARY, X_CONTENT_TYPE_OPTIONS,
+};
+use http::{Method, StatusCode};
+use http_range_header::{EndPosition, RangeUnsatisfiableError, StartPosition};
+use sha2::{Digest, Sha256};
+use tokio::io::AsyncReadExt;
+
+use crate::body::BodyStream;
+use crate::conditional::{self, Precondition};
+use crate::context::Context;
+use crate::error::{HttpError, Result};
+use crate::handler::{BoxFuture, Endpoint, Middleware, Next, SharedMiddleware, Skipper};
+use crate::header::accept_encoding_q;
+
+use path::{SafePath, resolve_static_path};
+pub use source::{DirectorySource, FileInfo, FileReader, FileSource, SourceError};
+
+#[cfg(feature = "static-embed")]
+pub use embedded::EmbeddedSource;
+
+/// Category of static serve errors.
+pub const CATEGORY: &str = "framework-static-serve";
+
+/// Static serve settings.
+#[derive(Clone)]
+pub struct StaticServeConfig {
+    /// A folder inside the source that files are looked up under (`""`, the default, is the
+    /// source's root). Handy to serve one folder of an embedded source.
+    pub path: String,
+    /// `Cache-Control: max-age` for clients. `None` (with no `s_max_age`): `no-cache`.
+    pub max_age: Option<Duration>,
+    /// `Cache-Control: s-maxage` for shared caches.
+    pub s_max_age: Option<Duration>,
+    /// Refuse requests that carry a query string (400), so a cache cannot be filled with
+    /// `?1`, `?2`, … copies of one file.
+    pub deny_query_string: bool,
+    /// Send no `Last-Modified` (and ignore `If-Modified-Since`).
+    pub disable_last_modified: bool,
+    /// A strong ETag from the content instead of the weak size-and-mtime one.
+    pub enable_strong_etag: bool,
+    /// The file a directory serves. Default `index.html`; `None`: directories are 404.
+    pub index: Option<String>,
+    /// Serve names starting with `.`. Default false: they are 404.
+    pub allow_dot_files: bool,
+    /// When a file is missing, pass the request to the next handler instead of answering 404
+    /// (only when used as middleware; as an endpoint there is nothing after it).
+    pub not_found_next: bool,
+    /// Serve `<file>.br` to clients that accept brotli, when it exists.
+    pub precompressed_br: bool,
+    /// Serve `<file>.gz` to clients that accept gzip, when it exists.
+    pub precompressed_gzip: bool,
+    /// Skips the middleware for some requests (middleware use only).
+    pub skipper: Option<Skipper>,
+}
+
+impl Default for StaticServeConfig {
+    fn default() -> Self {
+        Self {
+            path: String::new(),
+            max_age: None,
+            s_max_age: None,
+            deny_query_string: false,
+            disable_last_modified: false,
+            enable_strong_etag: false,
+            index: Some("index.html".to_owned()),
+            allow_dot_files: false,
+            not_found_next: false,
+            precompressed_br: false,
+            precompressed_gzip: false,
+            skipper: None,
+        }
+    }
+}
+
+/// The static serve component: an [`Endpoint`] for a wildcard route, or a [`Middleware`].
+pub struct StaticServe {
+    source: Arc<dyn FileSource>,
+    config: StaticServeConfig,
+    cache_control: HeaderValue,
+}
+
+/// What serving found.
+enum Served {
+    /// The response is in the context.
+    Done,
+    /// No such file.
+    NotFound,
+}
+
+/// The file chosen to answer: the requested one or a precompressed sibling.
+struct Selected {
+    path: String,
+    info: Option<FileInfo>,
+    encoding: Option<&'static str>,
+}
+
+fn error(status: StatusCode, message: &'static str) -> crate::Error {
+    HttpError::with(status, CATEGORY, message).into()
+}
+
+fn out_of_path() -> crate::Error {
+    error(StatusCode::BAD_REQUEST, "out of path")
+}
+
+fn is_not_found(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    ) || err.raw_os_error() == Some(20) // ENOTDIR on toolchains that map it to Other
+}
+
+impl StaticServe {
+    /// Serves files from `source`.
+    pub fn new(source: impl FileSource, config: StaticServeConfig) -> Self {
+        let cache_control = cache_control(config.max_age, config.s_max_age);
+        Self {
+            source: Arc::new(source),
+            config,
+            cache_control,
+        }
+    }
+
+    /// Shares it for use as middleware in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+
+    fn join(&self, path: &str) -> String {
+        let base = self.config.path.trim_matches('/');
+        match (base.is_empty(), path.is_empty()) {
+            (true, _) => path.to_owned(),
+            (false, true) => base.to_owned(),
+            (false, false) => format!("{base}/{path}"),
+        }
+    }
+
+    /// Metadata of `path`; `Ok(None)` for a source without stat, `Err` for missing files.
+    async fn stat(&self, path: &str) -> Result<Option<Option<FileInfo>>> {
+        match self.source.stat(path).await {
+            Ok(info) => Ok(Some(info)),
+            Err(SourceError::OutOfPath) => Err(out_of_path()),
+            Err(SourceError::Io(err)) if is_not_found(&err) => Ok(None),
+            Err(SourceError::Io(err)) => Err(err.into()),
+        }
+    }
+
+    async fn serve(&self, ctx: &mut Context) -> Result<Served> {
+        if self.config.deny_query_string && ctx.uri().query().is_some() {
+            return Err(error(
+                StatusCode::BAD_REQUEST,
+                "query string is not allowed",
+            ));
+        }
+        let raw = match ctx.raw_param(crate::router::WILDCARD) {
+            Some(raw) => raw,
+            None => ctx.path().trim_start_matches('/'),
+        };
+        let (path, dir_form) = match resolve_static_path(raw).map_err(|_| out_of_path())? {
+            SafePath::File { path, dir } => (path, dir),
+            SafePath::Hidden { .. } if !self.config.allow_dot_files => {
+                return Ok(Served::NotFound);
+            }
+            SafePath::Hidden { path, dir } => (path, dir),
+        };
+        let mut path = self.join(&path);
+        let mut info = match self.stat(&path).await? {
+            None => return Ok(Served::NotFound),
+            Some(info) => info,
+        };
+        if info.is_some_and(|i| i.is_dir) {
+            if !dir_form {
+                redirect_to_dir(ctx);
+                return Ok(Served::Done);
+            }
+            let Some(index) = &self.config.index else {
+                return Ok(Served::NotFound);
+            };
+            path = if path.is_empty() {
+                index.clone()
+            } else {
+                format!("{path}/{index}")
+            };
+            info = match self.stat(&path).await? {
+                None => return Ok(Served::NotFound),
+                Some(info) => info,
+            };
+            if info.is_some_and(|i| i.is_dir) {
+                return Ok(Served::NotFound);
+            }
+        } else if dir_form && !path.is_empty() {
+            // `/file.txt/` names a directory that is not there.
+            return Ok(Served::NotFound);
+        }
+        if info.is_none() && !self.source.exists(&path).await {
+            return Ok(Served::NotFound);
+        }
+        let content_type = content_type(&path);
+        let selected = self.select_variant(ctx, path, info).await?;
+        self.respond(ctx, selected, content_type).await?;
+        Ok(Served::Done)
+    }
+
+    /// The precompressed sibling the client accepts best, if there is one.
+    async fn select_variant(
+        &self,
+        ctx: &mut Context,
+        path: String,
+        info: Option<FileInfo>,
+    ) -> Result<Selected> {
+        let mut variants: Vec<(&'static str, &'static str, f32)> = Vec::with_capacity(2);
+        if self.config.precompressed_br {
+            variants.push(("br", ".br", accept_encoding_q(ctx.headers(), "br")));
+        }
+        if self.config.precompressed_gzip {
+            variants.push(("gzip", ".gz", accept_encoding_q(ctx.headers(), "gzip")));
+        }
+        if variants.is_empty() || info.is_none() {
+            return Ok(Selected {
+                path,
+                info,
+                encoding: None,
+            });
+        }
+        ctx.response_headers_mut()
+            .append(VARY, HeaderValue::from_static("Accept-Encoding"));
+        // Stable sort: brotli stays first on equal q-values.
+        variants.sort_by(|a, b| b.2.total_cmp(&a.2));
+        for (encoding, suffix, q) in variants {
+            if q <= 0.0 {
+                continue;
+            }
+            let sibling = format!("{path}{suffix}");
+            if let Some(Some(found)) = self.stat(&sibling).await?
+                && !found.is_dir
+            {
+                return Ok(Selected {
+                    path: sibling,
+                    info: Some(found),
+                    encoding: Some(encoding),
+                });
+            }
+        }
+        Ok(Selected {
+            path,
+            info,
+            encoding: None,
+        })
+    }
+
+    async fn respond(
+        &self,
+        ctx: &mut Context,
+        selected: Selected,
+        content_type: HeaderValue,
+    ) -> Result {
+        // A source without stat gives its bytes whole; the size then comes from them.
+        let (data, size, modified) = match selected.info {
+            Some(info) => (None, info.size, info.modified),
+            None => {
+                let data = self.source.get(&selected.path).await.map_err(|e| match e {
+                    SourceError::OutOfPath => out_of_path(),
+                    SourceError::Io(err) => err.into(),
+                })?;
+                let size = data.len() as u64;
+                (Some(data), size, None)
+            }
+        };
+        let etag = if self.config.enable_strong_etag || modified.is_none() {
+            let digest = match (self.source.content_hash(&selected.path).await, &data) {
+                (Some(digest), _) => digest,
+                (None, Some(data)) => Sha256::digest(data).into(),
+                (None, None) => self.hash_file(&selected.path).await?,
+            };
+            strong_etag(size, &digest)
+        } else {
+            weak_etag(size, modified.unwrap_or(UNIX_EPOCH))
+        };
+        let last_modified = modified.filter(|_| !self.config.disable_last_modified);
+
+        let headers = ctx.response_headers_mut();
+        headers.insert(ETAG, etag.clone());
+        if let Some(time) = last_modified
+            && let Ok(value) = HeaderValue::try_from(httpdate::fmt_http_date(time))
+        {
+            headers.insert(LAST_MODIFIED, value);
+        }
+        headers.insert(CACHE_CONTROL, self.cache_control.clone());
+        headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
+        headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+
+        let etag_str = etag.to_str().ok();
+        match conditional::evaluate(ctx.method(), ctx.headers(), etag_str, last_modified) {
+            Precondition::Proceed => {}
+            Precondition::NotModified => {
+                ctx.set_status(StatusCode::NOT_MODIFIED);
+                return Ok(());
+            }
+            Precondition::Failed => {
+                return Err(error(
+                    StatusCode::PRECONDITION_FAILED,
+                    "precondition failed",
+                ));
+            }
+        }
+
+        let headers = ctx.response_headers_mut();
+        headers.insert(CONTENT_TYPE, content_type);
+        if let Some(encoding) = selected.encoding {
+            headers.insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+        }
+        let mut status = StatusCode::OK;
+        let (mut start, mut len) = (0, size);
+        if *ctx.method() == Method::GET
+            && let Some(range) = ctx.headers().get(RANGE)
+            && conditional::if_range_allows(ctx.headers(), etag_str, last_modified)
+        {
+            match single_range(range.to_str().unwrap_or(""), size) {
+                RangeOutcome::Whole => {}
+                RangeOutcome::Part(first, last) => {
+                    status = StatusCode::PARTIAL_CONTENT;
+                    (start, len) = (first, last - first + 1);
+                    let value = format!("bytes {first}-{last}/{size}");
+                    ctx.set_header(CONTENT_RANGE, header_value(value));
+                }
+                RangeOutcome::Unsatisfiable => {
+                    ctx.set_header(CONTENT_RANGE, header_value(format!("bytes */{size}")));
+                    return Err(error(
+                        StatusCode::RANGE_NOT_SATISFIABLE,
+                        "range not satisfiable",
+                    ));
+                }
+            }
+        }
+        ctx.set_status(status);
+        match data {
+            Some(data) => {
+                // In memory already: a slice, no copy. `start + len <= size` by construction.
+                let (start, end) = (start as usize, (start + len) as usize);
+                ctx.body_buffer = Some(data.slice(start..end));
+            }
+            None => {
+                let reader =
+                    self.source
+                        .reader(&selected.path, start)
+                        .await
+                        .map_err(|e| match e {
+                            SourceError::OutOfPath => out_of_path(),
+                            SourceError::Io(err) => err.into(),
+                        })?;
+                ctx.set_body_stream(BodyStream::from_reader(reader, len));
+            }
+        }
+        Ok(())
+    }
+
+    /// SHA-256 of a file read through the source, in chunks.
+    async fn hash_file(&self, path: &str) -> Result<[u8; 32]> {
+        let mut reader = self.source.reader(path, 0).await.map_err(|e| match e {
+            SourceError::OutOfPath => out_of_path(),
+            SourceError::Io(err) => crate::Error::from(err),
+        })?;
+        let mut hasher = Sha256::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            let n = reader.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            hasher.update(&buf[..n]);
+        }
+        Ok(hasher.finalize().into())
+    }
+}
+
+/// Digits, letters, `-`, `/` and `*` only: always a valid header value.
+fn header_value(value: String) -> HeaderValue {
+    HeaderValue::try_from(value).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+fn redirect_to_dir(ctx: &mut Context) {
+    let location = match ctx.uri().query() {
+        Some(query) => format!("{}/?{query}", ctx.path()),
+        None => format!("{}/", ctx.path()),
+    };
+    ctx.set_status(StatusCode::TEMPORARY_REDIRECT);
+    // The path came from a valid request line, so it is a valid header value.
+    if let Ok(value) = HeaderValue::try_from(location) {
+        ctx.set_header(LOCATION, value);
+    }
+}
+
+fn cache_control(max_age: Option<Duration>, s_max_age: Option<Duration>) -> HeaderValue {
+    let value = match (max_age, s_max_age) {
+        (None, None) => return HeaderValue::from_static("no-cache"),
+        (max, None) => format!("public, max-age={}", max.unwrap_or_default().as_secs()),
+        (max, Some(s)) => format!(
+            "public, max-age={}, s-maxage={}",
+            max.unwrap_or_default().as_secs(),
+            s.as_secs()
+        ),
+    };
+    header_value(value)
+}
+
+fn content_type(path: &str) -> HeaderValue {
+    let Some(mime) = mime_guess::from_path(path).first_raw() else {
+        return crate::header::OCTET_STREAM;
+    };
+    let text = mime.starts_with("text/") || mime.contains("javascript");
+    let value: Cow<'static, str> = if text {
+        Cow::Owned(format!("{mime}; charset=utf-8"))
+    } else {
+        Cow::Borrowed(mime)
+    };
+    match value {
+        Cow::Borrowed(s) => HeaderValue::from_static(s),
+        Cow::Owned(s) => header_value(s),
+    }
+}
+
+fn weak_etag(size: u64, modified: SystemTime) -> HeaderValue {
+    let secs = modified
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    header_value(format!("W/\"{size:x}-{secs:x}\""))
+}
+
+fn strong_etag(size: u64, digest: &[u8; 32]) -> HeaderValue {
+    header_value(format!(
+        "\"{size:x}-{}\"",
+        URL_SAFE_NO_PAD.encode(&digest[..16])
+    ))
+}
+
+/// How a `Range` header applies to a file of `size` bytes.
+#[derive(Debug, PartialEq, Eq)]
+enum RangeOutcome {
+    /// Ignore it: send the whole file (several ranges, or a header that does not parse).
+    Whole,
+    /// Send bytes `first..=last`.
+    Part(u64, u64),
+    /// 416.
+    Unsatisfiable,
+}
+
+/// Longer `Range` headers are ignored unparsed: no client needs hundreds of ranges, and
+/// parsing them is work an attacker chooses.
+const MAX_RANGE_HEADER: usize = 1024;
+
+fn single_range(value: &str, size: u64) -> RangeOutcome {
+    if value.len() > MAX_RANGE_HEADER {
+        return RangeOutcome::Whole;
+    }
+    let parsed = match http_range_header::parse_range_header(value) {
+        Ok(parsed) => parsed,
+        // `bytes=-0` is well-formed but asks for nothing (RFC 9110 section 14.1.3).
+        Err(RangeUnsatisfiableError::ZeroSuffix) => return RangeOutcome::Unsatisfiable,
+        Err(_) => return RangeOutcome::Whole,
+    };
+    let [range] = parsed.ranges.as_slice() else {
+        return RangeOutcome::Whole;
+    };
+    match (range.start, range.end) {
+        (StartPosition::Index(first), end) => {
+            let last = match end {
+                EndPosition::Index(last) if last < first => return RangeOutcome::Whole,
+                EndPosition::Index(last) => last,
+                EndPosition::LastByte => u64::MAX,
+            };
+            if first >= size {
+                return RangeOutcome::Unsatisfiable;
+            }
+            RangeOutcome::Part(first, last.min(size - 1))
+        }
+        // A suffix longer than the file means the whole file (RFC 9110 section 14.1.2).
+        (StartPosition::FromLast(n), _) if size > 0 => {
+            RangeOutcome::Part(size.saturating_sub(n), size - 1)
+        }
+        (StartPosition::FromLast(_), _) => RangeOutcome::Unsatisfiable,
+    }
+}
+
+impl Endpoint for StaticServe {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            match self.serve(ctx).await? {
+                Served::Done => Ok(()),
+                Served::NotFound => Err(error(StatusCode::NOT_FOUND, "not found")),
+            }
+        })
+    }
+}
+
+impl Middleware for StaticServe {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            if crate::handler::should_skip(ctx, self.config.skipper.as_ref())
+                || !(*ctx.method() == Method::GET || *ctx.method() == Method::HEAD)
+            {
+                return next.run(ctx).await;
+            }
+            match self.serve(ctx).await? {
+                Served::Done => Ok(()),
+                Served::NotFound if self.config.not_found_next => next.run(ctx).await,
+                Served::NotFound => Err(error(StatusCode::NOT_FOUND, "not found")),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        use RangeOutcome::*;
+        for (value, expected) in [
+            ("bytes=0-99", Part(0, 99)),
+            ("bytes=100-", Part(100, 999)),
+            ("bytes=-500", Part(500, 999)),
+            ("bytes=-5000", Part(0, 999)),
+            ("bytes=990-2000", Part(990, 999)),
+            ("bytes=0-18446744073709551615", Part(0, 999)),
+            ("bytes=999-999", Part(999, 999)),
+            ("bytes=1000-", Unsatisfiable),
+            ("bytes=5000-6000", Unsatisfiable),
+            ("bytes=-0", Unsatisfiable),
+            ("", Whole),
+            ("bytes=", Whole),
+            ("bytes=5-2", Whole),
+            ("bytes=0-1,5-6", Whole),
+            ("items=0-1", Whole),
+            ("bytes=abc", Whole),
+            ("bytes=0-18446744073709551616", Whole),
+        ] {
+            assert_eq!(single_range(value, 1000), expected, "{value}");
+        }
+        let many = format!("bytes={}", vec!["0-1"; 300].join(","));
+        assert_eq!(single_range(&many, 1000), Whole);
+        assert_eq!(single_range("bytes=0-", 0), Unsatisfiable);
+        assert_eq!(single_range("bytes=-1", 0), Unsatisfiable);
+    }
+
+    #[test]
+    fn cache_control_forms() {
+        assert_eq!(cache_control(None, None), "no-cache");
+        assert_eq!(
+            cache_control(Some(Duration::from_secs(60)), None),
+            "public, max-age=60"
+        );
+        assert_eq!(
+            cache_control(
+                Some(Duration::from_secs(60)),
+                Some(Duration::from_secs(600))
+            ),
+            "public, max-age=60, s-maxage=600"
+        );
+    }
+
+    #[test]
+    fn content_types() {
+        assert_eq!(content_type("a/b.html"), "text/html; charset=utf-8");
+        assert_eq!(content_type("x.js"), "text/javascript; charset=utf-8");
+        assert_eq!(content_type("x.png"), "image/png");
+        assert_eq!(content_type("x.unknownext"), "application/octet-stream");
+    }
+}

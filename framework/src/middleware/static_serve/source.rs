@@ -1,0 +1,154 @@
+//! Where static files come from: the [`FileSource`] trait and the directory source.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::time::SystemTime;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncSeekExt};
+
+/// A file's metadata.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileInfo {
+    /// Size in bytes.
+    pub size: u64,
+    /// Last modification time, when the source knows it.
+    pub modified: Option<SystemTime>,
+    /// True for a directory.
+    pub is_dir: bool,
+}
+
+/// A reader of a file's bytes.
+pub type FileReader = Pin<Box<dyn AsyncRead + Send>>;
+
+/// Why a source refused a path.
+#[derive(Debug)]
+pub enum SourceError {
+    /// The path leads outside the source's root (e.g. through a symlink): 400 `out of path`.
+    OutOfPath,
+    /// Any other failure; `NotFound` answers 404.
+    Io(io::Error),
+}
+
+impl From<io::Error> for SourceError {
+    fn from(err: io::Error) -> Self {
+        SourceError::Io(err)
+    }
+}
+
+/// A source of static files, as the seed defines it (`exists`, `get`, `stat`, `reader`).
+///
+/// Paths are relative, `/`-separated, and already checked by [`super::StaticServe`]: no `..`,
+/// no empty or absolute segments, nothing a platform would reinterpret. A source that follows
+/// links must still make sure the file it opens lies under its root.
+#[async_trait]
+pub trait FileSource: Send + Sync + 'static {
+    /// True when `file` exists.
+    async fn exists(&self, file: &str) -> bool;
+
+    /// The whole file. Used only for sources without [`FileSource::stat`].
+    async fn get(&self, file: &str) -> Result<Bytes, SourceError>;
+
+    /// The file's metadata; `Ok(None)` when the source keeps none (the file is then read whole
+    /// with [`FileSource::get`], and only a strong ETag can be offered).
+    async fn stat(&self, file: &str) -> Result<Option<FileInfo>, SourceError>;
+
+    /// A reader positioned at byte `offset` of the file.
+    async fn reader(&self, file: &str, offset: u64) -> Result<FileReader, SourceError>;
+
+    /// The file's content digest, when the source has it for free (an embedded source hashes
+    /// at build time). A strong ETag is computed by reading the file otherwise.
+    async fn content_hash(&self, file: &str) -> Option<[u8; 32]> {
+        let _ = file;
+        None
+    }
+}
+
+/// Files under a directory, read with tokio's file IO and streamed in chunks.
+///
+/// The root is canonicalised once, at construction. Every request's path is canonicalised too
+/// (symlinks resolved) and must still lie under the root: a symlink inside the root that points
+/// outside it is refused as out of path, unlike tower-http's `ServeDir`, which follows it.
+#[derive(Debug, Clone)]
+pub struct DirectorySource {
+    root: PathBuf,
+}
+
+impl DirectorySource {
+    /// Files under `root`, which must exist and be a directory.
+    pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
+        let root = std::fs::canonicalize(root.as_ref())?;
+        if !root.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!("{} is not a directory", root.display()),
+            ));
+        }
+        Ok(Self { root })
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The canonical path of `file`, refused when it leaves the root. Blocking: call it on a
+    /// blocking thread.
+    fn resolve(&self, file: &str) -> Result<PathBuf, SourceError> {
+        let full = std::fs::canonicalize(self.root.join(file))?;
+        if full.starts_with(&self.root) {
+            Ok(full)
+        } else {
+            Err(SourceError::OutOfPath)
+        }
+    }
+
+    async fn blocking<T, F>(&self, file: &str, f: F) -> Result<T, SourceError>
+    where
+        T: Send + 'static,
+        F: FnOnce(PathBuf) -> Result<T, SourceError> + Send + 'static,
+    {
+        let this = self.clone();
+        let file = file.to_owned();
+        tokio::task::spawn_blocking(move || f(this.resolve(&file)?))
+            .await
+            .map_err(|e| SourceError::Io(io::Error::other(e)))?
+    }
+}
+
+#[async_trait]
+impl FileSource for DirectorySource {
+    async fn exists(&self, file: &str) -> bool {
+        self.blocking(file, |_| Ok(())).await.is_ok()
+    }
+
+    async fn get(&self, file: &str) -> Result<Bytes, SourceError> {
+        self.blocking(file, |path| Ok(Bytes::from(std::fs::read(path)?)))
+            .await
+    }
+
+    async fn stat(&self, file: &str) -> Result<Option<FileInfo>, SourceError> {
+        self.blocking(file, |path| {
+            let meta = std::fs::metadata(path)?;
+            Ok(Some(FileInfo {
+                size: meta.len(),
+                modified: meta.modified().ok(),
+                is_dir: meta.is_dir(),
+            }))
+        })
+        .await
+    }
+
+    async fn reader(&self, file: &str, offset: u64) -> Result<FileReader, SourceError> {
+        let std_file = self
+            .blocking(file, |path| Ok(std::fs::File::open(path)?))
+            .await?;
+        let mut file = tokio::fs::File::from_std(std_file);
+        if offset > 0 {
+            file.seek(io::SeekFrom::Start(offset)).await?;
+        }
+        Ok(Box::pin(file))
+    }
+}
