@@ -72,3 +72,87 @@ pub fn browser() -> reqwest::Client {
         .build()
         .expect("client")
 }
+
+/// A response read from a raw socket.
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: u16,
+    pub head: String,
+    pub body: Vec<u8>,
+}
+
+impl RawResponse {
+    /// A header's value (first one), by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().skip(1).find_map(|line| {
+            let (k, v) = line.split_once(':')?;
+            k.trim().eq_ignore_ascii_case(name).then(|| v.trim())
+        })
+    }
+
+    /// The body as text (lossy).
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+}
+
+/// Sends `request` as written (no client normalises the path) with `Connection: close` and
+/// reads the answer to the end. The body is returned as sent (chunked framing included).
+pub async fn raw_request(addr: SocketAddr, request: &str) -> RawResponse {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    stream.write_all(request.as_bytes()).await.expect("write");
+    let mut buf = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(10), stream.read_to_end(&mut buf))
+        .await
+        .expect("answer within 10 s")
+        .expect("read");
+    let split = buf
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("a response head");
+    let head = String::from_utf8_lossy(&buf[..split]).into_owned();
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status code");
+    RawResponse {
+        status,
+        head,
+        body: buf[split + 4..].to_vec(),
+    }
+}
+
+/// `GET <target>` on a raw socket.
+pub async fn raw_get(addr: SocketAddr, target: &str) -> RawResponse {
+    raw_request(
+        addr,
+        &format!("GET {target} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n"),
+    )
+    .await
+}
+
+/// A fresh, empty directory under the system temp dir.
+pub fn temp_dir(name: &str) -> std::path::PathBuf {
+    let mut bits = [0u8; 8];
+    getrandom::fill(&mut bits).expect("random");
+    let dir = std::env::temp_dir().join(format!("e2e-{name}-{}", hex::encode(bits)));
+    std::fs::create_dir_all(&dir).expect("create temp dir");
+    dir
+}
+
+/// The number of open file descriptors of this process.
+pub fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
+}
+
+/// This process's resident set size in bytes.
+pub fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
