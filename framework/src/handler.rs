@@ -42,6 +42,14 @@ pub trait Endpoint: Send + Sync + 'static {
     fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result>;
 }
 
+/// A shared endpoint is an endpoint, so one built with [`handler_fn`] can be registered with
+/// [`App::endpoint`](crate::App::endpoint) or [`App::any`](crate::App::any).
+impl<E: Endpoint + ?Sized> Endpoint for Arc<E> {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+        (**self).call(ctx)
+    }
+}
+
 /// A shared middleware, as stored in chains.
 pub type SharedMiddleware = Arc<dyn Middleware>;
 
