@@ -70,7 +70,10 @@ fn target(addr: SocketAddr) -> http::Uri {
 
 /// A raw upstream that answers every connection with `response`, then closes it (or, with
 /// `hang`, never answers). It keeps the request heads it read.
-async fn raw_upstream(response: &'static [u8], hang: bool) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
+async fn raw_upstream(
+    response: &'static [u8],
+    hang: bool,
+) -> (SocketAddr, Arc<std::sync::Mutex<Vec<String>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let heads = Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -87,7 +90,9 @@ async fn raw_upstream(response: &'static [u8], hang: bool) -> (SocketAddr, Arc<s
                         Ok(n) => buf.extend_from_slice(&chunk[..n]),
                     }
                 }
-                seen.lock().unwrap().push(String::from_utf8_lossy(&buf).into_owned());
+                seen.lock()
+                    .unwrap()
+                    .push(String::from_utf8_lossy(&buf).into_owned());
                 if hang {
                     tokio::time::sleep(Duration::from_secs(30)).await;
                     return;
@@ -130,7 +135,13 @@ async fn rewrites_and_forwarded_headers() {
     assert_eq!(h["x-forwarded-host"], json!(["front.example"]));
     // The incoming Host is kept by default.
     assert_eq!(h["host"], json!(["front.example"]));
-    for hop in ["x-custom", "keep-alive", "te", "proxy-authorization", "trailer"] {
+    for hop in [
+        "x-custom",
+        "keep-alive",
+        "te",
+        "proxy-authorization",
+        "trailer",
+    ] {
         assert!(h.get(hop).is_none(), "{hop} was forwarded: {h}");
     }
     // The pooled connection to the upstream is kept alive, whatever the client asked.
@@ -219,7 +230,9 @@ async fn streams_an_upload_and_counts_done() {
     let chunks = (0..64).map(|_| Ok::<_, std::io::Error>(vec![7u8; 16 * 1024]));
     let res = reqwest::Client::new()
         .post(proxy.url("/upload"))
-        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(chunks)))
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
+            chunks,
+        )))
         .send()
         .await
         .unwrap();
@@ -271,7 +284,11 @@ async fn upstream_failures() {
         "/*",
     ))
     .await;
-    let res = common::browser().get(proxy.url("/slow")).send().await.unwrap();
+    let res = common::browser()
+        .get(proxy.url("/slow"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 504);
     let body: Value = res.json().await.unwrap();
     assert_eq!(body["message"], "gateway timeout");
@@ -314,7 +331,11 @@ async fn upstream_failures() {
     assert!(res.bytes().await.is_err(), "a truncated body must fail");
     proxy.stop().await;
 
-    assert_eq!(done.load(Ordering::SeqCst), 4, "done runs after success and failure");
+    assert_eq!(
+        done.load(Ordering::SeqCst),
+        4,
+        "done runs after success and failure"
+    );
 }
 
 #[test]
@@ -385,10 +406,9 @@ async fn websocket_echo_through_the_proxy() {
 #[tokio::test]
 async fn user_service_flow_through_the_proxy() {
     let config = user_service::Config::default();
-    let backend = common::start(
-        user_service::build(&config, user_service::Stores::in_memory()).unwrap(),
-    )
-    .await;
+    let backend =
+        common::start(user_service::build(&config, user_service::Stores::in_memory()).unwrap())
+            .await;
     let proxy = common::start(proxy_app(
         ProxyConfig {
             target: target(backend.addr),
@@ -406,8 +426,15 @@ async fn user_service_flow_through_the_proxy() {
         .await
         .unwrap();
     assert_eq!(res.status(), 201);
-    let res = client.get(proxy.url("/users/v1/login")).send().await.unwrap();
-    assert!(res.headers().get("set-cookie").is_some(), "session cookie passes");
+    let res = client
+        .get(proxy.url("/users/v1/login"))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        res.headers().get("set-cookie").is_some(),
+        "session cookie passes"
+    );
     let token: Value = res.json().await.unwrap();
     let token = token["token"].as_str().unwrap();
     let proof = hex::encode(Sha256::digest(format!("{digest}{token}").as_bytes()));

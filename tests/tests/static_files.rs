@@ -101,7 +101,10 @@ fn service(root: &Path) -> Service {
         .endpoint(
             Method::GET,
             "/embed/*",
-            StaticServe::new(EmbeddedSource::<Assets>::new(), StaticServeConfig::default()),
+            StaticServe::new(
+                EmbeddedSource::<Assets>::new(),
+                StaticServeConfig::default(),
+            ),
         )
         .group(Group::new("").route_with(
             Method::GET,
@@ -185,7 +188,10 @@ async fn directories_index_and_no_listing() {
     let server = common::start(service(&root)).await;
     let addr = server.addr;
     let res = common::raw_get(addr, "/static/").await;
-    assert_eq!((res.status, res.text().as_str()), (200, "<h1>root index</h1>"));
+    assert_eq!(
+        (res.status, res.text().as_str()),
+        (200, "<h1>root index</h1>")
+    );
     let res = common::raw_get(addr, "/static/docs/").await;
     assert_eq!((res.status, res.text().as_str()), (200, "<h1>docs</h1>"));
     // Without the slash: redirected to it, query kept.
@@ -199,8 +205,14 @@ async fn directories_index_and_no_listing() {
     // Index disabled: directories are 404.
     assert_eq!(common::raw_get(addr, "/strict/docs/").await.status, 404);
     // A file named like a directory.
-    assert_eq!(common::raw_get(addr, "/static/hello.txt/").await.status, 404);
-    assert_eq!(common::raw_get(addr, "/static/missing.txt").await.status, 404);
+    assert_eq!(
+        common::raw_get(addr, "/static/hello.txt/").await.status,
+        404
+    );
+    assert_eq!(
+        common::raw_get(addr, "/static/missing.txt").await.status,
+        404
+    );
     server.stop().await;
 }
 
@@ -256,13 +268,23 @@ async fn conditional_requests() {
             (status, body.len())
         }
     };
-    assert_eq!(status(vec![("if-none-match", etag.clone())]).await, (304, 0));
     assert_eq!(
-        status(vec![("if-none-match", format!("\"x\", {etag}"))]).await.0,
+        status(vec![("if-none-match", etag.clone())]).await,
+        (304, 0)
+    );
+    assert_eq!(
+        status(vec![("if-none-match", format!("\"x\", {etag}"))])
+            .await
+            .0,
         304
     );
     assert_eq!(status(vec![("if-none-match", "*".into())]).await.0, 304);
-    assert_eq!(status(vec![("if-modified-since", modified.clone())]).await.0, 304);
+    assert_eq!(
+        status(vec![("if-modified-since", modified.clone())])
+            .await
+            .0,
+        304
+    );
     // If-None-Match wins over If-Modified-Since.
     assert_eq!(
         status(vec![
@@ -273,9 +295,12 @@ async fn conditional_requests() {
         (200, 11)
     );
     assert_eq!(
-        status(vec![("if-modified-since", "Thu, 01 Jan 1970 00:00:00 GMT".into())])
-            .await
-            .0,
+        status(vec![(
+            "if-modified-since",
+            "Thu, 01 Jan 1970 00:00:00 GMT".into()
+        )])
+        .await
+        .0,
         200
     );
     // 412: If-Match with another tag, or a weak tag (strong comparison), If-Unmodified-Since
@@ -284,16 +309,22 @@ async fn conditional_requests() {
     assert_eq!(status(vec![("if-match", etag.clone())]).await.0, 412);
     assert_eq!(status(vec![("if-match", "*".into())]).await.0, 200);
     assert_eq!(
-        status(vec![("if-unmodified-since", "Thu, 01 Jan 1970 00:00:00 GMT".into())])
-            .await
-            .0,
+        status(vec![(
+            "if-unmodified-since",
+            "Thu, 01 Jan 1970 00:00:00 GMT".into()
+        )])
+        .await
+        .0,
         412
     );
     // Preconditions come before Range: 304 wins over 206, 412 over 206 and 416.
     assert_eq!(
-        status(vec![("if-none-match", etag.clone()), ("range", "bytes=0-1".into())])
-            .await
-            .0,
+        status(vec![
+            ("if-none-match", etag.clone()),
+            ("range", "bytes=0-1".into())
+        ])
+        .await
+        .0,
         304
     );
     assert_eq!(
@@ -355,10 +386,16 @@ async fn ranges() {
     assert_eq!(len.as_deref(), Some("10"));
     assert_eq!(&body[..], &data[10..20]);
     let (status, range, _, body) = get("bytes=-500").await;
-    assert_eq!((status, range.as_deref()), (206, Some("bytes 500-999/1000")));
+    assert_eq!(
+        (status, range.as_deref()),
+        (206, Some("bytes 500-999/1000"))
+    );
     assert_eq!(&body[..], &data[500..]);
     let (status, range, _, body) = get("bytes=900-").await;
-    assert_eq!((status, range.as_deref()), (206, Some("bytes 900-999/1000")));
+    assert_eq!(
+        (status, range.as_deref()),
+        (206, Some("bytes 900-999/1000"))
+    );
     assert_eq!(&body[..], &data[900..]);
     let (status, range, _, body) = get("bytes=0-18446744073709551615").await;
     assert_eq!((status, range.as_deref()), (206, Some("bytes 0-999/1000")));
@@ -375,7 +412,10 @@ async fn ranges() {
     let many: &'static str = Box::leak(
         format!(
             "bytes={}",
-            (0..300).map(|i| format!("{}-{}", i * 3, i * 3 + 1)).collect::<Vec<_>>().join(",")
+            (0..300)
+                .map(|i| format!("{}-{}", i * 3, i * 3 + 1))
+                .collect::<Vec<_>>()
+                .join(",")
         )
         .into_boxed_str(),
     );
@@ -478,14 +518,20 @@ async fn embedded_source() {
     let res = common::raw_get(addr, "/embed/hello.txt").await;
     assert_eq!(res.status, 200);
     assert_eq!(res.text(), "embedded hello\n");
-    assert_eq!(res.header("content-type"), Some("text/plain; charset=utf-8"));
+    assert_eq!(
+        res.header("content-type"),
+        Some("text/plain; charset=utf-8")
+    );
     // No mtime from the build of an embedded file is guaranteed; the tag is then strong, from
     // rust-embed's hash.
     assert!(res.header("etag").is_some());
     let res = common::raw_get(addr, "/embed/").await;
     assert_eq!(res.status, 200);
     assert!(res.text().contains("embedded"), "{}", res.text());
-    assert_eq!(common::raw_get(addr, "/embed/sub/page.html").await.status, 200);
+    assert_eq!(
+        common::raw_get(addr, "/embed/sub/page.html").await.status,
+        200
+    );
     assert_eq!(common::raw_get(addr, "/embed/sub/").await.status, 404);
     assert_eq!(common::raw_get(addr, "/embed/sub").await.status, 307);
     assert_eq!(common::raw_get(addr, "/embed/nope.txt").await.status, 404);
@@ -495,7 +541,12 @@ async fn embedded_source() {
     )
     .await;
     assert_eq!((res.status, res.text().as_str()), (206, "hello\n"));
-    assert_eq!(common::raw_get(addr, "/embed/..%2f..%2fCargo.toml").await.status, 400);
+    assert_eq!(
+        common::raw_get(addr, "/embed/..%2f..%2fCargo.toml")
+            .await
+            .status,
+        400
+    );
     server.stop().await;
 }
 

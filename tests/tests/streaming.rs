@@ -64,19 +64,26 @@ async fn ticking_events(ctx: &mut Context) -> Result {
 }
 
 fn chunks(n: usize, size: usize) -> BodyStream {
-    let parts = (0..n).map(move |i| Ok::<_, std::io::Error>(Bytes::from(vec![b'a' + (i % 26) as u8; size])));
+    let parts = (0..n)
+        .map(move |i| Ok::<_, std::io::Error>(Bytes::from(vec![b'a' + (i % 26) as u8; size])));
     BodyStream::from_stream(futures_util::stream::iter(parts))
 }
 
 async fn unknown_length(ctx: &mut Context) -> Result {
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+    ctx.set_header(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
     ctx.set_body_stream(chunks(3, 1000));
     Ok(())
 }
 
 async fn known_length(ctx: &mut Context) -> Result {
     let body = http_body_util::Full::new(Bytes::from(vec![b'k'; 3000]));
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+    ctx.set_header(
+        CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
     ctx.set_body_stream(BodyStream::new(body));
     Ok(())
 }
@@ -93,10 +100,17 @@ impl Drop for Tracked {
 struct Dropped(Arc<AtomicBool>);
 
 fn tracked_stream(ctx: &Context) -> BodyStream {
-    let flag = ctx.state().get::<Dropped>().map(|d| Arc::clone(&d.0)).unwrap_or_default();
+    let flag = ctx
+        .state()
+        .get::<Dropped>()
+        .map(|d| Arc::clone(&d.0))
+        .unwrap_or_default();
     let guard = Tracked(flag);
     let stream = futures_util::stream::unfold(guard, |guard| async move {
-        Some((Ok::<_, std::io::Error>(Bytes::from_static(b"never sent")), guard))
+        Some((
+            Ok::<_, std::io::Error>(Bytes::from_static(b"never sent")),
+            guard,
+        ))
     });
     BodyStream::from_stream(stream)
 }
@@ -104,7 +118,9 @@ fn tracked_stream(ctx: &Context) -> BodyStream {
 async fn stream_then_error(ctx: &mut Context) -> Result {
     let stream = tracked_stream(ctx);
     ctx.set_body_stream(stream);
-    Err(HttpError::new("failed before streaming").with_category("test").into())
+    Err(HttpError::new("failed before streaming")
+        .with_category("test")
+        .into())
 }
 
 async fn stream_then_panic(ctx: &mut Context) -> Result {
@@ -117,28 +133,44 @@ async fn stream_then_panic(ctx: &mut Context) -> Result {
 async fn partial_buffered(ctx: &mut Context) -> Result {
     ctx.set_status(http::StatusCode::PARTIAL_CONTENT);
     ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-    ctx.set_header(http::header::CONTENT_RANGE, HeaderValue::from_static("bytes 0-4999/10000"));
+    ctx.set_header(
+        http::header::CONTENT_RANGE,
+        HeaderValue::from_static("bytes 0-4999/10000"),
+    );
     ctx.body_buffer = Some(Bytes::from(vec![b'p'; 5000]));
     Ok(())
 }
 
 async fn range_streamed(ctx: &mut Context) -> Result {
     ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-    ctx.set_header(http::header::CONTENT_RANGE, HeaderValue::from_static("bytes 0-4999/10000"));
+    ctx.set_header(
+        http::header::CONTENT_RANGE,
+        HeaderValue::from_static("bytes 0-4999/10000"),
+    );
     ctx.set_status(http::StatusCode::PARTIAL_CONTENT);
-    ctx.set_body_stream(BodyStream::new(http_body_util::Full::new(Bytes::from(vec![b'q'; 5000]))));
+    ctx.set_body_stream(BodyStream::new(http_body_util::Full::new(Bytes::from(
+        vec![b'q'; 5000],
+    ))));
     Ok(())
 }
 
 async fn big_text_stream(ctx: &mut Context) -> Result {
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    ctx.set_header(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
     ctx.set_body_stream(chunks(20, 4096));
     Ok(())
 }
 
 async fn small_text_stream(ctx: &mut Context) -> Result {
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
-    ctx.set_body_stream(BodyStream::new(http_body_util::Full::new(Bytes::from_static(b"tiny"))));
+    ctx.set_header(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    ctx.set_body_stream(BodyStream::new(http_body_util::Full::new(
+        Bytes::from_static(b"tiny"),
+    )));
     Ok(())
 }
 
@@ -176,7 +208,9 @@ impl Decoder {
         match encoding {
             None => Decoder::Identity(Vec::new()),
             Some("gzip") => Decoder::Gzip(flate2::write::GzDecoder::new(Vec::new())),
-            Some("br") => Decoder::Brotli(Box::new(brotli::DecompressorWriter::new(Vec::new(), 4096))),
+            Some("br") => {
+                Decoder::Brotli(Box::new(brotli::DecompressorWriter::new(Vec::new(), 4096)))
+            }
             Some(other) => panic!("unexpected encoding {other}"),
         }
     }
@@ -204,7 +238,11 @@ impl Decoder {
 
 /// The client must see each event before the test sends the next one: a body held back by
 /// buffering (here or in compression) would never show event `i` and the wait would time out.
-async fn events_arrive_live(client: reqwest::Client, accept: &str, expected_encoding: Option<&str>) {
+async fn events_arrive_live(
+    client: reqwest::Client,
+    accept: &str,
+    expected_encoding: Option<&str>,
+) {
     let (tx, rx) = mpsc::channel(4);
     let server = common::start(service(Some(rx), Arc::default())).await;
     let mut res = client
@@ -215,7 +253,9 @@ async fn events_arrive_live(client: reqwest::Client, accept: &str, expected_enco
         .unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(
-        res.headers().get("content-encoding").map(|v| v.to_str().unwrap()),
+        res.headers()
+            .get("content-encoding")
+            .map(|v| v.to_str().unwrap()),
         expected_encoding
     );
     assert!(res.headers().get("content-length").is_none());
@@ -281,11 +321,17 @@ async fn ticking_events_arrive_one_by_one() {
         text.push_str(std::str::from_utf8(&chunk).unwrap());
         arrivals.push(start.elapsed());
     }
-    assert_eq!(text, "data: 0\n\ndata: 1\n\ndata: 2\n\ndata: 3\n\ndata: 4\n\n");
+    assert_eq!(
+        text,
+        "data: 0\n\ndata: 1\n\ndata: 2\n\ndata: 3\n\ndata: 4\n\n"
+    );
     // One chunk per event, spread over the 400 ms the handler takes: nothing was held back
     // until the end. (A lower bound only: a slow machine spreads them further.)
     assert_eq!(arrivals.len(), 5, "{arrivals:?}");
-    assert!(arrivals[4] - arrivals[0] >= Duration::from_millis(300), "{arrivals:?}");
+    assert!(
+        arrivals[4] - arrivals[0] >= Duration::from_millis(300),
+        "{arrivals:?}"
+    );
     server.stop().await;
 }
 
@@ -322,7 +368,10 @@ async fn error_and_panic_before_the_stream_are_answered() {
     assert_eq!(res.status(), 400);
     let body: serde_json::Value = res.json().await.unwrap();
     assert_eq!(body["message"], "failed before streaming");
-    assert!(dropped.swap(false, Ordering::SeqCst), "the unsent stream was dropped");
+    assert!(
+        dropped.swap(false, Ordering::SeqCst),
+        "the unsent stream was dropped"
+    );
 
     let res = client.get(server.url("/panic")).send().await.unwrap();
     assert_eq!(res.status(), 500);
@@ -354,8 +403,11 @@ async fn compress_streams_but_never_ranges() {
     assert_eq!(res.headers()["vary"], "Accept-Encoding");
     let compressed = res.bytes().await.unwrap();
     let mut decoded = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&compressed[..]), &mut decoded)
-        .unwrap();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&compressed[..]),
+        &mut decoded,
+    )
+    .unwrap();
     assert_eq!(decoded.len(), 20 * 4096);
     assert!(compressed.len() < decoded.len() / 10);
     // A stream whose known length is under the threshold is sent as it is.

@@ -103,10 +103,13 @@ pub async fn raw_request(addr: SocketAddr, request: &str) -> RawResponse {
     let mut stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
     stream.write_all(request.as_bytes()).await.expect("write");
     let mut buf = Vec::new();
-    tokio::time::timeout(std::time::Duration::from_secs(10), stream.read_to_end(&mut buf))
-        .await
-        .expect("answer within 10 s")
-        .expect("read");
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        stream.read_to_end(&mut buf),
+    )
+    .await
+    .expect("answer within 10 s")
+    .expect("read");
     let split = buf
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
