@@ -154,7 +154,12 @@ impl Group {
     /// [`StaticServe`](crate::middleware::static_serve::StaticServe) on a wildcard path.
     #[must_use]
     pub fn endpoint<E: Endpoint>(self, method: Method, path: &str, endpoint: E) -> Self {
-        self.add_endpoint(&[method], path, Arc::new(endpoint), type_name::<E>())
+        self.add_endpoint(
+            &[method],
+            path,
+            &(Arc::new(endpoint) as Arc<dyn Endpoint>),
+            type_name::<E>(),
+        )
     }
 
     /// Adds `endpoint` for every method a proxy forwards: GET (and so HEAD), POST, PUT, PATCH,
@@ -169,14 +174,19 @@ impl Group {
             Method::DELETE,
             Method::OPTIONS,
         ];
-        self.add_endpoint(&methods, path, Arc::new(endpoint), type_name::<E>())
+        self.add_endpoint(
+            &methods,
+            path,
+            &(Arc::new(endpoint) as Arc<dyn Endpoint>),
+            type_name::<E>(),
+        )
     }
 
     fn add_endpoint(
         mut self,
         methods: &[Method],
         path: &str,
-        endpoint: Arc<dyn Endpoint>,
+        endpoint: &Arc<dyn Endpoint>,
         name: &'static str,
     ) -> Self {
         for method in methods {
@@ -186,7 +196,7 @@ impl Group {
                 handler: Cow::Borrowed(name),
                 owner: Cow::Borrowed(""),
                 middleware: Vec::new(),
-                endpoint: Arc::clone(&endpoint),
+                endpoint: Arc::clone(endpoint),
             });
         }
         self

@@ -199,7 +199,7 @@ fn service(feed: Option<mpsc::Receiver<String>>, dropped: Arc<AtomicBool>) -> Se
 /// Decodes a body as it arrives, so a test can see each event the moment its bytes are in.
 enum Decoder {
     Identity(Vec<u8>),
-    Gzip(flate2::write::GzDecoder<Vec<u8>>),
+    Gzip(Box<flate2::write::GzDecoder<Vec<u8>>>),
     Brotli(Box<brotli::DecompressorWriter<Vec<u8>>>),
 }
 
@@ -207,7 +207,7 @@ impl Decoder {
     fn new(encoding: Option<&str>) -> Self {
         match encoding {
             None => Decoder::Identity(Vec::new()),
-            Some("gzip") => Decoder::Gzip(flate2::write::GzDecoder::new(Vec::new())),
+            Some("gzip") => Decoder::Gzip(Box::new(flate2::write::GzDecoder::new(Vec::new()))),
             Some("br") => {
                 Decoder::Brotli(Box::new(brotli::DecompressorWriter::new(Vec::new(), 4096)))
             }

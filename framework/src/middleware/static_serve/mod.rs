@@ -228,9 +228,8 @@ impl StaticServe {
             SafePath::Hidden { path, dir } => (path, dir),
         };
         let mut path = self.join(&path);
-        let mut info = match self.stat(&path).await? {
-            None => return Ok(Served::NotFound),
-            Some(info) => info,
+        let Some(mut info) = self.stat(&path).await? else {
+            return Ok(Served::NotFound);
         };
         if info.is_some_and(|i| i.is_dir) {
             if !dir_form {
