@@ -8,6 +8,13 @@
 //!   or `_`; password 64 hex digits), echoed back as JSON; 400 when invalid;
 //! - `GET /big`: a 16 KiB JSON document through serde, gzip-compressed at [`GZIP_LEVEL`] for a
 //!   client that accepts gzip.
+//!
+//! The framework, axum and actix-web also serve static files and a reverse proxy:
+//! - `GET /static/4k.bin` and `GET /static/1m.bin`: files from [`static_dir`], through each
+//!   framework's own static file service (`StaticServe`, tower-http's `ServeDir`,
+//!   `actix-files`);
+//! - `GET /proxy/json` (framework and axum): forwarded to raw hyper's `/json` on
+//!   [`UPSTREAM_PORT`] with hyper-util's pooled client.
 
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +65,39 @@ impl Credentials {
         }
         Ok(())
     }
+}
+
+/// Size of `/static/4k.bin`.
+pub const STATIC_SMALL: usize = 4 * 1024;
+/// Size of `/static/1m.bin`.
+pub const STATIC_LARGE: usize = 1024 * 1024;
+/// The raw hyper server's port: the upstream of `/proxy/json`.
+pub const UPSTREAM_PORT: u16 = 18101;
+
+/// The directory of the static files (`$BENCH_STATIC_DIR`, else a folder in the temp dir),
+/// with `4k.bin` and `1m.bin` written if they are missing.
+///
+/// # Panics
+/// When the files cannot be written: these are benchmark tools.
+pub fn static_dir() -> std::path::PathBuf {
+    let dir = std::env::var_os("BENCH_STATIC_DIR").map_or_else(
+        || std::env::temp_dir().join("framework-bench-static"),
+        std::path::PathBuf::from,
+    );
+    std::fs::create_dir_all(&dir).expect("static dir");
+    for (name, size) in [("4k.bin", STATIC_SMALL), ("1m.bin", STATIC_LARGE)] {
+        let path = dir.join(name);
+        if std::fs::metadata(&path).map(|m| m.len()).ok() != Some(size as u64) {
+            let data: Vec<u8> = (0..size).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, data).expect("static file");
+        }
+    }
+    dir
+}
+
+/// `http://127.0.0.1:<UPSTREAM_PORT>`.
+pub fn upstream_url() -> String {
+    format!("http://127.0.0.1:{UPSTREAM_PORT}")
 }
 
 /// One entry of the big document.

@@ -1,5 +1,6 @@
 //! The benchmark routes on actix-web 4, written the idiomatic way: `web::Json`, `HttpResponse`,
-//! and the `Compress` middleware (gzip; actix fixes its level at flate2's `fast()`).
+//! and the `Compress` middleware (gzip; actix fixes its level at flate2's `fast()`);
+//! `actix-files` on `/static`.
 
 use actix_web::middleware::Compress;
 use actix_web::{App, HttpResponse, HttpServer, web};
@@ -30,6 +31,7 @@ async fn big(big: web::Data<Vec<Item>>) -> HttpResponse {
 fn main() -> std::io::Result<()> {
     let args = ServerArgs::from_env();
     let document = web::Data::new(big_document());
+    let static_dir = benches::static_dir();
     actix_web::rt::System::new().block_on(async move {
         let server = HttpServer::new(move || {
             App::new()
@@ -40,6 +42,7 @@ fn main() -> std::io::Result<()> {
                 .route("/json", web::get().to(json))
                 .route("/echo", web::post().to(echo))
                 .route("/big", web::get().to(big))
+                .service(actix_files::Files::new("/static", &static_dir))
         })
         .workers(args.threads)
         .bind(args.addr())?;

@@ -1,13 +1,20 @@
 //! The benchmark routes on axum 0.8, written the idiomatic way: extractors, `Json`, and
-//! tower-http's `CompressionLayer` (gzip at the shared level).
+//! tower-http's `CompressionLayer` (gzip at the shared level); tower-http's `ServeDir` on
+//! `/static`, and a reverse proxy on `/proxy` with hyper-util's pooled client, as axum's own
+//! reverse-proxy example writes it.
 
-use axum::extract::{DefaultBodyLimit, State};
+use axum::body::Body;
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
 use tower_http::CompressionLevel;
 use tower_http::compression::CompressionLayer;
+use tower_http::services::ServeDir;
 
 use benches::{
     BODY_LIMIT, Credentials, GZIP_LEVEL, Item, Message, PLAINTEXT, ServerArgs, big_document,
@@ -32,6 +39,24 @@ async fn big(State(big): State<&'static [Item]>) -> Json<&'static [Item]> {
     Json(big)
 }
 
+type ProxyClient = Client<HttpConnector, Body>;
+
+async fn proxy(State(client): State<ProxyClient>, mut request: Request) -> Response {
+    let path = request.uri().path().trim_start_matches("/proxy");
+    let path_and_query = match request.uri().query() {
+        Some(query) => format!("{path}?{query}"),
+        None => path.to_owned(),
+    };
+    let Ok(uri) = format!("{}{path_and_query}", benches::upstream_url()).parse() else {
+        return StatusCode::BAD_REQUEST.into_response();
+    };
+    *request.uri_mut() = uri;
+    match client.request(request).await {
+        Ok(response) => response.into_response(),
+        Err(_) => StatusCode::BAD_GATEWAY.into_response(),
+    }
+}
+
 fn main() -> std::io::Result<()> {
     let args = ServerArgs::from_env();
     let app = Router::new()
@@ -40,6 +65,12 @@ fn main() -> std::io::Result<()> {
         .route("/echo", post(echo))
         .route("/big", get(big))
         .with_state(&*Box::leak(big_document().into_boxed_slice()))
+        .nest_service("/static", ServeDir::new(benches::static_dir()))
+        .route(
+            "/proxy/{*rest}",
+            axum::routing::any(proxy)
+                .with_state(Client::builder(TokioExecutor::new()).build(HttpConnector::new())),
+        )
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(
             CompressionLayer::new()

@@ -1,10 +1,13 @@
 //! The benchmark routes on this framework: controller macros, responder, error handler, body
-//! parser, and compress (gzip only, at the shared level) — the idiomatic way to write them.
+//! parser, and compress (gzip only, at the shared level) — the idiomatic way to write them —
+//! plus `StaticServe` on `/static/*` and `Proxy` on `/proxy/*`.
 
 use framework::middleware::body_parser::BodyParser;
 use framework::middleware::compress::{Compress, CompressConfig, Compressor, Gzip};
 use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::proxy::{Proxy, ProxyConfig};
 use framework::middleware::responder::Responder;
+use framework::middleware::static_serve::{DirectorySource, StaticServe, StaticServeConfig};
 use framework::{App, Context, FromState, Result, State, controller};
 
 use benches::{Credentials, GZIP_LEVEL, Item, Message, PLAINTEXT, ServerArgs, big_document};
@@ -57,6 +60,25 @@ fn main() -> std::io::Result<()> {
         .use_middleware(Responder::default().into_shared())
         .use_middleware(BodyParser::default().into_shared())
         .mount_controllers()
+        .endpoint(
+            http::Method::GET,
+            "/static/*",
+            StaticServe::new(
+                DirectorySource::new(benches::static_dir())?,
+                StaticServeConfig::default(),
+            ),
+        )
+        .any(
+            "/proxy/*",
+            Proxy::new(ProxyConfig {
+                target: benches::upstream_url()
+                    .parse()
+                    .map_err(std::io::Error::other)?,
+                rewrites: vec!["/proxy/*:/$1".into()],
+                ..ProxyConfig::default()
+            })
+            .map_err(std::io::Error::other)?,
+        )
         .build()
         .map_err(std::io::Error::other)?;
     benches::runtime(args.threads).block_on(async move {

@@ -1,7 +1,22 @@
 //! The batteries: one middleware per module.
 //!
+//! | module | what it does |
+//! |---|---|
+//! | [`recover`] | a panic in the chain becomes a 500 answer |
+//! | [`compress`] | brotli / gzip for bodies and streams |
+//! | [`error_handler`] | returned errors become JSON or text answers |
+//! | [`responder`] | the handler's value becomes the body (JSON by default) |
+//! | [`body_parser`] | JSON / form request bodies, gzip, size limits |
+//! | [`session`] | per-client sessions in memory or Redis |
+//! | `static_serve` | files from a directory or the binary (feature `static-serve`, default) |
+//! | `proxy` | a streaming reverse proxy with WebSocket (feature `proxy`, default) |
+//!
 //! Reference order for an app (outermost first): recover, logger, stats, compress, fresh, etag,
-//! error handler, responder, body parser.
+//! error handler, responder, body parser. Static serve and the proxy are endpoints on a
+//! wildcard route ([`App::endpoint`](crate::App::endpoint), [`App::any`](crate::App::any)).
+//!
+//! Responses may be streams ([`Context::set_body_stream`](crate::Context::set_body_stream));
+//! each module's doc says what it does with one.
 
 pub mod body_parser;
 pub mod compress;

@@ -16,9 +16,13 @@ pub(crate) fn measure_all(
     runtime: &tokio::runtime::Runtime,
     route: Route,
     (n1, n2): (u64, u64),
+    options: &crate::options::Options,
 ) -> std::io::Result<Vec<(ServerKind, f64)>> {
     let mut out = Vec::new();
-    for kind in ServerKind::PEERS {
+    for kind in ServerKind::PEERS
+        .into_iter()
+        .filter(|k| route.served_by(*k) && options.wants_server(k.name()))
+    {
         let first = total_instructions(runtime, kind, route, n1)?;
         let second = total_instructions(runtime, kind, route, n2)?;
         match (first, second) {

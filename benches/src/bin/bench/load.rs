@@ -13,6 +13,8 @@ use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
 use sha2::{Digest, Sha256};
 
+use crate::servers::ServerKind;
+
 /// A route of the side-by-side comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route {
@@ -20,12 +22,23 @@ pub(crate) enum Route {
     Json,
     Echo,
     Big,
+    StaticSmall,
+    StaticLarge,
+    ProxyJson,
 }
 
 const ECHO_BODY: &str = r#"{"account":"bench_user","password":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#;
 
 impl Route {
-    pub(crate) const ALL: [Route; 4] = [Self::Plaintext, Self::Json, Self::Echo, Self::Big];
+    pub(crate) const ALL: [Route; 7] = [
+        Self::Plaintext,
+        Self::Json,
+        Self::Echo,
+        Self::Big,
+        Self::StaticSmall,
+        Self::StaticLarge,
+        Self::ProxyJson,
+    ];
 
     pub(crate) fn name(self) -> &'static str {
         match self {
@@ -33,6 +46,9 @@ impl Route {
             Self::Json => "json",
             Self::Echo => "echo",
             Self::Big => "big+gzip",
+            Self::StaticSmall => "static-4k",
+            Self::StaticLarge => "static-1m",
+            Self::ProxyJson => "proxy-json",
         }
     }
 
@@ -42,7 +58,36 @@ impl Route {
             Self::Json => "`GET /json`",
             Self::Echo => "`POST /echo`",
             Self::Big => "`GET /big` (gzip)",
+            Self::StaticSmall => "`GET /static/4k.bin`",
+            Self::StaticLarge => "`GET /static/1m.bin`",
+            Self::ProxyJson => "`GET /proxy/json`",
         }
+    }
+
+    /// Raw hyper answers the core routes only; actix-web has no proxy here.
+    pub(crate) fn served_by(self, kind: ServerKind) -> bool {
+        match self {
+            Self::StaticSmall | Self::StaticLarge => kind != ServerKind::Hyper,
+            Self::ProxyJson => matches!(kind, ServerKind::Framework | ServerKind::Axum),
+            _ => true,
+        }
+    }
+
+    /// The body size, for routes whose throughput in bytes matters.
+    pub(crate) fn body_bytes(self) -> Option<usize> {
+        match self {
+            Self::StaticSmall => Some(benches::STATIC_SMALL),
+            Self::StaticLarge => Some(benches::STATIC_LARGE),
+            _ => None,
+        }
+    }
+
+    /// Routes compared with the peer framework's own component rather than raw hyper.
+    pub(crate) fn is_component(self) -> bool {
+        matches!(
+            self,
+            Self::StaticSmall | Self::StaticLarge | Self::ProxyJson
+        )
     }
 
     pub(crate) fn request(self) -> Request<Full<Bytes>> {
@@ -51,6 +96,9 @@ impl Route {
             Self::Json => (Method::GET, "/json"),
             Self::Echo => (Method::POST, "/echo"),
             Self::Big => (Method::GET, "/big"),
+            Self::StaticSmall => (Method::GET, "/static/4k.bin"),
+            Self::StaticLarge => (Method::GET, "/static/1m.bin"),
+            Self::ProxyJson => (Method::GET, "/proxy/json"),
         };
         let mut builder = Request::builder()
             .method(method)

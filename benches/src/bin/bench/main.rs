@@ -44,8 +44,14 @@ fn main() -> std::io::Result<()> {
     }
 
     let mut rows = Vec::new();
-    for route in load::Route::ALL {
-        for server in &peers {
+    let routes = if options.callgrind_only {
+        &[][..]
+    } else {
+        &load::Route::ALL[..]
+    };
+    for &route in routes {
+        let servers: Vec<&Server> = peers.iter().filter(|s| route.served_by(s.kind)).collect();
+        for server in &servers {
             runtime.block_on(load::run(
                 server.addr(),
                 load::Work::Route(route),
@@ -53,9 +59,9 @@ fn main() -> std::io::Result<()> {
                 options.warmup,
             ));
         }
-        let mut samples: Vec<Vec<load::Sample>> = vec![Vec::new(); peers.len()];
+        let mut samples: Vec<Vec<load::Sample>> = vec![Vec::new(); servers.len()];
         for round in 0..options.rounds {
-            for (i, server) in peers.iter().enumerate() {
+            for (i, server) in servers.iter().enumerate() {
                 let before = server.cpu_ticks()?;
                 let run = runtime.block_on(load::run(
                     server.addr(),
@@ -66,7 +72,7 @@ fn main() -> std::io::Result<()> {
                 let ticks = server.cpu_ticks()? - before;
                 samples[i].push(load::Sample::new(&run, ticks, options.duration));
                 eprintln!(
-                    "{:>9} {:<10} round {}: {:>8.0} req/s, {:>6.1} µs CPU/req, {} errors",
+                    "{:>10} {:<10} round {}: {:>8.0} req/s, {:>6.1} µs CPU/req, {} errors",
                     route.name(),
                     server.kind.name(),
                     round + 1,
@@ -76,7 +82,7 @@ fn main() -> std::io::Result<()> {
                 );
             }
         }
-        for (server, samples) in peers.iter().zip(samples) {
+        for (server, samples) in servers.iter().zip(samples) {
             rows.push(LoadRow {
                 route,
                 server: server.kind,
@@ -86,7 +92,12 @@ fn main() -> std::io::Result<()> {
     }
 
     let mut flows = Vec::new();
-    for flow in load::Flow::ALL {
+    let flow_list = if options.callgrind_only {
+        &[][..]
+    } else {
+        &load::Flow::ALL[..]
+    };
+    for &flow in flow_list {
         runtime.block_on(load::run(
             service.addr(),
             load::Work::Flow(flow, 0),
@@ -120,6 +131,7 @@ fn main() -> std::io::Result<()> {
     let mut instructions = Vec::new();
     if options.callgrind {
         for (route, counts) in [
+            (load::Route::Plaintext, options.callgrind_requests),
             (load::Route::Json, options.callgrind_requests),
             // Each /big request costs ~30x a /json one under valgrind: fewer of them.
             (
@@ -130,12 +142,19 @@ fn main() -> std::io::Result<()> {
                 ),
             ),
         ] {
+            if !options.wants_route(route.name()) {
+                continue;
+            }
             instructions.push((
                 route,
                 counts,
-                callgrind::measure_all(&runtime, route, counts)?,
+                callgrind::measure_all(&runtime, route, counts, &options)?,
             ));
         }
+    }
+    if options.callgrind_only {
+        // A check, not a report: print the counts, leave BENCHMARKS.md alone.
+        return Ok(());
     }
     let allocations = servers::run_allocs();
     let micro = if options.micro {

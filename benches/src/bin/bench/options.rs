@@ -13,6 +13,11 @@ pub(crate) struct Options {
     pub(crate) connections: usize,
     pub(crate) threads: usize,
     pub(crate) callgrind: bool,
+    pub(crate) callgrind_only: bool,
+    /// `--servers a,b`: only these peers under callgrind (names as in the report).
+    pub(crate) servers: Option<Vec<String>>,
+    /// `--routes a,b`: only these routes under callgrind (`plaintext`, `json`, `big+gzip`).
+    pub(crate) routes: Option<Vec<String>>,
     pub(crate) callgrind_requests: (u64, u64),
     pub(crate) micro: bool,
     pub(crate) out: PathBuf,
@@ -20,7 +25,8 @@ pub(crate) struct Options {
 
 impl Options {
     /// `--quick`, `--rounds N`, `--duration SECS`, `--connections N`, `--threads N`,
-    /// `--no-callgrind`, `--no-micro`, `--out FILE`.
+    /// `--no-callgrind`, `--callgrind-only` (instruction counts printed, no load, no report),
+    /// `--servers a,b` and `--routes a,b` (callgrind subsets), `--no-micro`, `--out FILE`.
     pub(crate) fn from_args() -> Self {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let has = |flag: &str| args.iter().any(|a| a == flag);
@@ -34,6 +40,12 @@ impl Options {
                 })
         };
         let quick = has("--quick");
+        let list = |flag: &str| {
+            args.iter()
+                .position(|a| a == flag)
+                .and_then(|i| args.get(i + 1))
+                .map(|v| v.split(',').map(str::to_owned).collect::<Vec<_>>())
+        };
         let default_out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../BENCHMARKS.md");
         Self {
             quick,
@@ -46,8 +58,15 @@ impl Options {
             warmup: Duration::from_millis(if quick { 200 } else { 1000 }),
             connections: value("--connections").map_or(32, |v| v as usize),
             threads: value("--threads").map_or(1, |v| v as usize),
-            callgrind: !quick && !has("--no-callgrind"),
-            callgrind_requests: if quick { (200, 2200) } else { (2000, 22000) },
+            callgrind: has("--callgrind-only") || (!quick && !has("--no-callgrind")),
+            callgrind_only: has("--callgrind-only"),
+            servers: list("--servers"),
+            routes: list("--routes"),
+            callgrind_requests: if quick && !has("--callgrind-only") {
+                (200, 2200)
+            } else {
+                (2000, 22000)
+            },
             micro: !quick && !has("--no-micro"),
             out: args
                 .iter()
@@ -55,6 +74,20 @@ impl Options {
                 .and_then(|i| args.get(i + 1))
                 .map_or(default_out, PathBuf::from),
         }
+    }
+
+    /// True when `--servers` is absent or names `server`.
+    pub(crate) fn wants_server(&self, server: &str) -> bool {
+        self.servers
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|s| s == server))
+    }
+
+    /// True when `--routes` is absent or names `route`.
+    pub(crate) fn wants_route(&self, route: &str) -> bool {
+        self.routes
+            .as_ref()
+            .is_none_or(|list| list.iter().any(|r| r == route))
     }
 
     /// The command that reproduces this run.

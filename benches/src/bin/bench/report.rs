@@ -83,6 +83,68 @@ pub(crate) struct Report<'a> {
 }
 
 impl Report<'_> {
+    fn row(&self, route: Route, server: ServerKind) -> Option<&LoadRow> {
+        self.rows
+            .iter()
+            .find(|r| r.route == route && r.server == server)
+    }
+
+    /// Static files and the proxy, against each framework's own component: axum with
+    /// tower-http's `ServeDir` and a hyper-util proxy, actix-web with `actix-files`.
+    fn render_components(&self, s: &mut String) {
+        if !self.rows.iter().any(|r| r.route.is_component()) {
+            return;
+        }
+        let _ = writeln!(
+            s,
+            "\n## Static files and the proxy\n\n\
+             Each framework's own component on the same files: this framework's `StaticServe` \
+             (directory source), axum with tower-http's `ServeDir`, actix-web with \
+             `actix-files`. `/proxy/json` forwards to raw hyper's `/json` (a separate process, \
+             not counted) through this framework's `Proxy` and through an axum handler on \
+             hyper-util's pooled client. CPU ratios are to axum.\n\n\
+             | route | server | req/s | ± | MB/s | p50 µs | p99 µs | CPU µs/req | ± | CPU vs axum | errors |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        );
+        for row in self.rows.iter().filter(|r| r.route.is_component()) {
+            let axum = self.row(row.route, ServerKind::Axum);
+            let ratio = axum.map_or(f64::NAN, |a| row.summary.cpu.0 / a.summary.cpu.0);
+            let mb = row.route.body_bytes().map_or_else(
+                || "–".to_owned(),
+                |b| format!("{:.0}", row.summary.rps.0 * b as f64 / 1e6),
+            );
+            let _ = writeln!(
+                s,
+                "| {} | {} | {:.0} | {:.0}% | {mb} | {:.0} | {:.0} | {:.1} | {:.0}% | {ratio:.2}× | {} |",
+                row.route.describe(),
+                row.server.name(),
+                row.summary.rps.0,
+                row.summary.rps.1,
+                row.summary.p50,
+                row.summary.p99,
+                row.summary.cpu.0,
+                row.summary.cpu.1,
+                row.summary.errors
+            );
+        }
+        for server in [ServerKind::Framework, ServerKind::Axum] {
+            if let (Some(proxied), Some(direct)) = (
+                self.row(Route::ProxyJson, server),
+                self.row(Route::Json, server),
+            ) {
+                let _ = writeln!(
+                    s,
+                    "\n- Proxy hop on {}: {:.1} µs CPU/request through the proxy vs {:.1} µs \
+                     answering `/json` itself: the hop adds {:.1} µs.",
+                    server.name(),
+                    proxied.summary.cpu.0,
+                    direct.summary.cpu.0,
+                    proxied.summary.cpu.0 - direct.summary.cpu.0
+                );
+            }
+        }
+    }
+
     pub(crate) fn render(&self) -> String {
         let o = self.options;
         let mut s = String::new();
@@ -127,7 +189,7 @@ impl Report<'_> {
             "| route | server | req/s | ± | p50 µs | p99 µs | CPU µs/req | ± | CPU vs hyper | req/s vs hyper | errors |\n\
              |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
         );
-        for row in &self.rows {
+        for row in self.rows.iter().filter(|r| !r.route.is_component()) {
             let hyper = self
                 .rows
                 .iter()
@@ -154,6 +216,8 @@ impl Report<'_> {
                 row.summary.errors
             );
         }
+
+        self.render_components(&mut s);
 
         let _ = writeln!(s, "\n## The user service's own flows\n");
         let _ = writeln!(

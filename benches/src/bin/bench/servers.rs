@@ -87,8 +87,12 @@ impl ServerKind {
     }
 }
 
-/// A binary next to this one (same target profile directory).
+/// A binary next to this one (same target profile directory), or in `$BENCH_SERVER_DIR`
+/// when set (to measure another build of the servers, e.g. before and after a change).
 pub(crate) fn sibling(name: &str) -> PathBuf {
+    if let Some(dir) = std::env::var_os("BENCH_SERVER_DIR") {
+        return PathBuf::from(dir).join(name);
+    }
     let exe = std::env::current_exe().expect("own path");
     exe.parent().expect("exe directory").join(name)
 }
