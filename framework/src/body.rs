@@ -151,6 +151,15 @@ impl BodyStream {
         })
     }
 
+    /// Keeps `guard` alive until the body has been sent or dropped (the client went away):
+    /// how a limiter's permit or a logger's record outlives the chain for a streamed response.
+    pub fn with_guard<G: Send + 'static>(self, guard: G) -> Self {
+        Self::new(Guarded {
+            inner: self.into_inner(),
+            _guard: guard,
+        })
+    }
+
     /// The stream's size hint; `exact()` is its length when known.
     pub fn size_hint(&mut self) -> SizeHint {
         self.0.get_mut().size_hint()
@@ -211,6 +220,36 @@ impl Body for ExactSize {
         SizeHint::with_exact(self.remaining)
     }
 }
+
+/// A body that holds a value until it is dropped.
+struct Guarded<G> {
+    inner: DynBody,
+    _guard: G,
+}
+
+impl<G> Body for Guarded<G> {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        self.inner.as_mut().poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+// `Guarded` is `Unpin` whatever `G` is: `inner` is a `Pin<Box<_>>` and the guard is never
+// pinned, only dropped.
+impl<G> Unpin for Guarded<G> {}
 
 /// The response body the server sends: whole bytes, or a stream.
 pub enum ResponseBody {

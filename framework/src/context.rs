@@ -352,6 +352,14 @@ impl Context {
     pub fn body_stream_mut(&mut self) -> Option<&mut BodyStream> {
         self.body_stream.as_mut()
     }
+    /// Keeps `guard` until the request is really over: with a streamed body, until the body
+    /// has been sent or the client went away (the guard moves into the body); otherwise it is
+    /// dropped here, at once. Limiters and loggers hand over their `Drop` guards with it.
+    pub fn hold_until_body_ends<G: Send + 'static>(&mut self, guard: G) {
+        if let Some(stream) = self.body_stream.take() {
+            self.body_stream = Some(stream.with_guard(guard));
+        }
+    }
     /// Takes the response stream out, e.g. to wrap it in an encoder and set it back.
     pub fn take_body_stream(&mut self) -> Option<BodyStream> {
         self.body_stream.take()

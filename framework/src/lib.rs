@@ -8,6 +8,7 @@ pub mod error;
 pub mod handler;
 pub mod header;
 pub mod middleware;
+pub mod request_key;
 pub mod router;
 mod server;
 pub mod state;

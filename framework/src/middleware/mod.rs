@@ -7,7 +7,11 @@
 //! | [`error_handler`] | returned errors become JSON or text answers |
 //! | [`responder`] | the handler's value becomes the body (JSON by default) |
 //! | [`body_parser`] | JSON / form request bodies, gzip, size limits |
+//! | [`basic_auth`] | HTTP Basic authentication for internal tools |
 //! | [`session`] | per-client sessions in memory or Redis |
+//! | [`concurrent_limiter`] | one request at a time per key (IP, header, body field…) |
+//! | [`global_concurrent_limiter`] | at most N requests at once in the app |
+//! | [`router_concurrent_limiter`] | at most N requests at once per route |
 //! | `static_serve` | files from a directory or the binary (feature `static-serve`, default) |
 //! | `proxy` | a streaming reverse proxy with WebSocket (feature `proxy`, default) |
 //!
@@ -18,13 +22,17 @@
 //! Responses may be streams ([`Context::set_body_stream`](crate::Context::set_body_stream));
 //! each module's doc says what it does with one.
 
+pub mod basic_auth;
 pub mod body_parser;
 pub mod compress;
+pub mod concurrent_limiter;
 pub mod error_handler;
+pub mod global_concurrent_limiter;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 pub mod recover;
 pub mod responder;
+pub mod router_concurrent_limiter;
 pub mod session;
 #[cfg(feature = "static-serve")]
 pub mod static_serve;

@@ -1,0 +1,125 @@
+//! Caps how many requests the whole app handles at once.
+//!
+//! At most `max` requests run at the same time; request `max + 1` is answered **429** `too many
+//! requests`, category `framework-global-concurrent-limiter` (the Go reference let `max + 1`
+//! through). The count is one atomic, no lock. A request's slot is freed when it ends in any
+//! way — success, error, panic, or the client going away and the request being dropped —
+//! because a guard's `Drop` frees it; for a streamed response the slot is held until the body
+//! has been sent.
+//!
+//! ```
+//! use framework::middleware::global_concurrent_limiter::{
+//!     GlobalConcurrentLimiter, GlobalConcurrentLimiterConfig,
+//! };
+//!
+//! let limiter = GlobalConcurrentLimiter::new(GlobalConcurrentLimiterConfig {
+//!     max: 1000,
+//!     ..GlobalConcurrentLimiterConfig::default()
+//! });
+//! let app = framework::App::new().use_middleware(limiter.into_shared());
+//! # let _ = app;
+//! ```
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use http::StatusCode;
+
+use crate::context::Context;
+use crate::error::{HttpError, Result};
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+
+/// Category of rejections.
+pub const CATEGORY: &str = "framework-global-concurrent-limiter";
+
+/// Global concurrent limiter settings.
+#[derive(Clone)]
+pub struct GlobalConcurrentLimiterConfig {
+    /// Requests allowed at once. Default 10 000 (anything above it is refused, not queued).
+    pub max: u32,
+    /// Skips the limiter for some requests (they are not counted).
+    pub skipper: Option<Skipper>,
+}
+
+impl Default for GlobalConcurrentLimiterConfig {
+    fn default() -> Self {
+        Self {
+            max: 10_000,
+            skipper: None,
+        }
+    }
+}
+
+/// The global concurrent limiter.
+pub struct GlobalConcurrentLimiter {
+    config: GlobalConcurrentLimiterConfig,
+    current: Arc<AtomicU32>,
+}
+
+/// A taken slot; dropping it frees the slot.
+pub(crate) struct Slot(pub(crate) Arc<AtomicU32>);
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Takes a slot of `counter` when fewer than `max` are taken: `Err(count)` with the count this
+/// request would have made otherwise.
+pub(crate) fn take_slot(counter: &Arc<AtomicU32>, max: u32) -> std::result::Result<Slot, u32> {
+    let before = counter.fetch_add(1, Ordering::AcqRel);
+    let slot = Slot(Arc::clone(counter));
+    if before >= max {
+        // Dropping the slot gives the increment back.
+        drop(slot);
+        return Err(before.saturating_add(1));
+    }
+    Ok(slot)
+}
+
+impl GlobalConcurrentLimiter {
+    /// A limiter with `config`.
+    pub fn new(config: GlobalConcurrentLimiterConfig) -> Self {
+        Self {
+            config,
+            current: Arc::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// Requests being handled now.
+    pub fn current(&self) -> u32 {
+        self.current.load(Ordering::Acquire)
+    }
+
+    /// A handle on the counter, to watch it after the limiter went into the app.
+    pub fn counter(&self) -> Arc<AtomicU32> {
+        Arc::clone(&self.current)
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+}
+
+impl Middleware for GlobalConcurrentLimiter {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            if should_skip(ctx, self.config.skipper.as_ref()) {
+                return next.run(ctx).await;
+            }
+            let Ok(slot) = take_slot(&self.current, self.config.max) else {
+                return Err(HttpError::with(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    CATEGORY,
+                    "too many requests",
+                )
+                .into());
+            };
+            let result = next.run(ctx).await;
+            ctx.hold_until_body_ends(slot);
+            result
+        })
+    }
+}

@@ -1,0 +1,139 @@
+//! Caps how many requests run at once on given routes.
+//!
+//! Limits are keyed `<METHOD> <route pattern>`, e.g. `POST /users/v1/login` (the pattern as
+//! registered, params and all: `GET /files/:id`); a HEAD request counts against its route's
+//! `GET` entry when it has none of its own. Routes without an entry are not limited. Over the
+//! limit: **429** `too many requests, current: N, max: M` (N counts the refused request too,
+//! as the Go reference reports it), category `framework-router-concurrent-limiter`. One atomic
+//! per route, looked up without allocating; the slot is freed by a guard's `Drop` whichever
+//! way the request ends, after a streamed body has been sent.
+//!
+//! ```
+//! use std::collections::HashMap;
+//! use framework::middleware::router_concurrent_limiter::{
+//!     RouterConcurrentLimiter, RouterConcurrentLimiterConfig,
+//! };
+//!
+//! let limiter = RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
+//!     limits: HashMap::from([("POST /users/v1/login".to_owned(), 10)]),
+//!     ..RouterConcurrentLimiterConfig::default()
+//! })
+//! .expect("valid limits");
+//! let app = framework::App::new().use_middleware(limiter.into_shared());
+//! # let _ = app;
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use http::{Method, StatusCode};
+use rustc_hash::FxHashMap;
+
+use crate::context::Context;
+use crate::error::{HttpError, Result};
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::middleware::global_concurrent_limiter::take_slot;
+
+/// Category of rejections.
+pub const CATEGORY: &str = "framework-router-concurrent-limiter";
+
+/// Router concurrent limiter settings.
+#[derive(Clone, Default)]
+pub struct RouterConcurrentLimiterConfig {
+    /// `"<METHOD> <route pattern>"` to the number of requests allowed at once.
+    pub limits: HashMap<String, u32>,
+    /// Skips the limiter for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+struct RouteLimit {
+    method: Method,
+    max: u32,
+    current: Arc<AtomicU32>,
+}
+
+/// The router concurrent limiter.
+pub struct RouterConcurrentLimiter {
+    routes: FxHashMap<Box<str>, Vec<RouteLimit>>,
+    skipper: Option<Skipper>,
+}
+
+impl RouterConcurrentLimiter {
+    /// Checks the keys (`<METHOD> <path>`) and builds the limiter.
+    pub fn new(config: RouterConcurrentLimiterConfig) -> std::result::Result<Self, String> {
+        let mut routes: FxHashMap<Box<str>, Vec<RouteLimit>> = FxHashMap::default();
+        for (key, max) in config.limits {
+            let (method, path) = key
+                .split_once(' ')
+                .ok_or_else(|| format!("router limit `{key}`: expected `<METHOD> <path>`"))?;
+            let method = Method::from_bytes(method.as_bytes())
+                .map_err(|_| format!("router limit `{key}`: bad method"))?;
+            if !path.starts_with('/') {
+                return Err(format!(
+                    "router limit `{key}`: the path must start with `/`"
+                ));
+            }
+            routes.entry(path.into()).or_default().push(RouteLimit {
+                method,
+                max,
+                current: Arc::new(AtomicU32::new(0)),
+            });
+        }
+        Ok(Self {
+            routes,
+            skipper: config.skipper,
+        })
+    }
+
+    /// Requests running now on `<METHOD> <pattern>`; `None` for a route without a limit.
+    pub fn current(&self, method: &Method, pattern: &str) -> Option<u32> {
+        self.find(method, pattern)
+            .map(|l| l.current.load(Ordering::Acquire))
+    }
+
+    fn find(&self, method: &Method, pattern: &str) -> Option<&RouteLimit> {
+        let limits = self.routes.get(pattern)?;
+        let by = |m: &Method| limits.iter().find(|l| l.method == *m);
+        by(method).or_else(|| {
+            (*method == Method::HEAD)
+                .then(|| by(&Method::GET))
+                .flatten()
+        })
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+}
+
+impl Middleware for RouterConcurrentLimiter {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            if should_skip(ctx, self.skipper.as_ref()) {
+                return next.run(ctx).await;
+            }
+            let Some(limit) = ctx
+                .route_pattern()
+                .and_then(|pattern| self.find(ctx.method(), pattern))
+            else {
+                return next.run(ctx).await;
+            };
+            let slot = match take_slot(&limit.current, limit.max) {
+                Ok(slot) => slot,
+                Err(current) => {
+                    return Err(HttpError::with(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        CATEGORY,
+                        format!("too many requests, current: {current}, max: {}", limit.max),
+                    )
+                    .into());
+                }
+            };
+            let result = next.run(ctx).await;
+            ctx.hold_until_body_ends(slot);
+            result
+        })
+    }
+}

@@ -1,0 +1,447 @@
+//! The three concurrency limiters and basic auth over real sockets: exact counts at the limit,
+//! slots and locks freed however a request ends (success, error, panic, client gone, streamed
+//! body), the Redis lock shared by two instances.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use base64::Engine;
+use bytes::Bytes;
+use framework::body::BodyStream;
+use framework::middleware::basic_auth::{BasicAuth, BasicAuthConfig};
+use framework::middleware::body_parser::BodyParser;
+use framework::middleware::concurrent_limiter::{
+    ConcurrentLimiter, ConcurrentLimiterConfig, Lock, MemoryLock, RedisLock,
+};
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::global_concurrent_limiter::{
+    GlobalConcurrentLimiter, GlobalConcurrentLimiterConfig,
+};
+use framework::middleware::recover::Recover;
+use framework::middleware::responder::Responder;
+use framework::middleware::router_concurrent_limiter::{
+    RouterConcurrentLimiter, RouterConcurrentLimiterConfig,
+};
+use framework::{App, Context, Group, HttpError, Result, SharedMiddleware};
+use http::Method;
+use serde_json::{Value, json};
+use tokio::io::AsyncWriteExt;
+use tokio::sync::watch;
+
+/// Handlers wait until the test opens the gate, so requests are in flight together.
+struct Gate(watch::Receiver<bool>);
+
+async fn wait_gate(ctx: &Context) {
+    if let Some(gate) = ctx.state().get::<Gate>() {
+        let mut rx = gate.0.clone();
+        let _ = rx.wait_for(|open| *open).await;
+    }
+}
+
+async fn slow(ctx: &mut Context) -> Result<&'static str> {
+    wait_gate(ctx).await;
+    Ok("done")
+}
+
+async fn slow_error(ctx: &mut Context) -> Result {
+    wait_gate(ctx).await;
+    Err(HttpError::new("failed").into())
+}
+
+async fn slow_panic(ctx: &mut Context) -> Result {
+    wait_gate(ctx).await;
+    panic!("boom");
+}
+
+async fn streamed(ctx: &mut Context) -> Result {
+    let gate = ctx.state().get::<Gate>().map(|g| g.0.clone());
+    let body = futures_util::stream::unfold((0, gate), |(i, gate)| async move {
+        if i == 2 {
+            return None;
+        }
+        if i == 1
+            && let Some(mut gate) = gate.clone()
+        {
+            let _ = gate.wait_for(|open| *open).await;
+        }
+        Some((
+            Ok::<_, std::io::Error>(Bytes::from("part\n")),
+            (i + 1, gate),
+        ))
+    });
+    ctx.set_body_stream(BodyStream::from_stream(body));
+    Ok(())
+}
+
+fn chain(limiter: SharedMiddleware, gate: watch::Receiver<bool>) -> framework::Service {
+    App::new()
+        .with_state(Gate(gate))
+        .use_middleware(Recover::default().into_shared())
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(limiter)
+        .get("/slow", slow)
+        .get("/error", slow_error)
+        .get("/panic", slow_panic)
+        .get("/stream", streamed)
+        .post("/submit", slow)
+        .get("/free", |_ctx: &mut Context| async { Ok("free") })
+        .build()
+        .unwrap()
+}
+
+async fn wait_for(mut check: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(check(), "condition not reached in 5 s");
+}
+
+#[tokio::test]
+async fn global_limit_is_exact_and_slots_come_back() {
+    let (open, gate) = watch::channel(false);
+    let limiter = GlobalConcurrentLimiter::new(GlobalConcurrentLimiterConfig {
+        max: 3,
+        ..GlobalConcurrentLimiterConfig::default()
+    });
+    let counter = limiter.counter();
+    let server = common::start(chain(limiter.into_shared(), gate)).await;
+    let client = common::browser();
+
+    // 3 + 2 at once: exactly 3 run, 2 are refused.
+    let requests: Vec<_> = (0..5)
+        .map(|_| tokio::spawn(client.get(server.url("/slow")).send()))
+        .collect();
+    wait_for(|| counter.load(Ordering::SeqCst) == 3).await;
+    let mut refused = 0;
+    for _ in 0..200 {
+        refused = requests.iter().filter(|r| r.is_finished()).count();
+        if refused == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(refused, 2);
+    open.send_replace(true);
+    let mut statuses = Vec::new();
+    for r in requests {
+        let res = r.await.unwrap().unwrap();
+        let status = res.status().as_u16();
+        if status == 429 {
+            let body: Value = res.json().await.unwrap();
+            assert_eq!(body["category"], "framework-global-concurrent-limiter");
+            assert_eq!(body["message"], "too many requests");
+        }
+        statuses.push(status);
+    }
+    statuses.sort_unstable();
+    assert_eq!(statuses, [200, 200, 200, 429, 429]);
+    assert_eq!(counter.load(Ordering::SeqCst), 0);
+
+    // Error and panic: the slot comes back.
+    for path in ["/error", "/panic"] {
+        let res = client.get(server.url(path)).send().await.unwrap();
+        assert!(res.status().is_client_error() || res.status().is_server_error());
+        assert_eq!(counter.load(Ordering::SeqCst), 0, "{path}");
+    }
+    open.send_replace(false);
+
+    // A client that goes away while its request waits: the dropped request frees its slot.
+    let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    wait_for(|| counter.load(Ordering::SeqCst) == 1).await;
+    drop(socket);
+    wait_for(|| counter.load(Ordering::SeqCst) == 0).await;
+
+    // A streamed body holds the slot until it has been sent.
+    let mut res = client.get(server.url("/stream")).send().await.unwrap();
+    assert_eq!(res.chunk().await.unwrap().unwrap(), "part\n");
+    assert_eq!(
+        counter.load(Ordering::SeqCst),
+        1,
+        "held while the body streams"
+    );
+    open.send_replace(true);
+    while res.chunk().await.unwrap().is_some() {}
+    wait_for(|| counter.load(Ordering::SeqCst) == 0).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn router_limit_per_route() {
+    let (open, gate) = watch::channel(false);
+    let limiter = RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
+        limits: HashMap::from([("GET /slow".to_owned(), 1)]),
+        ..RouterConcurrentLimiterConfig::default()
+    })
+    .unwrap();
+    let server = common::start(chain(limiter.into_shared(), gate)).await;
+    let client = common::browser();
+    let first = tokio::spawn(client.get(server.url("/slow")).send());
+    // Poll until the second one is refused (the first has taken the slot).
+    let mut refused = None;
+    for _ in 0..200 {
+        let res = client
+            .get(server.url("/slow"))
+            .timeout(Duration::from_millis(200))
+            .send()
+            .await;
+        if let Ok(res) = res
+            && res.status() == 429
+        {
+            refused = Some(res.json::<Value>().await.unwrap());
+            break;
+        }
+    }
+    let refused = refused.expect("a second request is refused");
+    assert_eq!(refused["category"], "framework-router-concurrent-limiter");
+    assert_eq!(refused["message"], "too many requests, current: 2, max: 1");
+    // Other routes are not limited.
+    assert_eq!(
+        client
+            .get(server.url("/free"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    open.send_replace(true);
+    assert_eq!(first.await.unwrap().unwrap().status(), 200);
+    assert_eq!(
+        client
+            .get(server.url("/slow"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    assert!(
+        RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
+            limits: HashMap::from([("GET".to_owned(), 1)]),
+            ..RouterConcurrentLimiterConfig::default()
+        })
+        .is_err()
+    );
+    server.stop().await;
+}
+
+fn submit_limiter(lock: Arc<dyn Lock>) -> SharedMiddleware {
+    ConcurrentLimiter::new(ConcurrentLimiterConfig {
+        keys: vec!["account".into()],
+        lock,
+        ..ConcurrentLimiterConfig::default()
+    })
+    .unwrap()
+    .into_shared()
+}
+
+#[tokio::test]
+async fn concurrent_limiter_by_body_field() {
+    let (open, gate) = watch::channel(false);
+    let lock = MemoryLock::new();
+    let server = common::start(chain(submit_limiter(Arc::new(lock.clone())), gate)).await;
+    let client = common::browser();
+    let submit = |account: &str| {
+        client
+            .post(server.url("/submit"))
+            .json(&json!({"account": account}))
+            .send()
+    };
+    let first = tokio::spawn(submit("alice"));
+    wait_for(|| lock.held() == 1).await;
+    let second = submit("alice").await.unwrap();
+    assert_eq!(second.status(), 429);
+    let body: Value = second.json().await.unwrap();
+    assert_eq!(body["category"], "framework-concurrent-limiter");
+    assert_eq!(body["message"], "submit too frequently");
+    // Another key is free.
+    let other = tokio::spawn(submit("bob"));
+    wait_for(|| lock.held() == 2).await;
+    open.send_replace(true);
+    assert_eq!(first.await.unwrap().unwrap().status(), 200);
+    assert_eq!(other.await.unwrap().unwrap().status(), 200);
+    wait_for(|| lock.held() == 0).await;
+    // A missing key part.
+    let res = client
+        .post(server.url("/submit"))
+        .json(&json!({"name": "x"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["message"], "account is required");
+    assert_eq!(lock.held(), 0);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn redis_lock_shared_by_two_instances() {
+    let Some(url) = std::env::var("TEST_REDIS_URL")
+        .ok()
+        .filter(|v| !v.is_empty())
+    else {
+        eprintln!("skipped: TEST_REDIS_URL is not set");
+        return;
+    };
+    let mut bits = [0u8; 6];
+    getrandom::fill(&mut bits).unwrap();
+    let prefix = format!("test-lock-{}:", hex::encode(bits));
+    let (open, gate) = watch::channel(false);
+    let lock_a: Arc<dyn Lock> = Arc::new(RedisLock::connect(&url, prefix.clone()).await.unwrap());
+    let lock_b: Arc<dyn Lock> = Arc::new(RedisLock::connect(&url, prefix.clone()).await.unwrap());
+    let a = common::start(chain(submit_limiter(lock_a), gate.clone())).await;
+    let b = common::start(chain(submit_limiter(lock_b), gate)).await;
+    let client = common::browser();
+    let body = json!({"account": "shared"});
+    let first = tokio::spawn(client.post(a.url("/submit")).json(&body).send());
+    let mut redis = redis::Client::open(url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let key = format!("{prefix}shared");
+    for _ in 0..500 {
+        let exists: bool = redis::cmd("EXISTS")
+            .arg(&key)
+            .query_async(&mut redis)
+            .await
+            .unwrap();
+        if exists {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let second = client
+        .post(b.url("/submit"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        second.status(),
+        429,
+        "the other instance refuses the duplicate"
+    );
+    open.send_replace(true);
+    assert_eq!(first.await.unwrap().unwrap().status(), 200);
+    // Released (by a task spawned from the guard's Drop).
+    let mut released = false;
+    for _ in 0..500 {
+        let exists: bool = redis::cmd("EXISTS")
+            .arg(&key)
+            .query_async(&mut redis)
+            .await
+            .unwrap();
+        if !exists {
+            released = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(released, "the lock was released in Redis");
+    a.stop().await;
+    b.stop().await;
+}
+
+fn admin(_ctx: &mut Context) -> impl std::future::Future<Output = Result<&'static str>> {
+    async { Ok("admin area") }
+}
+
+#[tokio::test]
+async fn basic_auth_cases() {
+    let auth = BasicAuth::new(BasicAuthConfig {
+        realm: "ops \"team\"".into(),
+        ..BasicAuthConfig::from_fn(|account, password, _ctx| match account {
+            "http-error" => Err(HttpError::new("blocked")
+                .with_status(http::StatusCode::FORBIDDEN)
+                .into()),
+            "plain-error" => Err(std::io::Error::other("directory down").into()),
+            _ => Ok(account == "admin" && password == "pa:ss"),
+        })
+    });
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&calls);
+    let service = App::new()
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .group(
+            Group::new("/admin")
+                .use_middleware(auth.into_shared())
+                .get("/", admin)
+                .route(Method::OPTIONS, "/", move |_ctx: &mut Context| {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    async { Ok("preflight") }
+                }),
+        )
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = common::browser();
+    let b64 = |raw: &str| base64::engine::general_purpose::STANDARD.encode(raw);
+    let send = |auth: Option<String>| {
+        let mut req = client.get(server.url("/admin"));
+        if let Some(auth) = auth {
+            req = req.header("authorization", auth);
+        }
+        async move {
+            let res = req.send().await.unwrap();
+            let status = res.status().as_u16();
+            let challenge = res
+                .headers()
+                .get("www-authenticate")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let body: Value = res.json().await.unwrap_or(Value::Null);
+            (status, challenge, body)
+        }
+    };
+    let (status, _, body) = send(Some(format!("Basic {}", b64("admin:pa:ss")))).await;
+    assert_eq!((status, body), (200, Value::Null), "valid credentials pass");
+    for bad in [
+        None,
+        Some(format!("Basic {}", b64("admin:wrong"))),
+        Some(format!("Basic {}", b64("nobody:pa:ss"))),
+        Some(format!("Basic {}", b64("no-colon"))),
+        Some("Basic !!!not-base64".to_owned()),
+        Some(format!("BasicX {}", b64("admin:pa:ss"))),
+        Some(format!("Bearer {}", b64("admin:pa:ss"))),
+        Some("Basic".to_owned()),
+    ] {
+        let (status, challenge, body) = send(bad.clone()).await;
+        assert_eq!(status, 401, "{bad:?}");
+        assert_eq!(
+            challenge.as_deref(),
+            Some("Basic realm=\"ops \\\"team\\\"\"")
+        );
+        assert_eq!(body["category"], "framework-basic-auth");
+        assert_eq!(body["message"], "unauthorized");
+    }
+    let (status, _, body) = send(Some(format!("Basic {}", b64("http-error:x")))).await;
+    assert_eq!((status, body["message"].as_str()), (403, Some("blocked")));
+    let (status, _, body) = send(Some(format!("Basic {}", b64("plain-error:x")))).await;
+    assert_eq!(
+        (status, body["message"].as_str()),
+        (400, Some("directory down"))
+    );
+    let res = client
+        .request(reqwest::Method::OPTIONS, server.url("/admin"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    server.stop().await;
+}
