@@ -10,6 +10,8 @@
 //! | [`basic_auth`] | HTTP Basic authentication for internal tools |
 //! | [`session`] | per-client sessions in memory or Redis |
 //! | [`concurrent_limiter`] | one request at a time per key (IP, header, body field…) |
+//! | [`logger`] | access log lines in a format of `{tags}` |
+//! | [`stats`] | per-request figures (status, latency, sizes, in flight) to a hook |
 //! | [`global_concurrent_limiter`] | at most N requests at once in the app |
 //! | [`router_concurrent_limiter`] | at most N requests at once per route |
 //! | `static_serve` | files from a directory or the binary (feature `static-serve`, default) |
@@ -28,6 +30,7 @@ pub mod compress;
 pub mod concurrent_limiter;
 pub mod error_handler;
 pub mod global_concurrent_limiter;
+pub mod logger;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 pub mod recover;
@@ -36,3 +39,4 @@ pub mod router_concurrent_limiter;
 pub mod session;
 #[cfg(feature = "static-serve")]
 pub mod static_serve;
+pub mod stats;

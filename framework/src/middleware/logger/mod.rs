@@ -1,0 +1,296 @@
+//! Access logs: one line per request, in a format of `{tags}`.
+//!
+//! Every tag of the seed is supported: `host`, `method`, `path`, `proto`, `query`, `remote`,
+//! `real-ip`, `client-ip` (the real IP when it is a public address, else `-`), `scheme`, `uri`
+//! (and its alias `url`), `referer`, `userAgent`, the times `when` (RFC 1123 with zone),
+//! `when-iso`, `when-utc-iso`, `when-unix`, `when-iso-ms`, `when-utc-iso-ms`, `size`,
+//! `size-human` (`512B`, `1.50KB`, `3.00MB`), `status`, `latency` (e.g. `1.234ms`),
+//! `latency-ms`, `payload-size`, `payload-size-human`, `~cookie`, `>request-header`,
+//! `<response-header`, `:context-key` (a string value set with `Context::set_value`), `$ENV`,
+//! plus `request-id`. An unknown tag or a missing value renders `-`. The predefined formats are
+//! [`LOGGER_COMBINED`], [`LOGGER_COMMON`], [`LOGGER_SHORT`] and [`LOGGER_TINY`].
+//!
+//! The format is compiled once, at construction (`$ENV` values are read then); each line is
+//! written into one reused per-thread buffer, with no `String` per tag.
+//!
+//! The line is written from a guard's `Drop`, when the request is over: when the chain has
+//! returned, or for a streamed body once the body has been sent (then `latency` covers the
+//! whole response), or when the request was dropped because the client went away (status 499,
+//! as nginx logs it) or a panic unwound through the logger (status 500). Because the context
+//! may be gone by then, `on_log` receives the line and a [`LogRecord`] (request id, method,
+//! URI, status, latency, …) rather than the context. The default `on_log` emits a `tracing`
+//! event at info level, target `framework::access`.
+//!
+//! ```
+//! use framework::middleware::logger::{LOGGER_COMMON, Logger, LoggerConfig};
+//!
+//! let logger = Logger::new(LoggerConfig {
+//!     format: LOGGER_COMMON.to_owned(),
+//!     ..LoggerConfig::default()
+//! });
+//! let app = framework::App::new().use_middleware(logger.into_shared());
+//! # let _ = app;
+//! ```
+
+mod format;
+
+use std::cell::RefCell;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, FixedOffset, Local};
+use http::{HeaderValue, Method, StatusCode, Uri, Version, header};
+
+use crate::context::Context;
+use crate::error::Result;
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+
+use format::{Capture, Format};
+pub use format::{LOGGER_COMBINED, LOGGER_COMMON, LOGGER_SHORT, LOGGER_TINY};
+
+/// Receives each line and the request's record.
+pub type OnLog = Arc<dyn Fn(&str, &LogRecord) + Send + Sync>;
+
+/// A wall clock, for tests that need a fixed time (latency is then measured on it too).
+pub type Clock = Arc<dyn Fn() -> DateTime<FixedOffset> + Send + Sync>;
+
+/// Logger settings.
+#[derive(Clone)]
+pub struct LoggerConfig {
+    /// The line format. Default [`LOGGER_COMMON`].
+    pub format: String,
+    /// Receives each line; default: a `tracing` info event.
+    pub on_log: Option<OnLog>,
+    /// The wall clock; default: local time.
+    pub clock: Option<Clock>,
+    /// Skips logging for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+impl Default for LoggerConfig {
+    fn default() -> Self {
+        Self {
+            format: LOGGER_COMMON.to_owned(),
+            on_log: None,
+            clock: None,
+            skipper: None,
+        }
+    }
+}
+
+/// What is known of a request when its line is written.
+#[derive(Debug, Clone)]
+pub struct LogRecord {
+    request_id: String,
+    method: Method,
+    uri: Uri,
+    version: Version,
+    remote: SocketAddr,
+    real_ip: IpAddr,
+    https: bool,
+    host: Option<HeaderValue>,
+    referer: Option<HeaderValue>,
+    user_agent: Option<HeaderValue>,
+    status: StatusCode,
+    size: Option<u64>,
+    payload_size: usize,
+    latency: Duration,
+    when: DateTime<FixedOffset>,
+    captured: Vec<Option<String>>,
+}
+
+impl LogRecord {
+    /// The request id.
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+    /// Request method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+    /// Request URI.
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+    /// Response status; 499 when the client went away, 500 after a panic.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+    /// Time from the request entering the logger to the end of its response.
+    pub fn latency(&self) -> Duration {
+        self.latency
+    }
+}
+
+struct Shared {
+    format: Format,
+    on_log: Option<OnLog>,
+    clock: Option<Clock>,
+}
+
+impl Shared {
+    fn now(&self) -> DateTime<FixedOffset> {
+        match &self.clock {
+            Some(clock) => clock(),
+            None => Local::now().fixed_offset(),
+        }
+    }
+
+    fn emit(&self, record: &LogRecord) {
+        thread_local! {
+            static LINE: RefCell<String> = RefCell::new(String::with_capacity(256));
+        }
+        LINE.with(|cell| match cell.try_borrow_mut() {
+            Ok(mut line) => {
+                line.clear();
+                self.format.render(record, &mut line);
+                self.deliver(&line, record);
+            }
+            // Only if `on_log` itself logs through a logger on this thread.
+            Err(_) => {
+                let mut line = String::new();
+                self.format.render(record, &mut line);
+                self.deliver(&line, record);
+            }
+        });
+    }
+
+    fn deliver(&self, line: &str, record: &LogRecord) {
+        match &self.on_log {
+            Some(hook) => hook(line, record),
+            None => {
+                tracing::info!(target: "framework::access", request_id = record.request_id(), "{line}")
+            }
+        }
+    }
+}
+
+/// The request being logged; writes the line when dropped.
+struct Pending {
+    shared: Arc<Shared>,
+    record: LogRecord,
+    started: Instant,
+    finished: bool,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.record.status = if std::thread::panicking() {
+                StatusCode::INTERNAL_SERVER_ERROR
+            } else {
+                // nginx's "client closed request".
+                StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST)
+            };
+        }
+        let now = self.shared.now();
+        self.record.latency = match &self.shared.clock {
+            Some(_) => (now - self.record.when).to_std().unwrap_or_default(),
+            None => self.started.elapsed(),
+        };
+        self.record.when = now;
+        self.shared.emit(&self.record);
+    }
+}
+
+/// The logger middleware.
+pub struct Logger {
+    shared: Arc<Shared>,
+    skipper: Option<Skipper>,
+}
+
+impl Logger {
+    /// A logger with `config`; the format is compiled here.
+    pub fn new(config: LoggerConfig) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                format: Format::compile(&config.format),
+                on_log: config.on_log,
+                clock: config.clock,
+            }),
+            skipper: config.skipper,
+        }
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+
+    fn start(&self, ctx: &Context) -> Pending {
+        let headers = ctx.headers();
+        let captured = self
+            .shared
+            .format
+            .captures
+            .iter()
+            .map(|c| match c {
+                Capture::Cookie(name) => crate::header::cookie(headers, name).map(str::to_owned),
+                Capture::RequestHeader(name) => ctx.header(name).map(str::to_owned),
+                Capture::ResponseHeader(_) | Capture::Value(_) => None,
+            })
+            .collect();
+        let https = ctx.trusts_proxy()
+            && ctx
+                .header("x-forwarded-proto")
+                .is_some_and(|p| p.eq_ignore_ascii_case("https"));
+        Pending {
+            shared: Arc::clone(&self.shared),
+            record: LogRecord {
+                request_id: ctx.request_id().to_owned(),
+                method: ctx.method().clone(),
+                uri: ctx.uri().clone(),
+                version: ctx.version(),
+                remote: ctx.remote_addr(),
+                real_ip: ctx.real_ip(),
+                https,
+                host: headers.get(header::HOST).cloned(),
+                referer: headers.get(header::REFERER).cloned(),
+                user_agent: headers.get(header::USER_AGENT).cloned(),
+                status: StatusCode::OK,
+                size: None,
+                payload_size: 0,
+                latency: Duration::ZERO,
+                when: self.shared.now(),
+                captured,
+            },
+            started: Instant::now(),
+            finished: false,
+        }
+    }
+}
+
+impl Middleware for Logger {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            if should_skip(ctx, self.skipper.as_ref()) {
+                return next.run(ctx).await;
+            }
+            let mut pending = self.start(ctx);
+            let result = next.run(ctx).await;
+            let record = &mut pending.record;
+            record.status = match &result {
+                Ok(()) => ctx.status().unwrap_or(StatusCode::OK),
+                Err(err) => err.status(),
+            };
+            record.size = match ctx.body_stream_mut() {
+                Some(stream) => stream.size_hint().exact(),
+                None => Some(ctx.body_buffer.as_ref().map_or(0, |b| b.len() as u64)),
+            };
+            record.payload_size = ctx.request_body.len();
+            for (slot, capture) in record.captured.iter_mut().zip(&self.shared.format.captures) {
+                match capture {
+                    Capture::ResponseHeader(name) => {
+                        *slot = ctx.response_header(name).map(str::to_owned);
+                    }
+                    Capture::Value(key) => *slot = ctx.value_str(key).map(str::to_owned),
+                    Capture::Cookie(_) | Capture::RequestHeader(_) => {}
+                }
+            }
+            pending.finished = true;
+            ctx.hold_until_body_ends(pending);
+            result
+        })
+    }
+}

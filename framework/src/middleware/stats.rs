@@ -1,0 +1,160 @@
+//! Per-request statistics for a metrics store: `on_stats(&StatsInfo, &Context)` after each
+//! request.
+//!
+//! [`StatsInfo`] carries the request id, client IP, method, route pattern, URI, status, status
+//! class (`status / 100`), latency, request body size (read after the chain, so the body
+//! parser's count), response size, and the number of requests in flight. The in-flight count is
+//! one atomic, raised when a request enters and lowered by a guard's `Drop` when it ends in any
+//! way (a panic or a client that goes away included; with a streamed body, when the body has
+//! been sent); the figure reported counts the request itself. An error returned by the chain is
+//! reported with its status. The default hook emits a `tracing` event at debug level.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use framework::middleware::stats::{Stats, StatsConfig};
+//!
+//! let stats = Stats::new(StatsConfig {
+//!     on_stats: Some(Arc::new(|info, _ctx| {
+//!         // e.g. record info.latency in a histogram keyed by info.route
+//!         let _ = (info.status, info.latency);
+//!     })),
+//!     ..StatsConfig::default()
+//! });
+//! let app = framework::App::new().use_middleware(stats.into_shared());
+//! # let _ = app;
+//! ```
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use http::{Method, StatusCode, Uri};
+
+use crate::context::Context;
+use crate::error::Result;
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::middleware::global_concurrent_limiter::Slot;
+
+/// What one request did.
+#[derive(Debug, Clone)]
+pub struct StatsInfo<'a> {
+    /// The request id.
+    pub request_id: &'a str,
+    /// The real client IP.
+    pub ip: IpAddr,
+    /// Request method.
+    pub method: &'a Method,
+    /// The matched route pattern; `""` for a 404.
+    pub route: &'a str,
+    /// The request URI.
+    pub uri: &'a Uri,
+    /// Response status.
+    pub status: StatusCode,
+    /// `status / 100`: 2 for success, 4 for client errors, …
+    pub status_class: u16,
+    /// Time spent in the chain.
+    pub latency: Duration,
+    /// Request body bytes read (0 when nothing read it).
+    pub request_size: usize,
+    /// Response body bytes: the buffer's length, or a stream's when known.
+    pub response_size: Option<u64>,
+    /// Requests being handled when this one finished, itself included.
+    pub in_flight: u32,
+}
+
+/// Receives each request's figures.
+pub type OnStats = Arc<dyn Fn(&StatsInfo<'_>, &Context) + Send + Sync>;
+
+/// Stats settings.
+#[derive(Clone, Default)]
+pub struct StatsConfig {
+    /// The hook; default: a `tracing` debug event.
+    pub on_stats: Option<OnStats>,
+    /// Skips the middleware for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+/// The stats middleware.
+pub struct Stats {
+    config: StatsConfig,
+    in_flight: Arc<AtomicU32>,
+}
+
+impl Stats {
+    /// A stats middleware with `config`.
+    pub fn new(config: StatsConfig) -> Self {
+        Self {
+            config,
+            in_flight: Arc::new(AtomicU32::new(0)),
+        }
+    }
+
+    /// A handle on the in-flight counter.
+    pub fn in_flight(&self) -> Arc<AtomicU32> {
+        Arc::clone(&self.in_flight)
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+}
+
+fn default_on_stats(info: &StatsInfo<'_>) {
+    tracing::debug!(
+        request_id = info.request_id,
+        ip = %info.ip,
+        method = %info.method,
+        route = info.route,
+        uri = %info.uri,
+        status = info.status.as_u16(),
+        latency_us = u64::try_from(info.latency.as_micros()).unwrap_or(u64::MAX),
+        request_size = info.request_size,
+        response_size = info.response_size,
+        in_flight = info.in_flight,
+        "request stats"
+    );
+}
+
+impl Middleware for Stats {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            if should_skip(ctx, self.config.skipper.as_ref()) {
+                return next.run(ctx).await;
+            }
+            self.in_flight.fetch_add(1, Ordering::AcqRel);
+            let slot = Slot(Arc::clone(&self.in_flight));
+            let started = Instant::now();
+            let result = next.run(ctx).await;
+            let latency = started.elapsed();
+            let status = match &result {
+                Ok(()) => ctx.status().unwrap_or(StatusCode::OK),
+                Err(err) => err.status(),
+            };
+            let response_size = match ctx.body_stream_mut() {
+                Some(stream) => stream.size_hint().exact(),
+                None => Some(ctx.body_buffer.as_ref().map_or(0, |b| b.len() as u64)),
+            };
+            let info = StatsInfo {
+                request_id: ctx.request_id(),
+                ip: ctx.real_ip(),
+                method: ctx.method(),
+                route: ctx.route_pattern().unwrap_or(""),
+                uri: ctx.uri(),
+                status,
+                status_class: status.as_u16() / 100,
+                latency,
+                request_size: ctx.request_body.len(),
+                response_size,
+                in_flight: self.in_flight.load(Ordering::Acquire),
+            };
+            match &self.config.on_stats {
+                Some(hook) => hook(&info, ctx),
+                None => default_on_stats(&info),
+            }
+            ctx.hold_until_body_ends(slot);
+            result
+        })
+    }
+}

@@ -1,0 +1,266 @@
+//! Logger and stats over real sockets: every logger tag against a golden line (fixed clock),
+//! lines written when the request really ends (after a stream, 499 when the client left), and
+//! the stats figures with the in-flight count under concurrency and panics.
+
+mod common;
+
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use chrono::{DateTime, FixedOffset, TimeZone};
+use framework::body::BodyStream;
+use framework::middleware::body_parser::BodyParser;
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::logger::{LOGGER_TINY, Logger, LoggerConfig};
+use framework::middleware::recover::Recover;
+use framework::middleware::responder::Responder;
+use framework::middleware::stats::{Stats, StatsConfig};
+use framework::{App, Context, Result, SharedMiddleware};
+use http::HeaderValue;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::watch;
+
+const EVERY_TAG: &str = "{host}|{method}|{path}|{proto}|{query}|{remote}|{real-ip}|{client-ip}|\
+{scheme}|{uri}|{url}|{referer}|{userAgent}|{when}|{when-iso}|{when-utc-iso}|{when-unix}|\
+{when-iso-ms}|{when-utc-iso-ms}|{size}|{size-human}|{status}|{latency}|{latency-ms}|\
+{~sid}|{payload-size}|{payload-size-human}|{>x-trace}|{<etag}|{:user}|{$CARGO_PKG_NAME}|\
+{$SURELY_UNSET_VARIABLE_42}|{request-id}|{nope}|{~missing}";
+
+/// 2026-11-22 10:00:00.250 +01:00, advancing 1.5 ms per reading.
+fn fixed_clock() -> framework::middleware::logger::Clock {
+    let tick = Arc::new(Mutex::new(0i64));
+    Arc::new(move || {
+        let mut n = tick.lock().unwrap();
+        let zone = FixedOffset::east_opt(3600).unwrap();
+        let start: DateTime<FixedOffset> = zone.with_ymd_and_hms(2026, 11, 22, 10, 0, 0).unwrap()
+            + chrono::Duration::milliseconds(250);
+        let t = start + chrono::Duration::microseconds(1500 * *n);
+        *n += 1;
+        t
+    })
+}
+
+struct Lines(Arc<Mutex<Vec<(String, u16)>>>);
+
+fn logger(format: &str, lines: &Lines) -> SharedMiddleware {
+    let sink = Arc::clone(&lines.0);
+    Logger::new(LoggerConfig {
+        format: format.to_owned(),
+        on_log: Some(Arc::new(move |line, record| {
+            sink.lock()
+                .unwrap()
+                .push((line.to_owned(), record.status().as_u16()));
+        })),
+        clock: Some(fixed_clock()),
+        ..LoggerConfig::default()
+    })
+    .into_shared()
+}
+
+async fn tagged(ctx: &mut Context) -> Result<String> {
+    ctx.set_value("user", "alice".to_owned());
+    ctx.set_header(http::header::ETAG, HeaderValue::from_static("\"v1\""));
+    Ok(format!("got {} bytes", ctx.request_body.len()))
+}
+
+struct Gate(watch::Receiver<bool>);
+
+async fn gated(ctx: &mut Context) -> Result<&'static str> {
+    let mut rx = ctx.state().require::<Gate>()?.0.clone();
+    let _ = rx.wait_for(|open| *open).await;
+    Ok("done")
+}
+
+async fn gated_stream(ctx: &mut Context) -> Result {
+    let rx = ctx.state().require::<Gate>()?.0.clone();
+    let body = futures_util::stream::unfold((0, rx), |(i, mut rx)| async move {
+        match i {
+            0 => Some((Ok::<_, std::io::Error>(Bytes::from("first\n")), (1, rx))),
+            1 => {
+                let _ = rx.wait_for(|open| *open).await;
+                Some((Ok(Bytes::from("second\n")), (2, rx)))
+            }
+            _ => None,
+        }
+    });
+    ctx.set_body_stream(BodyStream::from_stream(body));
+    Ok(())
+}
+
+async fn boom(_ctx: &mut Context) -> Result {
+    panic!("boom");
+}
+
+fn service(first: SharedMiddleware, gate: watch::Receiver<bool>) -> framework::Service {
+    App::new()
+        .with_state(Gate(gate))
+        .use_middleware(Recover::default().into_shared())
+        .use_middleware(first)
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .use_middleware(BodyParser::default().into_shared())
+        .post("/tagged", tagged)
+        .get("/gated", gated)
+        .get("/stream", gated_stream)
+        .get("/boom", boom)
+        .build()
+        .unwrap()
+}
+
+async fn wait_for(mut check: impl FnMut() -> bool) {
+    for _ in 0..500 {
+        if check() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(check(), "condition not reached in 5 s");
+}
+
+#[tokio::test]
+async fn every_tag_against_a_golden_line() {
+    let lines = Lines(Arc::default());
+    let (_open, gate) = watch::channel(false);
+    let server = common::start(service(logger(EVERY_TAG, &lines), gate)).await;
+    let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let local = socket.local_addr().unwrap();
+    let body = r#"{"a":1}"#;
+    let request = format!(
+        "POST /tagged?x=1&y=2 HTTP/1.1\r\nHost: example.test\r\nReferer: https://ref.test/\r\n\
+         User-Agent: golden/1.0\r\nCookie: a=1; sid=s3cr3t\r\nX-Trace: t-42\r\n\
+         X-Request-Id: req-golden-1\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    socket.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = Vec::new();
+    socket.read_to_end(&mut answer).await.unwrap();
+    wait_for(|| !lines.0.lock().unwrap().is_empty()).await;
+    let (line, status) = lines.0.lock().unwrap()[0].clone();
+    assert_eq!(status, 200);
+    let expected = format!(
+        "example.test|POST|/tagged|HTTP/1.1|x=1&y=2|{local}|127.0.0.1|-|HTTP|/tagged?x=1&y=2|\
+         /tagged?x=1&y=2|https://ref.test/|golden/1.0|Sun, 22 Nov 2026 10:00:00 +0100|\
+         2026-11-22T10:00:00+01:00|2026-11-22T09:00:00Z|1795338000|2026-11-22T10:00:00.251+01:00|\
+         2026-11-22T09:00:00.251Z|11|11B|200|1.5ms|1|s3cr3t|7|7B|t-42|\"v1\"|alice|e2e-tests|-|\
+         req-golden-1|-|-"
+    );
+    assert_eq!(line, expected);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn lines_are_written_when_the_request_really_ends() {
+    let lines = Lines(Arc::default());
+    let (open, gate) = watch::channel(false);
+    let server = common::start(service(logger(LOGGER_TINY, &lines), gate)).await;
+
+    // A client that leaves while its request waits: 499.
+    let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(b"GET /gated HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(lines.0.lock().unwrap().is_empty());
+    drop(socket);
+    wait_for(|| lines.0.lock().unwrap().len() == 1).await;
+    assert_eq!(lines.0.lock().unwrap()[0].1, 499);
+
+    // A stream: logged once the body has been sent, with its full latency.
+    let client = reqwest::Client::new();
+    let mut res = client.get(server.url("/stream")).send().await.unwrap();
+    assert_eq!(res.chunk().await.unwrap().unwrap(), "first\n");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        lines.0.lock().unwrap().len(),
+        1,
+        "not logged while streaming"
+    );
+    open.send_replace(true);
+    while res.chunk().await.unwrap().is_some() {}
+    wait_for(|| lines.0.lock().unwrap().len() == 2).await;
+    let (line, status) = lines.0.lock().unwrap()[1].clone();
+    assert_eq!(status, 200);
+    assert!(line.starts_with("GET /stream 200 - - "), "{line}");
+
+    // A panic (recover is outside the logger): 500.
+    let res = client.get(server.url("/boom")).send().await.unwrap();
+    assert_eq!(res.status(), 500);
+    wait_for(|| lines.0.lock().unwrap().len() == 3).await;
+    let (line, status) = lines.0.lock().unwrap()[2].clone();
+    assert_eq!(status, 500);
+    assert!(line.starts_with("GET /boom 500 "), "{line}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn stats_figures_and_in_flight_count() {
+    type Seen = (u16, u16, String, Option<u64>, usize, u32);
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    let stats = Stats::new(StatsConfig {
+        on_stats: Some(Arc::new(move |info, _ctx| {
+            sink.lock().unwrap().push((
+                info.status.as_u16(),
+                info.status_class,
+                info.route.to_owned(),
+                info.response_size,
+                info.request_size,
+                info.in_flight,
+            ));
+        })),
+        ..StatsConfig::default()
+    });
+    let in_flight = stats.in_flight();
+    let (open, gate) = watch::channel(false);
+    let server = common::start(service(stats.into_shared(), gate)).await;
+    let client = reqwest::Client::new();
+    let res = client
+        .post(server.url("/tagged"))
+        .header("content-type", "application/json")
+        .body(r#"{"a":1}"#)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(
+        seen.lock().unwrap()[0],
+        (200, 2, "/tagged".to_owned(), Some(11), 7, 1)
+    );
+    // Three at once.
+    let requests: Vec<_> = (0..3)
+        .map(|_| tokio::spawn(client.get(server.url("/gated")).send()))
+        .collect();
+    wait_for(|| in_flight.load(Ordering::SeqCst) == 3).await;
+    open.send_replace(true);
+    for r in requests {
+        assert_eq!(r.await.unwrap().unwrap().status(), 200);
+    }
+    assert_eq!(in_flight.load(Ordering::SeqCst), 0);
+    // A 404 and a panic.
+    assert_eq!(
+        client
+            .get(server.url("/nope"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        404
+    );
+    let last = seen.lock().unwrap().last().cloned().unwrap();
+    assert_eq!((last.0, last.1, last.2.as_str()), (404, 4, ""));
+    assert_eq!(
+        client
+            .get(server.url("/boom"))
+            .send()
+            .await
+            .unwrap()
+            .status(),
+        500
+    );
+    assert_eq!(in_flight.load(Ordering::SeqCst), 0, "freed after a panic");
+    server.stop().await;
+}
