@@ -264,3 +264,75 @@ async fn stats_figures_and_in_flight_count() {
     assert_eq!(in_flight.load(Ordering::SeqCst), 0, "freed after a panic");
     server.stop().await;
 }
+
+async fn submit(ctx: &mut Context) -> Result<&'static str> {
+    if ctx.param("id").as_deref() == Some("bad") {
+        return Err(framework::HttpError::new("refused")
+            .with_category("test")
+            .into());
+    }
+    Ok("ok")
+}
+
+#[tokio::test]
+async fn tracker_masks_at_every_depth() {
+    use framework::middleware::tracker::{TrackResult, Tracker, TrackerConfig, TrackerInfo};
+    let seen: Arc<Mutex<Vec<TrackerInfo>>> = Arc::default();
+    let sink = Arc::clone(&seen);
+    let tracker = Tracker::new(TrackerConfig {
+        on_track: Some(Arc::new(move |info| {
+            sink.lock().unwrap().push(info.clone())
+        })),
+        ..TrackerConfig::default()
+    });
+    let service = App::new()
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .use_middleware(BodyParser::default().into_shared())
+        .group(
+            framework::Group::new("")
+                .use_middleware(tracker.into_shared())
+                .post("/submit/:id/:token", submit),
+        )
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+    let body = serde_json::json!({"user": {"password": "x", "list": [{"token": "y"}, {"name": "n"}]}, "note": "z".repeat(100)});
+    let res = client
+        .post(server.url("/submit/7/t0k3n?secret=s&page=2"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let res = client
+        .post(server.url("/submit/bad/x"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 400);
+    let seen = seen.lock().unwrap();
+    let ok = &seen[0];
+    assert_eq!(ok.result, TrackResult::Success);
+    assert_eq!(
+        ok.body.as_ref().unwrap()["user"],
+        serde_json::json!({"password": "***", "list": [{"token": "***"}, {"name": "n"}]})
+    );
+    let note = ok.body.as_ref().unwrap()["note"].as_str().unwrap();
+    assert_eq!(
+        note.chars().count(),
+        65,
+        "cut to 64 characters and an ellipsis"
+    );
+    assert_eq!(ok.query["secret"], "***");
+    assert_eq!(ok.query["page"], "2");
+    assert_eq!(ok.params["id"], "7");
+    assert_eq!(ok.params["token"], "***");
+    assert_eq!(ok.route, "/submit/:id/:token");
+    let failed = &seen[1];
+    assert_eq!(failed.result, TrackResult::Fail);
+    assert_eq!(failed.error.as_deref(), Some("test: refused"));
+    server.stop().await;
+}

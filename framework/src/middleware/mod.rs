@@ -14,6 +14,8 @@
 //! | [`stats`] | per-request figures (status, latency, sizes, in flight) to a hook |
 //! | [`global_concurrent_limiter`] | at most N requests at once in the app |
 //! | [`router_concurrent_limiter`] | at most N requests at once per route |
+//! | `jwt` | bearer tokens verified, claims for handlers, issuing (feature `jwt`, default) |
+//! | `tracker` | submitted data with secrets masked, for audits (feature `tracker`, default) |
 //! | `static_serve` | files from a directory or the binary (feature `static-serve`, default) |
 //! | `proxy` | a streaming reverse proxy with WebSocket (feature `proxy`, default) |
 //!
@@ -30,6 +32,8 @@ pub mod compress;
 pub mod concurrent_limiter;
 pub mod error_handler;
 pub mod global_concurrent_limiter;
+#[cfg(feature = "jwt")]
+pub mod jwt;
 pub mod logger;
 #[cfg(feature = "proxy")]
 pub mod proxy;
@@ -40,3 +44,5 @@ pub mod session;
 #[cfg(feature = "static-serve")]
 pub mod static_serve;
 pub mod stats;
+#[cfg(feature = "tracker")]
+pub mod tracker;

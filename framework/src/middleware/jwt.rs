@@ -1,0 +1,268 @@
+//! JSON Web Tokens: verifies a bearer token and hands its claims to the handlers.
+//!
+//! The token comes from `Authorization: Bearer <token>` (scheme in any case) or, when
+//! [`JwtConfig::cookie`] is set, from that cookie; never from the query string, since URLs end
+//! up in logs. The algorithm is pinned by the configuration (HS256 by default; RS256 or ES256
+//! with a PEM key): a token whose header names `none` or any other algorithm is refused. `exp`
+//! is required and checked, `nbf` is checked when present, both with [`JwtConfig::leeway`]
+//! (default 0). A claim of the wrong JSON type (an `exp` given as a string) is refused
+//! (jsonwebtoken 10.3 or later).
+//!
+//! Every failure is **401** with category `framework-jwt` and a message that never echoes the
+//! token: `token is missing`, `token has expired`, `token is not valid yet`, `token is
+//! invalid`. With `passthrough`, a request without any token goes on anonymously (a token that
+//! is present but bad is still refused). The claims — any `Deserialize` type — are read with
+//! [`claims`]; [`JwtIssuer`] signs tokens and renews those close to expiry.
+//!
+//! ```
+//! use framework::middleware::jwt::{Jwt, JwtConfig, JwtIssuer, claims};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Serialize, Deserialize)]
+//! struct User { sub: String }
+//!
+//! let secret = b"a long random secret, from the environment";
+//! let jwt = Jwt::<User>::new(JwtConfig::hs256(secret));
+//! let issuer = JwtIssuer::hs256(secret, std::time::Duration::from_secs(3600));
+//! let token = issuer.issue(&User { sub: "alice".into() }).unwrap();
+//!
+//! async fn me(ctx: &mut framework::Context) -> framework::Result<String> {
+//!     Ok(claims::<User>(ctx).map(|c| c.sub.clone()).unwrap_or_default())
+//! }
+//! let app = framework::App::new()
+//!     .group(framework::Group::new("/api").use_middleware(jwt.into_shared()).get("/me", me));
+//! # let _ = (app, token);
+//! ```
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http::StatusCode;
+use http::header::AUTHORIZATION;
+use jsonwebtoken::errors::ErrorKind;
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+
+use crate::context::Context;
+use crate::error::{HttpError, Result};
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+
+/// Category of rejections.
+pub const CATEGORY: &str = "framework-jwt";
+
+/// Where the claims are kept in the context.
+const CLAIMS_KEY: &str = "framework.jwt.claims";
+
+/// Verification settings.
+#[derive(Clone)]
+pub struct JwtConfig {
+    /// The one accepted algorithm.
+    pub algorithm: Algorithm,
+    /// The key tokens are verified with.
+    pub key: DecodingKey,
+    /// Also read the token from this cookie.
+    pub cookie: Option<String>,
+    /// Clock skew allowed on `exp` and `nbf`. Default 0.
+    pub leeway: Duration,
+    /// Let requests without a token through, without claims.
+    pub passthrough: bool,
+    /// Skips verification for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+impl JwtConfig {
+    /// HS256 with a shared secret.
+    pub fn hs256(secret: &[u8]) -> Self {
+        Self::new(Algorithm::HS256, DecodingKey::from_secret(secret))
+    }
+
+    /// Any algorithm with its key, e.g. `Algorithm::RS256` and
+    /// `DecodingKey::from_rsa_pem(public_pem)?`.
+    pub fn new(algorithm: Algorithm, key: DecodingKey) -> Self {
+        Self {
+            algorithm,
+            key,
+            cookie: None,
+            leeway: Duration::ZERO,
+            passthrough: false,
+            skipper: None,
+        }
+    }
+}
+
+/// Verified claims with their expiry.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Verified<C> {
+    /// The claims as the application defines them.
+    #[serde(flatten)]
+    pub claims: C,
+    /// Expiry, seconds since the epoch.
+    pub exp: u64,
+}
+
+/// The claims of the request's verified token, if any.
+pub fn claims<C: Send + Sync + 'static>(ctx: &Context) -> Option<&C> {
+    ctx.value::<Verified<C>>(CLAIMS_KEY).map(|v| &v.claims)
+}
+
+/// The verified token's claims and expiry, e.g. to renew it with [`JwtIssuer::renew`].
+pub fn verified<C: Send + Sync + 'static>(ctx: &Context) -> Option<&Verified<C>> {
+    ctx.value::<Verified<C>>(CLAIMS_KEY)
+}
+
+/// The jwt middleware for claims of type `C`.
+pub struct Jwt<C> {
+    config: JwtConfig,
+    validation: Validation,
+    claims: PhantomData<fn() -> C>,
+}
+
+fn unauthorized(message: &'static str) -> crate::Error {
+    HttpError::with(StatusCode::UNAUTHORIZED, CATEGORY, message).into()
+}
+
+impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
+    /// A verifier with `config`.
+    pub fn new(config: JwtConfig) -> Self {
+        let mut validation = Validation::new(config.algorithm);
+        validation.algorithms = vec![config.algorithm];
+        validation.leeway = config.leeway.as_secs();
+        validation.validate_exp = true;
+        validation.validate_nbf = true;
+        validation.set_required_spec_claims(&["exp"]);
+        Self {
+            config,
+            validation,
+            claims: PhantomData,
+        }
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+
+    fn token<'c>(&self, ctx: &'c Context) -> Option<&'c str> {
+        if let Some(value) = ctx.header(AUTHORIZATION) {
+            let (scheme, token) = value.trim().split_once(' ').unwrap_or((value, ""));
+            if scheme.eq_ignore_ascii_case("bearer") {
+                return Some(token.trim());
+            }
+            // Another scheme: not ours; fall back to the cookie.
+        }
+        self.config
+            .cookie
+            .as_deref()
+            .and_then(|name| crate::header::cookie(ctx.headers(), name))
+    }
+
+    /// Verifies `token`: the claims, or the 401 to answer.
+    pub fn verify(&self, token: &str) -> Result<Verified<C>> {
+        if token.is_empty() {
+            return Err(unauthorized("token is missing"));
+        }
+        jsonwebtoken::decode::<Verified<C>>(token, &self.config.key, &self.validation)
+            .map(|data| data.claims)
+            .map_err(|err| {
+                unauthorized(match err.kind() {
+                    ErrorKind::ExpiredSignature => "token has expired",
+                    ErrorKind::ImmatureSignature => "token is not valid yet",
+                    _ => "token is invalid",
+                })
+            })
+    }
+}
+
+impl<C: DeserializeOwned + Send + Sync + 'static> Middleware for Jwt<C> {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            if should_skip(ctx, self.config.skipper.as_ref()) {
+                return next.run(ctx).await;
+            }
+            let verified = match self.token(ctx) {
+                None if self.config.passthrough => return next.run(ctx).await,
+                None => return Err(unauthorized("token is missing")),
+                Some(token) => self.verify(token)?,
+            };
+            ctx.set_value(CLAIMS_KEY, verified);
+            next.run(ctx).await
+        })
+    }
+}
+
+/// Signs tokens: the claims plus `iat` and `exp` (now + `ttl`).
+#[derive(Clone)]
+pub struct JwtIssuer {
+    algorithm: Algorithm,
+    key: EncodingKey,
+    ttl: Duration,
+    renew_within: Duration,
+}
+
+#[derive(Serialize)]
+struct Timed<'a, C> {
+    #[serde(flatten)]
+    claims: &'a C,
+    iat: u64,
+    exp: u64,
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl JwtIssuer {
+    /// HS256 tokens valid for `ttl`, renewed by [`JwtIssuer::renew`] in the last quarter of it.
+    pub fn hs256(secret: &[u8], ttl: Duration) -> Self {
+        Self::new(Algorithm::HS256, EncodingKey::from_secret(secret), ttl)
+    }
+
+    /// Tokens of `algorithm` signed with `key` (e.g. `EncodingKey::from_rsa_pem`).
+    pub fn new(algorithm: Algorithm, key: EncodingKey, ttl: Duration) -> Self {
+        Self {
+            algorithm,
+            key,
+            ttl,
+            renew_within: ttl / 4,
+        }
+    }
+
+    /// Renew tokens with less than `within` left (default: a quarter of the TTL).
+    #[must_use]
+    pub fn renew_within(mut self, within: Duration) -> Self {
+        self.renew_within = within;
+        self
+    }
+
+    /// A signed token for `claims` (which should not carry their own `iat`/`exp`).
+    pub fn issue<C: Serialize>(&self, claims: &C) -> Result<String> {
+        let iat = now_secs();
+        let timed = Timed {
+            claims,
+            iat,
+            exp: iat + self.ttl.as_secs(),
+        };
+        jsonwebtoken::encode(&Header::new(self.algorithm), &timed, &self.key).map_err(|e| {
+            HttpError::with(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                CATEGORY,
+                format!("signing failed: {e}"),
+            )
+            .with_exception(true)
+            .into()
+        })
+    }
+
+    /// A new token when `verified` expires within the renewal window, else `None`.
+    pub fn renew<C: Serialize>(&self, verified: &Verified<C>) -> Result<Option<String>> {
+        let left = verified.exp.saturating_sub(now_secs());
+        if Duration::from_secs(left) > self.renew_within {
+            return Ok(None);
+        }
+        self.issue(&verified.claims).map(Some)
+    }
+}
