@@ -270,6 +270,13 @@ impl fmt::Display for BuildError {
 
 impl std::error::Error for BuildError {}
 
+impl BuildError {
+    /// A build error with `message`, for code that assembles an app around [`App::build`].
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
 /// The application builder.
 ///
 /// ```

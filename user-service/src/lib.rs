@@ -12,10 +12,15 @@ use std::sync::Arc;
 
 use framework::middleware::body_parser::BodyParser;
 use framework::middleware::compress::Compress;
+use framework::middleware::concurrent_limiter::{
+    ConcurrentLimiter, ConcurrentLimiterConfig, Lock, MemoryLock,
+};
 use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::logger::{LOGGER_COMMON, Logger, LoggerConfig};
 use framework::middleware::recover::Recover;
 use framework::middleware::responder::Responder;
 use framework::middleware::session::{SessionConfig, SessionMiddleware, SessionStore};
+use framework::middleware::stats::Stats;
 use framework::{App, BuildError, Service};
 
 pub use config::Config;
@@ -27,6 +32,9 @@ pub struct Stores {
     pub users: Arc<dyn UserStore>,
     /// Sessions.
     pub sessions: Arc<dyn SessionStore>,
+    /// Submit locks (one registration or login per account at a time): in Redis when the
+    /// sessions are, so every instance sees them.
+    pub locks: Arc<dyn Lock>,
     /// What they are, for the start-up line (no passwords).
     pub description: String,
 }
@@ -37,6 +45,7 @@ impl Stores {
         Self {
             users: Arc::new(store::MemoryUserStore::new()),
             sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
+            locks: Arc::new(MemoryLock::new()),
             description: "users: memory, sessions: memory".to_owned(),
         }
     }
@@ -49,16 +58,19 @@ impl Stores {
         } else {
             connect_sql(config).await?
         };
-        let (sessions, sessions_desc): (Arc<dyn SessionStore>, String) = match &config.redis_url {
-            None => (
-                Arc::new(framework::middleware::session::MemoryStore::new()),
-                "memory".to_owned(),
-            ),
-            Some(url) => connect_redis(url, &config.session_key_prefix).await?,
-        };
+        let (sessions, locks, sessions_desc): (Arc<dyn SessionStore>, Arc<dyn Lock>, String) =
+            match &config.redis_url {
+                None => (
+                    Arc::new(framework::middleware::session::MemoryStore::new()),
+                    Arc::new(MemoryLock::new()),
+                    "memory".to_owned(),
+                ),
+                Some(url) => connect_redis(url, &config.session_key_prefix).await?,
+            };
         Ok(Self {
             users,
             sessions,
+            locks,
             description: format!("users: {users_desc}, sessions: {sessions_desc}"),
         })
     }
@@ -86,34 +98,51 @@ async fn connect_sql(config: &Config) -> Result<(Arc<dyn UserStore>, String), St
 }
 
 #[cfg(feature = "redis")]
-async fn connect_redis(url: &str, prefix: &str) -> Result<(Arc<dyn SessionStore>, String), String> {
+async fn connect_redis(
+    url: &str,
+    prefix: &str,
+) -> Result<(Arc<dyn SessionStore>, Arc<dyn Lock>, String), String> {
+    let unreachable = |e: &dyn std::fmt::Display| {
+        format!(
+            "session store {} is not reachable: {e}",
+            config::redact(url)
+        )
+    };
     let store = framework::middleware::session::RedisStore::connect(url, prefix)
         .await
-        .map_err(|e| {
-            format!(
-                "session store {} is not reachable: {e}",
-                config::redact(url)
-            )
-        })?;
-    Ok((Arc::new(store), format!("redis {}", config::redact(url))))
+        .map_err(|e| unreachable(&e))?;
+    // Lock keys live beside the sessions: `<prefix>lock:<account>`.
+    let locks = framework::middleware::concurrent_limiter::RedisLock::connect(
+        url,
+        format!("{prefix}lock:"),
+    )
+    .await
+    .map_err(|e| unreachable(&e))?;
+    Ok((
+        Arc::new(store),
+        Arc::new(locks),
+        format!("redis {}", config::redact(url)),
+    ))
 }
 
 #[cfg(not(feature = "redis"))]
 async fn connect_redis(
     url: &str,
     _prefix: &str,
-) -> Result<(Arc<dyn SessionStore>, String), String> {
+) -> Result<(Arc<dyn SessionStore>, Arc<dyn Lock>, String), String> {
     Err(format!(
         "REDIS_URL={} needs the `redis` feature",
         config::redact(url)
     ))
 }
 
-/// Builds the service: app middleware in the reference order (recover, compress, error
-/// handler, responder, body parser; logger and stats go after recover, fresh and etag after
-/// compress, as they land), the
-/// session middleware registered as `session` for the controllers, and every controller
-/// mounted.
+/// Builds the service: app middleware in the reference order (recover, logger, stats,
+/// compress, error handler, responder, body parser; fresh and etag go after compress as they
+/// land), the session middleware registered as `session` and the per-account submit lock as
+/// `submit_once` for the controllers, and every controller mounted.
+///
+/// The logger writes `LoggerCommon` lines to `tracing` (target `framework::access`, info);
+/// stats go to `tracing` at debug level.
 pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
     let session = SessionMiddleware::new(
         stores.sessions,
@@ -122,15 +151,34 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
             ..SessionConfig::default()
         },
     );
+    // One registration or login per account at a time, across instances when the lock is in
+    // Redis. The body parser runs first (app middleware), so the `account` field is there.
+    let submit_once = ConcurrentLimiter::new(ConcurrentLimiterConfig {
+        keys: vec!["account".to_owned()],
+        lock: stores.locks,
+        ..ConcurrentLimiterConfig::default()
+    })
+    .map_err(|e| BuildError::new(format!("submit limiter: {e}")))?;
     App::new()
         .trust_proxy(config.trust_proxy)
         .with_state(stores.users)
         .use_middleware(Recover::default().into_shared())
+        .use_middleware(
+            Logger::new(LoggerConfig {
+                format: LOGGER_COMMON.to_owned(),
+                ..LoggerConfig::default()
+            })
+            .into_shared(),
+        )
+        .use_middleware(
+            Stats::new(framework::middleware::stats::StatsConfig::default()).into_shared(),
+        )
         .use_middleware(Compress::default().into_shared())
         .use_middleware(ErrorHandler::default().into_shared())
         .use_middleware(Responder::default().into_shared())
         .use_middleware(BodyParser::default().into_shared())
         .register_middleware("session", session.into_shared())
+        .register_middleware("submit_once", submit_once.into_shared())
         .mount_controllers()
         .build()
 }

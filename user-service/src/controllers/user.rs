@@ -80,7 +80,7 @@ impl UserController {
     }
 
     /// Registration: 201 with the user record; 409 when the account exists.
-    #[post("/v1/me")]
+    #[post("/v1/me", middleware(submit_once))]
     pub async fn register(&self, ctx: &mut Context) -> Result {
         let params: UserParams = ctx.bind()?;
         let user = self.store.create(&params.account, &params.password).await?;
@@ -98,7 +98,7 @@ impl UserController {
 
     /// Login with the proof. Success regenerates the session id, stores the account and
     /// consumes the token; every failure gets the same 400.
-    #[post("/v1/login")]
+    #[post("/v1/login", middleware(submit_once))]
     pub async fn login(&self, ctx: &mut Context) -> Result<User> {
         let params: UserParams = ctx.bind()?;
         let user = self.store.find(&params.account).await?;

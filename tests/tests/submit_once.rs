@@ -1,0 +1,156 @@
+//! The user service refuses a second registration of the same account while the first is
+//! running (429 from the concurrent limiter), in one instance and across two sharing Redis.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use framework::Result;
+use framework::middleware::concurrent_limiter::{Lock, MemoryLock, RedisLock};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use user_service::store::{MemoryUserStore, User, UserStore};
+use user_service::{Config, Stores};
+
+/// A user store whose `create` waits for the test, so two registrations overlap.
+struct GatedStore {
+    inner: MemoryUserStore,
+    gate: watch::Receiver<bool>,
+    entered: watch::Sender<u32>,
+}
+
+#[async_trait]
+impl UserStore for GatedStore {
+    async fn create(&self, account: &str, password: &str) -> Result<User> {
+        self.entered.send_modify(|n| *n += 1);
+        let mut gate = self.gate.clone();
+        let _ = gate.wait_for(|open| *open).await;
+        self.inner.create(account, password).await
+    }
+
+    async fn find(&self, account: &str) -> Result<Option<User>> {
+        self.inner.find(account).await
+    }
+}
+
+fn stores(
+    gate: watch::Receiver<bool>,
+    entered: watch::Sender<u32>,
+    locks: Arc<dyn Lock>,
+) -> Stores {
+    Stores {
+        users: Arc::new(GatedStore {
+            inner: MemoryUserStore::new(),
+            gate,
+            entered,
+        }),
+        sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
+        locks,
+        description: "test".into(),
+    }
+}
+
+const DIGEST: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+async fn overlapping_registrations(
+    a: &common::Running,
+    b: &common::Running,
+    entered: &mut watch::Receiver<u32>,
+    open: &watch::Sender<bool>,
+) {
+    let client = common::browser();
+    let body = json!({"account": "twice", "password": DIGEST});
+    let first = tokio::spawn(client.post(a.url("/users/v1/me")).json(&body).send());
+    tokio::time::timeout(Duration::from_secs(5), entered.wait_for(|n| *n >= 1))
+        .await
+        .expect("the first registration reached the store")
+        .unwrap();
+    let second = client
+        .post(b.url("/users/v1/me"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(second.status(), 429);
+    let err: Value = second.json().await.unwrap();
+    assert_eq!(err["category"], "framework-concurrent-limiter");
+    assert_eq!(err["message"], "submit too frequently");
+    open.send_replace(true);
+    assert_eq!(first.await.unwrap().unwrap().status(), 201);
+    // Afterwards the lock is free: a new attempt is answered by the store (409, exists).
+    let mut third = None;
+    for _ in 0..100 {
+        let res = client
+            .post(b.url("/users/v1/me"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        if res.status() != 429 {
+            third = Some(res.status());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(
+        matches!(third.map(|s| s.as_u16()), Some(201 | 409)),
+        "{third:?}"
+    );
+}
+
+#[tokio::test]
+async fn same_account_twice_at_once_in_one_instance() {
+    let (open, gate) = watch::channel(false);
+    let (entered_tx, mut entered) = watch::channel(0u32);
+    let service = user_service::build(
+        &Config::default(),
+        stores(gate, entered_tx, Arc::new(MemoryLock::new())),
+    )
+    .unwrap();
+    let server = common::start(service).await;
+    overlapping_registrations(&server, &server, &mut entered, &open).await;
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn same_account_on_two_instances_sharing_redis() {
+    let Some(url) = std::env::var("TEST_REDIS_URL")
+        .ok()
+        .filter(|v| !v.is_empty())
+    else {
+        eprintln!("skipped: TEST_REDIS_URL is not set");
+        return;
+    };
+    let mut bits = [0u8; 6];
+    getrandom::fill(&mut bits).unwrap();
+    let prefix = format!("test-submit-{}:", hex::encode(bits));
+    let (open, gate) = watch::channel(false);
+    let (entered_tx, mut entered) = watch::channel(0u32);
+    let lock_a: Arc<dyn Lock> = Arc::new(RedisLock::connect(&url, prefix.clone()).await.unwrap());
+    let lock_b: Arc<dyn Lock> = Arc::new(RedisLock::connect(&url, prefix).await.unwrap());
+    // Both instances share one gated user store, as they would share PostgreSQL.
+    let shared = Arc::new(GatedStore {
+        inner: MemoryUserStore::new(),
+        gate,
+        entered: entered_tx,
+    });
+    let build = |locks| {
+        user_service::build(
+            &Config::default(),
+            Stores {
+                users: Arc::clone(&shared) as Arc<dyn UserStore>,
+                sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
+                locks,
+                description: "test".into(),
+            },
+        )
+        .unwrap()
+    };
+    let a = common::start(build(lock_a)).await;
+    let b = common::start(build(lock_b)).await;
+    overlapping_registrations(&a, &b, &mut entered, &open).await;
+    a.stop().await;
+    b.stop().await;
+}
