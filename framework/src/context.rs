@@ -229,6 +229,10 @@ impl Context {
         // Only visible ASCII gets here (validated or generated).
         self.request_id.to_str().unwrap_or("")
     }
+    /// The request id as a header value (cheap to clone).
+    pub(crate) fn request_id_value(&self) -> &HeaderValue {
+        &self.request_id
+    }
     /// Moves the request id out, for the response: the context is finished by then.
     pub(crate) fn take_request_id(&mut self) -> HeaderValue {
         std::mem::replace(&mut self.request_id, HeaderValue::from_static(""))

@@ -293,14 +293,15 @@ impl Report<'_> {
         if self.micro.is_empty() {
             let _ = writeln!(
                 s,
-                "Not run in this run; `cargo bench -p benches --bench router` and `--bench chain`."
+                "Not run in this run; `cargo bench -p benches --bench router`, `--bench chain` and `--bench middleware`."
             );
         } else {
             let _ = writeln!(
                 s,
-                "`cargo bench -p benches --bench router|chain -- --warm-up-time 1 --measurement-time 3`; \
+                "`cargo bench -p benches --bench router|chain|middleware -- --warm-up-time 1 --measurement-time 3`; \
                  `[low estimate high]` per iteration (router: 12 lookups per iteration; chain: one \
-                 in-process request through N pass-through middlewares).\n\n| benchmark | time |\n|---|---|"
+                 in-process request through N pass-through middlewares; middleware: one in-process \
+                 request through one component, to compare with `pass-through`).\n\n| benchmark | time |\n|---|---|"
             );
             for (name, time) in &self.micro {
                 let _ = writeln!(s, "| {name} | {time} |");

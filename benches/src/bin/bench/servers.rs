@@ -226,7 +226,7 @@ pub(crate) fn run_micro() -> Vec<(String, String)> {
         return Vec::new();
     };
     let mut rows = Vec::new();
-    for bench in ["router", "chain"] {
+    for bench in ["router", "chain", "middleware"] {
         let output = Command::new(&cargo)
             .args(["bench", "-p", "benches", "--bench", bench, "--"])
             .args(["--warm-up-time", "1", "--measurement-time", "3", "--noplot"])

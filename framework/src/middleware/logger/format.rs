@@ -3,7 +3,7 @@
 use std::fmt::Write;
 use std::net::IpAddr;
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, Timelike};
 use http::HeaderName;
 
 use super::LogRecord;
@@ -68,6 +68,8 @@ pub(crate) enum Capture {
 pub(crate) struct Format {
     pub(crate) parts: Vec<Part>,
     pub(crate) captures: Vec<Capture>,
+    /// True when a `when*` tag is used: the wall clock is read only then.
+    pub(crate) uses_time: bool,
 }
 
 impl Format {
@@ -149,7 +151,22 @@ impl Format {
         if !text.is_empty() {
             parts.push(Part::Text(text.into()));
         }
-        Self { parts, captures }
+        let uses_time = parts.iter().any(|p| {
+            matches!(
+                p,
+                Part::When
+                    | Part::WhenIso
+                    | Part::WhenUtcIso
+                    | Part::WhenUnix
+                    | Part::WhenIsoMs
+                    | Part::WhenUtcIsoMs
+            )
+        });
+        Self {
+            parts,
+            captures,
+            uses_time,
+        }
     }
 
     /// Writes the line for `record` into `out`.
@@ -172,7 +189,9 @@ fn or_dash(out: &mut String, value: Option<&str>) {
 pub(crate) fn human_size(out: &mut String, size: u64) -> std::fmt::Result {
     const KIB: f64 = 1024.0;
     if size < 1024 {
-        write!(out, "{size}B")
+        digits(out, size, 1);
+        out.push('B');
+        Ok(())
     } else if (size as f64) < KIB * KIB {
         write!(out, "{:.2}KB", size as f64 / KIB)
     } else {
@@ -205,8 +224,111 @@ pub(crate) fn is_public(ip: IpAddr) -> bool {
     }
 }
 
-fn when(out: &mut String, time: &DateTime<FixedOffset>, fmt: &str) -> std::fmt::Result {
-    write!(out, "{}", time.format(fmt))
+const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// Appends `n` in decimal, zero-padded to `width` digits: what `write!("{n:0width$}")` does,
+/// without the formatting machinery (it is most of a line's cost otherwise).
+fn digits(out: &mut String, n: u64, width: usize) {
+    let mut buf = [b'0'; 20];
+    let mut i = buf.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let start = i.min(buf.len() - width.min(buf.len()));
+    // ASCII digits only.
+    out.push_str(std::str::from_utf8(&buf[start..]).unwrap_or("0"));
+}
+
+/// `+01:00` (`colon`) or `+0100`; `Z` for UTC when `zulu`.
+fn offset(
+    out: &mut String,
+    time: &DateTime<FixedOffset>,
+    colon: bool,
+    zulu: bool,
+) -> std::fmt::Result {
+    let secs = time.offset().local_minus_utc();
+    if zulu && secs == 0 {
+        out.push('Z');
+        return Ok(());
+    }
+    out.push(if secs < 0 { '-' } else { '+' });
+    let secs = u64::from(secs.unsigned_abs());
+    digits(out, secs / 3600, 2);
+    if colon {
+        out.push(':');
+    }
+    digits(out, secs % 3600 / 60, 2);
+    Ok(())
+}
+
+/// `2026-11-22T10:00:00[.251]`, digits written directly (chrono's `format` parses its pattern
+/// on every call).
+fn iso(out: &mut String, t: &DateTime<FixedOffset>, millis: bool) -> std::fmt::Result {
+    digits(out, u64::try_from(t.year()).unwrap_or(0), 4);
+    out.push('-');
+    digits(out, u64::from(t.month()), 2);
+    out.push('-');
+    digits(out, u64::from(t.day()), 2);
+    out.push('T');
+    clock_time(out, t);
+    if millis {
+        out.push('.');
+        digits(
+            out,
+            u64::from(t.nanosecond() % 1_000_000_000 / 1_000_000),
+            3,
+        );
+    }
+    Ok(())
+}
+
+/// `10:00:00`.
+fn clock_time(out: &mut String, t: &DateTime<FixedOffset>) {
+    digits(out, u64::from(t.hour()), 2);
+    out.push(':');
+    digits(out, u64::from(t.minute()), 2);
+    out.push(':');
+    digits(out, u64::from(t.second()), 2);
+}
+
+fn when(out: &mut String, part: &Part, local: &DateTime<FixedOffset>) -> std::fmt::Result {
+    match part {
+        Part::When => {
+            out.push_str(DAYS[local.weekday().num_days_from_monday() as usize]);
+            out.push_str(", ");
+            digits(out, u64::from(local.day()), 2);
+            out.push(' ');
+            out.push_str(MONTHS[local.month0() as usize]);
+            out.push(' ');
+            digits(out, u64::try_from(local.year()).unwrap_or(0), 4);
+            out.push(' ');
+            clock_time(out, local);
+            out.push(' ');
+            offset(out, local, false, false)
+        }
+        Part::WhenIso | Part::WhenIsoMs => {
+            iso(out, local, *part == Part::WhenIsoMs)?;
+            offset(out, local, true, false)
+        }
+        Part::WhenUtcIso | Part::WhenUtcIsoMs => {
+            let utc = local.with_timezone(&FixedOffset::east_opt(0).unwrap_or(*local.offset()));
+            iso(out, &utc, *part == Part::WhenUtcIsoMs)?;
+            offset(out, &utc, true, true)
+        }
+        _ => {
+            digits(out, u64::try_from(local.timestamp()).unwrap_or(0), 1);
+            Ok(())
+        }
+    }
 }
 
 fn render_part(part: &Part, r: &LogRecord, out: &mut String) -> std::fmt::Result {
@@ -215,9 +337,22 @@ fn render_part(part: &Part, r: &LogRecord, out: &mut String) -> std::fmt::Result
         Part::Host => or_dash(out, r.host.as_ref().and_then(|h| h.to_str().ok())),
         Part::Method => out.push_str(r.method.as_str()),
         Part::Path => out.push_str(r.uri.path()),
-        Part::Proto => write!(out, "{:?}", r.version)?,
+        Part::Proto => out.push_str(match r.version {
+            http::Version::HTTP_09 => "HTTP/0.9",
+            http::Version::HTTP_10 => "HTTP/1.0",
+            http::Version::HTTP_2 => "HTTP/2.0",
+            http::Version::HTTP_3 => "HTTP/3.0",
+            _ => "HTTP/1.1",
+        }),
         Part::Query => or_dash(out, r.uri.query()),
-        Part::Remote => write!(out, "{}", r.remote)?,
+        Part::Remote => {
+            match r.remote {
+                std::net::SocketAddr::V4(v4) => write!(out, "{}", v4.ip())?,
+                std::net::SocketAddr::V6(v6) => write!(out, "[{}]", v6.ip())?,
+            }
+            out.push(':');
+            digits(out, u64::from(r.remote.port()), 1);
+        }
         Part::RealIp => write!(out, "{}", r.real_ip)?,
         Part::ClientIp if is_public(r.real_ip) => write!(out, "{}", r.real_ip)?,
         Part::ClientIp => out.push('-'),
@@ -225,34 +360,29 @@ fn render_part(part: &Part, r: &LogRecord, out: &mut String) -> std::fmt::Result
         Part::Uri => out.push_str(r.uri.path_and_query().map_or("/", |p| p.as_str())),
         Part::Referer => or_dash(out, r.referer.as_ref().and_then(|h| h.to_str().ok())),
         Part::UserAgent => or_dash(out, r.user_agent.as_ref().and_then(|h| h.to_str().ok())),
-        Part::When => when(out, &r.when, "%a, %d %b %Y %H:%M:%S %z")?,
-        Part::WhenIso => when(out, &r.when, "%Y-%m-%dT%H:%M:%S%:z")?,
-        Part::WhenUtcIso => write!(
-            out,
-            "{}",
-            r.when.with_timezone(&Utc).format("%Y-%m-%dT%H:%M:%SZ")
-        )?,
-        Part::WhenUnix => write!(out, "{}", r.when.timestamp())?,
-        Part::WhenIsoMs => when(out, &r.when, "%Y-%m-%dT%H:%M:%S%.3f%:z")?,
-        Part::WhenUtcIsoMs => write!(
-            out,
-            "{}",
-            r.when.with_timezone(&Utc).format("%Y-%m-%dT%H:%M:%S%.3fZ")
-        )?,
+        Part::When
+        | Part::WhenIso
+        | Part::WhenUtcIso
+        | Part::WhenUnix
+        | Part::WhenIsoMs
+        | Part::WhenUtcIsoMs => match &r.when {
+            Some(time) => when(out, part, time)?,
+            None => out.push('-'),
+        },
         Part::Size => match r.size {
-            Some(size) => write!(out, "{size}")?,
+            Some(size) => digits(out, size, 1),
             None => out.push('-'),
         },
         Part::SizeHuman => match r.size {
             Some(size) => human_size(out, size)?,
             None => out.push('-'),
         },
-        Part::Status => write!(out, "{}", r.status.as_u16())?,
+        Part::Status => digits(out, u64::from(r.status.as_u16()), 3),
         Part::Latency => write!(out, "{:?}", r.latency)?,
         Part::LatencyMs => write!(out, "{}", r.latency.as_millis())?,
         Part::PayloadSize => write!(out, "{}", r.payload_size)?,
         Part::PayloadSizeHuman => human_size(out, r.payload_size as u64)?,
-        Part::RequestId => or_dash(out, Some(&r.request_id)),
+        Part::RequestId => or_dash(out, r.request_id.to_str().ok()),
         Part::Captured(i) => or_dash(out, r.captured.get(*i).and_then(|v| v.as_deref())),
         Part::Unknown => out.push('-'),
     }
@@ -271,6 +401,21 @@ mod tests {
         assert!(f.parts.contains(&Part::Unknown));
         assert_eq!(f.captures.len(), 4);
         assert_eq!(f.parts.last(), Some(&Part::Text(" {unclosed".into())));
+    }
+
+    #[test]
+    fn padded_digits() {
+        let show = |n, w| {
+            let mut s = String::new();
+            digits(&mut s, n, w);
+            s
+        };
+        assert_eq!(show(0, 1), "0");
+        assert_eq!(show(7, 2), "07");
+        assert_eq!(show(2026, 4), "2026");
+        assert_eq!(show(5, 3), "005");
+        assert_eq!(show(123_456, 2), "123456");
+        assert_eq!(show(u64::MAX, 1), u64::MAX.to_string());
     }
 
     #[test]

@@ -39,7 +39,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, FixedOffset, Local};
+use chrono::{DateTime, FixedOffset, Local, Offset, TimeZone, Utc};
 use http::{HeaderValue, Method, StatusCode, Uri, Version, header};
 
 use crate::context::Context;
@@ -82,7 +82,7 @@ impl Default for LoggerConfig {
 /// What is known of a request when its line is written.
 #[derive(Debug, Clone)]
 pub struct LogRecord {
-    request_id: String,
+    request_id: HeaderValue,
     method: Method,
     uri: Uri,
     version: Version,
@@ -96,14 +96,15 @@ pub struct LogRecord {
     size: Option<u64>,
     payload_size: usize,
     latency: Duration,
-    when: DateTime<FixedOffset>,
+    /// When the line was written; `None` when the format shows no time.
+    when: Option<DateTime<FixedOffset>>,
     captured: Vec<Option<String>>,
 }
 
 impl LogRecord {
     /// The request id.
     pub fn request_id(&self) -> &str {
-        &self.request_id
+        self.request_id.to_str().unwrap_or("")
     }
     /// Request method.
     pub fn method(&self) -> &Method {
@@ -129,11 +130,35 @@ struct Shared {
     clock: Option<Clock>,
 }
 
+/// Local time. The zone's offset is looked up at most once a second per thread: the lookup
+/// (time zone rules) costs more than the rest of a line.
+fn local_now() -> DateTime<FixedOffset> {
+    thread_local! {
+        static OFFSET: std::cell::Cell<(i64, i32)> = const { std::cell::Cell::new((i64::MIN, 0)) };
+    }
+    let utc = Utc::now();
+    let second = utc.timestamp();
+    let offset_secs = OFFSET.with(|cached| {
+        let (at, secs) = cached.get();
+        if at == second {
+            return secs;
+        }
+        let secs = Local
+            .offset_from_utc_datetime(&utc.naive_utc())
+            .fix()
+            .local_minus_utc();
+        cached.set((second, secs));
+        secs
+    });
+    let offset = FixedOffset::east_opt(offset_secs).unwrap_or(Utc.fix());
+    utc.with_timezone(&offset)
+}
+
 impl Shared {
     fn now(&self) -> DateTime<FixedOffset> {
         match &self.clock {
             Some(clock) => clock(),
-            None => Local::now().fixed_offset(),
+            None => local_now(),
         }
     }
 
@@ -171,6 +196,8 @@ struct Pending {
     shared: Arc<Shared>,
     record: LogRecord,
     started: Instant,
+    /// The injected clock's reading at the start, to measure latency on it.
+    started_on_clock: Option<DateTime<FixedOffset>>,
     finished: bool,
 }
 
@@ -184,10 +211,11 @@ impl Drop for Pending {
                 StatusCode::from_u16(499).unwrap_or(StatusCode::BAD_REQUEST)
             };
         }
-        let now = self.shared.now();
-        self.record.latency = match &self.shared.clock {
-            Some(_) => (now - self.record.when).to_std().unwrap_or_default(),
-            None => self.started.elapsed(),
+        let now = (self.shared.format.uses_time || self.started_on_clock.is_some())
+            .then(|| self.shared.now());
+        self.record.latency = match (self.started_on_clock, now) {
+            (Some(start), Some(now)) => (now - start).to_std().unwrap_or_default(),
+            _ => self.started.elapsed(),
         };
         self.record.when = now;
         self.shared.emit(&self.record);
@@ -238,7 +266,7 @@ impl Logger {
         Pending {
             shared: Arc::clone(&self.shared),
             record: LogRecord {
-                request_id: ctx.request_id().to_owned(),
+                request_id: ctx.request_id_value().clone(),
                 method: ctx.method().clone(),
                 uri: ctx.uri().clone(),
                 version: ctx.version(),
@@ -252,10 +280,11 @@ impl Logger {
                 size: None,
                 payload_size: 0,
                 latency: Duration::ZERO,
-                when: self.shared.now(),
+                when: None,
                 captured,
             },
             started: Instant::now(),
+            started_on_clock: self.shared.clock.as_ref().map(|clock| clock()),
             finished: false,
         }
     }
