@@ -445,3 +445,63 @@ async fn basic_auth_cases() {
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn key_lock_is_free_after_error_panic_disconnect_and_stream() {
+    let (open, gate) = watch::channel(false);
+    let lock = MemoryLock::new();
+    let limiter = ConcurrentLimiter::new(ConcurrentLimiterConfig {
+        keys: vec![":ip".into(), "h:x-user".into()],
+        lock: Arc::new(lock.clone()),
+        ..ConcurrentLimiterConfig::default()
+    })
+    .unwrap();
+    let server = common::start(chain(limiter.into_shared(), gate)).await;
+    let client = common::browser();
+    open.send_replace(true);
+    for path in ["/slow", "/error", "/panic"] {
+        let res = client
+            .get(server.url(path))
+            .header("x-user", "u1")
+            .send()
+            .await
+            .unwrap();
+        assert_ne!(res.status(), 429, "{path}");
+        assert_eq!(lock.held(), 0, "{path}");
+    }
+    open.send_replace(false);
+    // Disconnect while the handler waits.
+    let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\nX-User: u1\r\n\r\n")
+        .await
+        .unwrap();
+    wait_for(|| lock.held() == 1).await;
+    let refused = client
+        .get(server.url("/slow"))
+        .header("x-user", "u1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 429, "held while the first runs");
+    drop(socket);
+    wait_for(|| lock.held() == 0).await;
+    // A streamed body keeps the lock until it has been sent.
+    let mut res = client
+        .get(server.url("/stream"))
+        .header("x-user", "u1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.chunk().await.unwrap().unwrap(), "part\n");
+    assert_eq!(lock.held(), 1);
+    open.send_replace(true);
+    while res.chunk().await.unwrap().is_some() {}
+    wait_for(|| lock.held() == 0).await;
+    // A missing header: 400 naming the key form.
+    let res = client.get(server.url("/slow")).send().await.unwrap();
+    assert_eq!(res.status(), 400);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(body["message"], "h:x-user is required");
+    server.stop().await;
+}
