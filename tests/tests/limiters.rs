@@ -357,8 +357,8 @@ async fn redis_lock_shared_by_two_instances() {
     b.stop().await;
 }
 
-fn admin(_ctx: &mut Context) -> impl std::future::Future<Output = Result<&'static str>> {
-    async { Ok("admin area") }
+async fn admin(_ctx: &mut Context) -> Result<&'static str> {
+    Ok("admin area")
 }
 
 #[tokio::test]

@@ -281,7 +281,7 @@ async fn tracker_masks_at_every_depth() {
     let sink = Arc::clone(&seen);
     let tracker = Tracker::new(TrackerConfig {
         on_track: Some(Arc::new(move |info| {
-            sink.lock().unwrap().push(info.clone())
+            sink.lock().unwrap().push(info.clone());
         })),
         ..TrackerConfig::default()
     });
@@ -313,7 +313,7 @@ async fn tracker_masks_at_every_depth() {
         .await
         .unwrap();
     assert_eq!(res.status(), 400);
-    let seen = seen.lock().unwrap();
+    let seen = seen.lock().unwrap().clone();
     let ok = &seen[0];
     assert_eq!(ok.result, TrackResult::Success);
     assert_eq!(

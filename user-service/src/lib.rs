@@ -136,6 +136,19 @@ async fn connect_redis(
     ))
 }
 
+/// True when the request body is a JSON object with a non-empty string `account`.
+fn names_an_account(ctx: &framework::Context) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Account<'a> {
+        #[serde(borrow)]
+        account: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Account<'_>>(&ctx.request_body)
+        .ok()
+        .and_then(|a| a.account)
+        .is_some_and(|a| !a.is_empty())
+}
+
 /// Builds the service: app middleware in the reference order (recover, logger, stats,
 /// compress, error handler, responder, body parser; fresh and etag go after compress as they
 /// land), the session middleware registered as `session` and the per-account submit lock as
@@ -153,9 +166,12 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
     );
     // One registration or login per account at a time, across instances when the lock is in
     // Redis. The body parser runs first (app middleware), so the `account` field is there.
+    // A body without an account is left to the handler, whose validation answers it first
+    // (parameters are validated before any other processing).
     let submit_once = ConcurrentLimiter::new(ConcurrentLimiterConfig {
         keys: vec!["account".to_owned()],
         lock: stores.locks,
+        skipper: Some(Arc::new(|ctx: &framework::Context| !names_an_account(ctx))),
         ..ConcurrentLimiterConfig::default()
     })
     .map_err(|e| BuildError::new(format!("submit limiter: {e}")))?;

@@ -64,14 +64,23 @@ impl Lock for RedisLock {
         let key = format!("{}{key}", self.prefix);
         let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
         let mut connection = self.connection.clone();
-        let taken: Option<String> = redis::cmd("SET")
+        let set = redis::cmd("SET")
             .arg(&key)
             .arg(&token)
             .arg("NX")
             .arg("PX")
             .arg(millis)
-            .query_async(&mut connection)
-            .await?;
+            .clone();
+        // A connection that broke while idle (Redis restarted) is only noticed by the next
+        // command, which fails while the manager reconnects: try once more then, so the first
+        // submit after an outage is not a 500. (Had the lost answer been a success, the retry
+        // sees our own key and answers "held": a 429, never a double lock.)
+        let taken: Option<String> = match set.query_async(&mut connection).await {
+            Err(err) if err.is_connection_dropped() || err.is_io_error() => {
+                set.query_async(&mut connection).await?
+            }
+            other => other?,
+        };
         if taken.is_none() {
             return Ok(None);
         }

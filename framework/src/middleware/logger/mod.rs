@@ -185,7 +185,8 @@ impl Shared {
         match &self.on_log {
             Some(hook) => hook(line, record),
             None => {
-                tracing::info!(target: "framework::access", request_id = record.request_id(), "{line}")
+                let request_id = record.request_id();
+                tracing::info!(target: "framework::access", request_id, "{line}");
             }
         }
     }
