@@ -8,6 +8,8 @@ pub mod error;
 pub mod handler;
 pub mod header;
 pub mod middleware;
+#[cfg(any(feature = "session-redis", feature = "limiter-redis"))]
+mod redis_connection;
 pub mod request_key;
 pub mod router;
 mod server;

@@ -95,16 +95,6 @@ fn chain(limiter: SharedMiddleware, gate: watch::Receiver<bool>) -> framework::S
         .unwrap()
 }
 
-async fn wait_for(mut check: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(check(), "condition not reached in 5 s");
-}
-
 #[tokio::test]
 async fn global_limit_is_exact_and_slots_come_back() {
     let (open, gate) = watch::channel(false);
@@ -120,7 +110,7 @@ async fn global_limit_is_exact_and_slots_come_back() {
     let requests: Vec<_> = (0..5)
         .map(|_| tokio::spawn(client.get(server.url("/slow")).send()))
         .collect();
-    wait_for(|| counter.load(Ordering::SeqCst) == 3).await;
+    common::wait_for(|| counter.load(Ordering::SeqCst) == 3).await;
     let mut refused = 0;
     for _ in 0..200 {
         refused = requests.iter().filter(|r| r.is_finished()).count();
@@ -160,9 +150,9 @@ async fn global_limit_is_exact_and_slots_come_back() {
         .write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\n\r\n")
         .await
         .unwrap();
-    wait_for(|| counter.load(Ordering::SeqCst) == 1).await;
+    common::wait_for(|| counter.load(Ordering::SeqCst) == 1).await;
     drop(socket);
-    wait_for(|| counter.load(Ordering::SeqCst) == 0).await;
+    common::wait_for(|| counter.load(Ordering::SeqCst) == 0).await;
 
     // A streamed body holds the slot until it has been sent.
     let mut res = client.get(server.url("/stream")).send().await.unwrap();
@@ -174,7 +164,7 @@ async fn global_limit_is_exact_and_slots_come_back() {
     );
     open.send_replace(true);
     while res.chunk().await.unwrap().is_some() {}
-    wait_for(|| counter.load(Ordering::SeqCst) == 0).await;
+    common::wait_for(|| counter.load(Ordering::SeqCst) == 0).await;
     server.stop().await;
 }
 
@@ -261,7 +251,7 @@ async fn concurrent_limiter_by_body_field() {
             .send()
     };
     let first = tokio::spawn(submit("alice"));
-    wait_for(|| lock.held() == 1).await;
+    common::wait_for(|| lock.held() == 1).await;
     let second = submit("alice").await.unwrap();
     assert_eq!(second.status(), 429);
     let body: Value = second.json().await.unwrap();
@@ -269,11 +259,11 @@ async fn concurrent_limiter_by_body_field() {
     assert_eq!(body["message"], "submit too frequently");
     // Another key is free.
     let other = tokio::spawn(submit("bob"));
-    wait_for(|| lock.held() == 2).await;
+    common::wait_for(|| lock.held() == 2).await;
     open.send_replace(true);
     assert_eq!(first.await.unwrap().unwrap().status(), 200);
     assert_eq!(other.await.unwrap().unwrap().status(), 200);
-    wait_for(|| lock.held() == 0).await;
+    common::wait_for(|| lock.held() == 0).await;
     // A missing key part.
     let res = client
         .post(server.url("/submit"))
@@ -297,9 +287,7 @@ async fn redis_lock_shared_by_two_instances() {
         eprintln!("skipped: TEST_REDIS_URL is not set");
         return;
     };
-    let mut bits = [0u8; 6];
-    getrandom::fill(&mut bits).unwrap();
-    let prefix = format!("test-lock-{}:", hex::encode(bits));
+    let prefix = common::unique("test-lock-") + ":";
     let (open, gate) = watch::channel(false);
     let lock_a: Arc<dyn Lock> = Arc::new(RedisLock::connect(&url, prefix.clone()).await.unwrap());
     let lock_b: Arc<dyn Lock> = Arc::new(RedisLock::connect(&url, prefix.clone()).await.unwrap());
@@ -476,7 +464,7 @@ async fn key_lock_is_free_after_error_panic_disconnect_and_stream() {
         .write_all(b"GET /slow HTTP/1.1\r\nHost: t\r\nX-User: u1\r\n\r\n")
         .await
         .unwrap();
-    wait_for(|| lock.held() == 1).await;
+    common::wait_for(|| lock.held() == 1).await;
     let refused = client
         .get(server.url("/slow"))
         .header("x-user", "u1")
@@ -485,7 +473,7 @@ async fn key_lock_is_free_after_error_panic_disconnect_and_stream() {
         .unwrap();
     assert_eq!(refused.status(), 429, "held while the first runs");
     drop(socket);
-    wait_for(|| lock.held() == 0).await;
+    common::wait_for(|| lock.held() == 0).await;
     // A streamed body keeps the lock until it has been sent.
     let mut res = client
         .get(server.url("/stream"))
@@ -497,7 +485,7 @@ async fn key_lock_is_free_after_error_panic_disconnect_and_stream() {
     assert_eq!(lock.held(), 1);
     open.send_replace(true);
     while res.chunk().await.unwrap().is_some() {}
-    wait_for(|| lock.held() == 0).await;
+    common::wait_for(|| lock.held() == 0).await;
     // A missing header: 400 naming the key form.
     let res = client.get(server.url("/slow")).send().await.unwrap();
     assert_eq!(res.status(), 400);

@@ -109,16 +109,6 @@ fn service(first: SharedMiddleware, gate: watch::Receiver<bool>) -> framework::S
         .unwrap()
 }
 
-async fn wait_for(mut check: impl FnMut() -> bool) {
-    for _ in 0..500 {
-        if check() {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(check(), "condition not reached in 5 s");
-}
-
 #[tokio::test]
 async fn every_tag_against_a_golden_line() {
     let lines = Lines(Arc::default());
@@ -137,7 +127,7 @@ async fn every_tag_against_a_golden_line() {
     socket.write_all(request.as_bytes()).await.unwrap();
     let mut answer = Vec::new();
     socket.read_to_end(&mut answer).await.unwrap();
-    wait_for(|| !lines.0.lock().unwrap().is_empty()).await;
+    common::wait_for(|| !lines.0.lock().unwrap().is_empty()).await;
     let (line, status) = lines.0.lock().unwrap()[0].clone();
     assert_eq!(status, 200);
     let expected = format!(
@@ -166,7 +156,7 @@ async fn lines_are_written_when_the_request_really_ends() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(lines.0.lock().unwrap().is_empty());
     drop(socket);
-    wait_for(|| lines.0.lock().unwrap().len() == 1).await;
+    common::wait_for(|| lines.0.lock().unwrap().len() == 1).await;
     assert_eq!(lines.0.lock().unwrap()[0].1, 499);
 
     // A stream: logged once the body has been sent, with its full latency.
@@ -181,7 +171,7 @@ async fn lines_are_written_when_the_request_really_ends() {
     );
     open.send_replace(true);
     while res.chunk().await.unwrap().is_some() {}
-    wait_for(|| lines.0.lock().unwrap().len() == 2).await;
+    common::wait_for(|| lines.0.lock().unwrap().len() == 2).await;
     let (line, status) = lines.0.lock().unwrap()[1].clone();
     assert_eq!(status, 200);
     assert!(line.starts_with("GET /stream 200 - - "), "{line}");
@@ -189,7 +179,7 @@ async fn lines_are_written_when_the_request_really_ends() {
     // A panic (recover is outside the logger): 500.
     let res = client.get(server.url("/boom")).send().await.unwrap();
     assert_eq!(res.status(), 500);
-    wait_for(|| lines.0.lock().unwrap().len() == 3).await;
+    common::wait_for(|| lines.0.lock().unwrap().len() == 3).await;
     let (line, status) = lines.0.lock().unwrap()[2].clone();
     assert_eq!(status, 500);
     assert!(line.starts_with("GET /boom 500 "), "{line}");
@@ -234,7 +224,7 @@ async fn stats_figures_and_in_flight_count() {
     let requests: Vec<_> = (0..3)
         .map(|_| tokio::spawn(client.get(server.url("/gated")).send()))
         .collect();
-    wait_for(|| in_flight.load(Ordering::SeqCst) == 3).await;
+    common::wait_for(|| in_flight.load(Ordering::SeqCst) == 3).await;
     open.send_replace(true);
     for r in requests {
         assert_eq!(r.await.unwrap().unwrap().status(), 200);

@@ -20,12 +20,6 @@ fn sha256_hex(data: &str) -> String {
     hex::encode(Sha256::digest(data.as_bytes()))
 }
 
-fn unique(prefix: &str) -> String {
-    let mut bits = [0u8; 6];
-    getrandom::fill(&mut bits).expect("random");
-    format!("{prefix}{}", hex::encode(bits))
-}
-
 fn env(name: &str) -> Option<String> {
     let value = std::env::var(name).ok().filter(|v| !v.is_empty());
     if value.is_none() {
@@ -101,7 +95,7 @@ async fn start(config: &Config) -> common::Running {
 
 #[tokio::test]
 async fn sqlite_keeps_users_across_a_restart() {
-    let path = std::env::temp_dir().join(format!("{}.db", unique("users-")));
+    let path = std::env::temp_dir().join(format!("{}.db", common::unique("users-")));
     let config = Config {
         database_url: format!("sqlite://{}?mode=rwc", path.display()),
         ..Config::default()
@@ -144,7 +138,7 @@ struct PgSchema {
 impl PgSchema {
     async fn create(base_url: &str) -> Self {
         let admin = sqlx::PgPool::connect(base_url).await.expect("postgres");
-        let name = unique("test_");
+        let name = common::unique("test_");
         sqlx::query(&format!("CREATE SCHEMA {name}"))
             .execute(&admin)
             .await
@@ -214,7 +208,7 @@ impl Cluster {
             return None;
         };
         let schema = PgSchema::create(&db).await;
-        let prefix = unique("test:") + ":session:";
+        let prefix = common::unique("test:") + ":session:";
         let config = shared_config(&schema, &redis_url, &prefix);
         let (a, b) = (start(&config).await, start(&config).await);
         Some(Self {
@@ -320,7 +314,7 @@ async fn redis_outage_is_a_500_then_the_service_recovers_by_itself() {
         .parse()
         .expect("TEST_REDIS_URL is redis://<ip>:<port>");
     let switch = Switch::start(upstream).await;
-    let prefix = unique("test:") + ":session:";
+    let prefix = common::unique("test:") + ":session:";
     let config = Config {
         database_url: "memory".to_owned(),
         redis_url: Some(format!("redis://{}", switch.addr)),

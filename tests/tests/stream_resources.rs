@@ -48,17 +48,6 @@ fn static_service(dir: &std::path::Path) -> framework::Service {
         .unwrap()
 }
 
-/// Waits until `check` holds, for up to 5 s.
-async fn eventually(mut check: impl FnMut() -> bool) -> bool {
-    for _ in 0..500 {
-        if check() {
-            return true;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    check()
-}
-
 /// Samples this process's RSS every 5 ms until stopped; returns the peak.
 fn rss_sampler() -> (Arc<AtomicBool>, std::thread::JoinHandle<u64>) {
     let stop = Arc::new(AtomicBool::new(false));
@@ -100,7 +89,7 @@ async fn client_disconnect_releases_the_file() {
     );
     drop(socket);
     assert!(
-        eventually(|| common::open_fds() <= baseline).await,
+        common::eventually(|| common::open_fds() <= baseline).await,
         "descriptors after disconnect: {} (baseline {baseline})",
         common::open_fds()
     );
@@ -162,7 +151,7 @@ async fn client_disconnect_releases_the_upstream() {
     assert!(!dropped.load(Ordering::SeqCst), "still streaming");
     drop(socket);
     assert!(
-        eventually(|| dropped.load(Ordering::SeqCst)).await,
+        common::eventually(|| dropped.load(Ordering::SeqCst)).await,
         "the upstream stream was not dropped after the client left"
     );
     front.stop().await;

@@ -123,9 +123,7 @@ async fn same_account_on_two_instances_sharing_redis() {
         eprintln!("skipped: TEST_REDIS_URL is not set");
         return;
     };
-    let mut bits = [0u8; 6];
-    getrandom::fill(&mut bits).unwrap();
-    let prefix = format!("test-submit-{}:", hex::encode(bits));
+    let prefix = common::unique("test-submit-") + ":";
     let (open, gate) = watch::channel(false);
     let (entered_tx, mut entered) = watch::channel(0u32);
     let lock_a: Arc<dyn Lock> = Arc::new(RedisLock::connect(&url, prefix.clone()).await.unwrap());

@@ -159,3 +159,26 @@ pub fn rss_bytes() -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
 }
+
+/// `prefix` plus 48 random bits in hex: keys and schemas that no other test run shares.
+pub fn unique(prefix: &str) -> String {
+    let mut bits = [0u8; 6];
+    getrandom::fill(&mut bits).expect("random");
+    format!("{prefix}{}", hex::encode(bits))
+}
+
+/// Waits until `check` holds, polling every 10 ms for up to 5 s; false when it never did.
+pub async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+    for _ in 0..500 {
+        if check() {
+            return true;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    check()
+}
+
+/// [`eventually`], failing the test when the condition is not reached.
+pub async fn wait_for(check: impl FnMut() -> bool) {
+    assert!(eventually(check).await, "condition not reached in 5 s");
+}

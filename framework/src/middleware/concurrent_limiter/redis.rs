@@ -4,13 +4,11 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 
 use super::lock::{Lock, Unlock};
 use crate::context::Context;
 use crate::error::Result;
-
-const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Deletes the key only while it still holds our token: a lock that expired and was taken by
 /// another request is not released by the first holder. One script, so the check and the delete
@@ -37,12 +35,7 @@ impl std::fmt::Debug for RedisLock {
 impl RedisLock {
     /// Connects to `url`; fails when Redis cannot be reached.
     pub async fn connect(url: &str, prefix: impl Into<String>) -> redis::RedisResult<Self> {
-        let client = redis::Client::open(url)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(TIMEOUT)
-            .set_response_timeout(TIMEOUT)
-            .set_number_of_retries(2);
-        let connection = ConnectionManager::new_with_config(client, config).await?;
+        let connection = crate::redis_connection::connect(url).await?;
         Ok(Self::from_manager(connection, prefix))
     }
 

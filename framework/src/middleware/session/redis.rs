@@ -22,13 +22,10 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 use redis::AsyncCommands;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::ConnectionManager;
 
 use super::SessionStore;
 use crate::error::Result;
-
-/// How long one connection attempt or one command may take before it counts as failed.
-const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A [`SessionStore`] on Redis.
 #[derive(Clone)]
@@ -49,14 +46,7 @@ impl RedisStore {
     /// Connects to `url` (e.g. `redis://127.0.0.1:6379/0`); fails when Redis cannot be reached,
     /// so a misconfigured service stops at start-up.
     pub async fn connect(url: &str, prefix: impl Into<String>) -> redis::RedisResult<Self> {
-        let client = redis::Client::open(url)?;
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(TIMEOUT)
-            .set_response_timeout(TIMEOUT)
-            .set_number_of_retries(2)
-            .set_factor(100)
-            .set_max_delay(1000);
-        let connection = ConnectionManager::new_with_config(client, config).await?;
+        let connection = crate::redis_connection::connect(url).await?;
         Ok(Self::from_manager(connection, prefix))
     }
 
