@@ -4,6 +4,10 @@
 //! auto builder. Accepted sockets set `TCP_NODELAY`, so small responses do not wait on Nagle's
 //! algorithm. On the shutdown signal the server stops accepting, lets in-flight requests finish
 //! for up to the app's shutdown timeout, then returns.
+//!
+//! An HTTP/1.1 request without exactly one `Host` header is answered 400 before it reaches the
+//! app (RFC 9112 section 3.2: a server must refuse it; two `Host` headers let a proxy and the
+//! app disagree about the target). HTTP/1.0 may omit it; HTTP/2 carries `:authority` instead.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -17,7 +21,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
 use crate::app::Service;
-use crate::body::RequestBody;
+use crate::body::{RequestBody, ResponseBody};
 
 impl Service {
     /// Serves until SIGINT or SIGTERM, then shuts down gracefully.
@@ -56,6 +60,9 @@ impl Service {
             let handler = hyper::service::service_fn(move |request: http::Request<Incoming>| {
                 let service = Arc::clone(&service);
                 async move {
+                    if let Some(refused) = check_host(&request) {
+                        return Ok::<_, Infallible>(refused);
+                    }
                     let request = request.map(RequestBody::Incoming);
                     Ok::<_, Infallible>(service.handle(request, peer).await)
                 }
@@ -79,6 +86,27 @@ impl Service {
         }
         Ok(())
     }
+}
+
+/// 400 for an HTTP/1.1 request whose `Host` header is missing or repeated.
+fn check_host<B>(request: &http::Request<B>) -> Option<http::Response<ResponseBody>> {
+    if request.version() != http::Version::HTTP_11 {
+        return None;
+    }
+    let mut hosts = request.headers().get_all(http::header::HOST).iter();
+    if hosts.next().is_some() && hosts.next().is_none() {
+        return None;
+    }
+    let body =
+        "statusCode=400, category=framework-server, message=exactly one host header is required";
+    let mut response = http::Response::new(ResponseBody::full(bytes::Bytes::from_static(
+        body.as_bytes(),
+    )));
+    *response.status_mut() = http::StatusCode::BAD_REQUEST;
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, crate::header::TEXT_UTF8);
+    Some(response)
 }
 
 /// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.

@@ -175,3 +175,25 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
     // No longer accepting.
     assert!(tokio::net::TcpStream::connect(server.addr).await.is_err());
 }
+
+#[tokio::test]
+async fn http11_needs_exactly_one_host() {
+    let server = common::start(service()).await;
+    let send = |request: &'static str| common::raw_request(server.addr, request);
+    let missing = send("GET /hello HTTP/1.1\r\nConnection: close\r\n\r\n").await;
+    assert_eq!(missing.status, 400);
+    assert!(
+        missing.text().contains("exactly one host header"),
+        "{}",
+        missing.text()
+    );
+    let twice =
+        send("GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n").await;
+    assert_eq!(twice.status, 400);
+    let one = send("GET /hello HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").await;
+    assert_eq!((one.status, one.text().as_str()), (200, "hello"));
+    // HTTP/1.0 may leave it out.
+    let old = send("GET /hello HTTP/1.0\r\n\r\n").await;
+    assert_eq!(old.status, 200);
+    server.stop().await;
+}

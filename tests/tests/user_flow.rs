@@ -182,7 +182,12 @@ async fn a_second_token_replaces_the_first() {
         (status, body),
         (StatusCode::BAD_REQUEST, wrong_credentials())
     );
-    let fresh = sha256_hex(&format!("{}{second}", carol.digest));
+    // That attempt consumed the current token too (any attempt does): `second` is gone.
+    let with_second = sha256_hex(&format!("{}{second}", carol.digest));
+    let (status, _) = login(&client, &server, "carol", &with_second).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let third = token(&client, &server).await;
+    let fresh = sha256_hex(&format!("{}{third}", carol.digest));
     let (status, _) = login(&client, &server, "carol", &fresh).await;
     assert_eq!(status, StatusCode::OK);
     server.stop().await;
@@ -212,12 +217,21 @@ async fn every_failed_login_gets_the_same_answer() {
     for answer in [no_token, wrong_proof, unknown] {
         assert_eq!(answer, (StatusCode::BAD_REQUEST, wrong_credentials()));
     }
-    // A failed login leaves the session as it was: the token still works.
+    // A failed login consumed the token: the right proof with it fails too, a new one works.
     let (status, _) = login(
         &client,
         &server,
         "dave",
         &sha256_hex(&format!("{}{t}", dave.digest)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    let fresh = token(&client, &server).await;
+    let (status, _) = login(
+        &client,
+        &server,
+        "dave",
+        &sha256_hex(&format!("{}{fresh}", dave.digest)),
     )
     .await;
     assert_eq!(status, StatusCode::OK);
@@ -418,4 +432,59 @@ async fn route_table_has_the_four_endpoints_and_no_list() {
             ),
         ]
     );
+}
+
+#[tokio::test]
+async fn any_login_attempt_consumes_the_token_and_answers_are_not_stored() {
+    let server = start().await;
+    let client = common::browser();
+    let user = User::new("guesser", "right password");
+    assert_eq!(
+        register(&client, &server, &user).await.status(),
+        StatusCode::CREATED
+    );
+    let res = client
+        .get(server.url("/users/v1/login"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["cache-control"], "no-store");
+    let first = res.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let wrong = sha256_hex(&format!("{}{first}", sha256_hex("wrong password")));
+    let res = client
+        .post(server.url("/users/v1/login"))
+        .json(&json!({"account": "guesser", "password": wrong}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    // The right proof with the same token no longer works: each guess needs a new token.
+    let right = sha256_hex(&format!("{}{first}", user.digest));
+    let res = client
+        .post(server.url("/users/v1/login"))
+        .json(&json!({"account": "guesser", "password": right}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    // A new token and the right proof: logged in.
+    let second = token(&client, &server).await;
+    let right = sha256_hex(&format!("{}{second}", user.digest));
+    let res = client
+        .post(server.url("/users/v1/login"))
+        .json(&json!({"account": "guesser", "password": right}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let me = client.get(server.url("/users/v1/me")).send().await.unwrap();
+    assert_eq!(me.headers()["cache-control"], "no-store");
+    assert_eq!(
+        me.json::<Value>().await.unwrap(),
+        json!({"name": "guesser"})
+    );
+    server.stop().await;
 }

@@ -40,6 +40,15 @@ fn wrong_credentials() -> Error {
     .into()
 }
 
+/// `Cache-Control: no-store`: tokens and the current user are per-session answers that no
+/// cache (browser or shared) may keep.
+fn no_store(ctx: &mut Context) {
+    ctx.set_header(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("no-store"),
+    );
+}
+
 /// The expected proof: lowercase hex `sha256(stored digest + token)`.
 pub fn login_proof(stored_digest: &str, token: &str) -> String {
     let mut hasher = Sha256::new();
@@ -73,6 +82,7 @@ impl UserController {
     /// The current session's account as `name` (`""` when not logged in).
     #[get("/v1/me")]
     pub async fn me(&self, ctx: &mut Context) -> Result<Me> {
+        no_store(ctx);
         let name = ctx.session()?.get_str(SESSION_ACCOUNT).unwrap_or("");
         Ok(Me {
             name: name.to_owned(),
@@ -91,28 +101,33 @@ impl UserController {
     /// A new login token, bound to the session (it replaces any earlier one).
     #[get("/v1/login")]
     pub async fn login_token(&self, ctx: &mut Context) -> Result<LoginToken> {
+        no_store(ctx);
         let token = new_token()?;
         ctx.session()?.set(SESSION_TOKEN, &token)?;
         Ok(LoginToken { token })
     }
 
-    /// Login with the proof. Success regenerates the session id, stores the account and
-    /// consumes the token; every failure gets the same 400.
+    /// Login with the proof. Any attempt with valid parameters consumes the token, right or
+    /// wrong, so each guess needs a new token. Success regenerates the session id and stores
+    /// the account; every failure gets the same 400.
     #[post("/v1/login", middleware(submit_once))]
     pub async fn login(&self, ctx: &mut Context) -> Result<User> {
         let params: UserParams = ctx.bind()?;
         let user = self.store.find(&params.account).await?;
+        no_store(ctx);
         let session = ctx.session()?;
-        let (Some(user), Some(token)) = (user, session.get_str(SESSION_TOKEN)) else {
+        let token = session.remove(SESSION_TOKEN);
+        // The token is gone whatever the outcome: saved even when the attempt fails.
+        session.save_on_error();
+        let (Some(user), Some(serde_json::Value::String(token))) = (user, token) else {
             return Err(wrong_credentials());
         };
-        let expected = login_proof(&user.password, token);
+        let expected = login_proof(&user.password, &token);
         let submitted = params.password.to_ascii_lowercase();
         if !bool::from(expected.as_bytes().ct_eq(submitted.as_bytes())) {
             return Err(wrong_credentials());
         }
         session.regenerate();
-        session.remove(SESSION_TOKEN);
         session.set(SESSION_ACCOUNT, &user.account)?;
         Ok(user)
     }

@@ -5,7 +5,8 @@
 //! `X-Session-Id` header. Ids are 128 bits from the OS random generator, base64url (22
 //! characters); anything else a client sends is ignored and a new session starts.
 //!
-//! The session is saved after the chain only when it was modified and no error occurred; saving
+//! The session is saved after the chain only when it was modified and no error occurred (or the
+//! handler asked for it with [`Session::save_on_error`]); saving
 //! refreshes the TTL (24 h by default) in the store and the cookie. [`Session::regenerate`]
 //! gives the session a new id and drops the old record (do it on login against session
 //! fixation). A store failure is a 500 with category `framework-session`.
@@ -91,6 +92,7 @@ pub struct Session {
     data: Map<String, Value>,
     modified: bool,
     regenerate: bool,
+    save_on_error: bool,
 }
 
 impl Session {
@@ -130,6 +132,12 @@ impl Session {
     /// True when the session will be saved.
     pub fn is_modified(&self) -> bool {
         self.modified
+    }
+    /// Saves the changes even when the request ends with an error (normally an error discards
+    /// them): for a change that must stick whatever happens next, such as a login attempt
+    /// consuming its one-time token.
+    pub fn save_on_error(&mut self) {
+        self.save_on_error = true;
     }
 }
 
@@ -200,6 +208,7 @@ impl SessionMiddleware {
             data,
             modified: false,
             regenerate: false,
+            save_on_error: false,
         })
     }
 
@@ -249,8 +258,9 @@ impl Middleware for SessionMiddleware {
             ctx.session = Some(session);
             let result = next.run(ctx).await;
             let session = ctx.session.take();
-            if let (Ok(()), Some(session)) = (&result, session)
+            if let Some(session) = session
                 && session.modified
+                && (result.is_ok() || session.save_on_error)
             {
                 self.save(ctx, session).await?;
             }
