@@ -33,7 +33,7 @@ pub const ROUTER_CATEGORY: &str = "framework-router";
 
 /// What every request can see of the app.
 pub(crate) struct AppShared {
-    pub(crate) trust_proxy: bool,
+    pub(crate) trusted_proxies: crate::client_ip::TrustedProxies,
     pub(crate) state: State,
 }
 
@@ -299,7 +299,7 @@ pub struct App {
     groups: Vec<Group>,
     root: Group,
     state: State,
-    trust_proxy: bool,
+    trusted_proxies: crate::client_ip::TrustedProxies,
     shutdown_timeout: Duration,
     mount_controllers: bool,
 }
@@ -319,7 +319,7 @@ impl App {
             groups: Vec::new(),
             root: Group::new(""),
             state: State::new(),
-            trust_proxy: false,
+            trusted_proxies: crate::client_ip::TrustedProxies::None,
             shutdown_timeout: Duration::from_secs(30),
             mount_controllers: false,
         }
@@ -346,10 +346,23 @@ impl App {
         self
     }
 
-    /// Believe `X-Forwarded-For` / `X-Real-Ip` for the client IP (only behind a proxy you run).
+    /// Believe one proxy in front of the app (`true`) or none (`false`): shorthand for
+    /// [`App::trusted_proxies`] with one hop.
     #[must_use]
-    pub fn trust_proxy(mut self, trust: bool) -> Self {
-        self.trust_proxy = trust;
+    pub fn trust_proxy(self, trust: bool) -> Self {
+        self.trusted_proxies(if trust {
+            crate::client_ip::TrustedProxies::Hops(1)
+        } else {
+            crate::client_ip::TrustedProxies::None
+        })
+    }
+
+    /// Which proxies in front of the app are believed for the client IP (a hop count or their
+    /// networks); see [`crate::client_ip`]. The client IP is taken from the right of
+    /// `X-Forwarded-For`, never from its leftmost entry, which the client controls.
+    #[must_use]
+    pub fn trusted_proxies(mut self, trusted: crate::client_ip::TrustedProxies) -> Self {
+        self.trusted_proxies = trusted;
         self
     }
 
@@ -567,7 +580,7 @@ impl App {
             not_found,
             listing,
             shared: Arc::new(AppShared {
-                trust_proxy: self.trust_proxy,
+                trusted_proxies: self.trusted_proxies,
                 state: self.state,
             }),
             shutdown_timeout: self.shutdown_timeout,

@@ -210,19 +210,18 @@ impl Context {
     pub fn remote_addr(&self) -> SocketAddr {
         self.remote_addr
     }
-    /// The real client IP: first `X-Forwarded-For` entry, else `X-Real-Ip`, else the peer address.
-    /// The headers are only believed when the app trusts proxies; otherwise this is the peer.
+    /// The real client IP: the peer address, or behind trusted proxies the client they name
+    /// (counted from the right of `X-Forwarded-For`; see [`crate::client_ip`]).
     pub fn real_ip(&self) -> IpAddr {
-        if self.shared.trust_proxy
-            && let Some(ip) = crate::header::forwarded_ip(&self.headers)
-        {
-            return ip;
-        }
-        self.remote_addr.ip()
+        crate::client_ip::client_ip(
+            self.remote_addr.ip(),
+            &self.headers,
+            &self.shared.trusted_proxies,
+        )
     }
     /// True when the app believes proxy headers (`App::trust_proxy`).
     pub fn trusts_proxy(&self) -> bool {
-        self.shared.trust_proxy
+        self.shared.trusted_proxies.any()
     }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {

@@ -1,7 +1,5 @@
 //! Header helpers shared by every component, so none re-implements header parsing.
 
-use std::net::IpAddr;
-
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use rand::Rng;
 
@@ -42,21 +40,6 @@ pub fn new_request_id() -> HeaderValue {
     // hex::encode_to_slice cannot fail: the buffer is exactly twice the input length.
     let _ = hex::encode_to_slice(bits.to_be_bytes(), &mut buf);
     HeaderValue::from_bytes(&buf).unwrap_or_else(|_| HeaderValue::from_static("0"))
-}
-
-/// The client IP claimed by proxy headers: first `X-Forwarded-For` entry, else `X-Real-Ip`.
-pub fn forwarded_ip(headers: &HeaderMap) -> Option<IpAddr> {
-    let xff = headers
-        .get(X_FORWARDED_FOR)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(',').next())
-        .and_then(|v| v.trim().parse().ok());
-    xff.or_else(|| {
-        headers
-            .get(X_REAL_IP)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse().ok())
-    })
 }
 
 /// The media type of a `Content-Type` value without parameters, as written. Media types are
@@ -204,17 +187,6 @@ mod tests {
         let id = new_request_id();
         assert_eq!(id.len(), 32);
         assert_ne!(id, new_request_id());
-    }
-
-    #[test]
-    fn forwarded() {
-        let h = headers(&[
-            ("x-forwarded-for", "203.0.113.9, 10.0.0.1"),
-            ("x-real-ip", "1.1.1.1"),
-        ]);
-        assert_eq!(forwarded_ip(&h), Some("203.0.113.9".parse().unwrap()));
-        let h = headers(&[("x-forwarded-for", "junk"), ("x-real-ip", "1.1.1.1")]);
-        assert_eq!(forwarded_ip(&h), Some("1.1.1.1".parse().unwrap()));
     }
 
     #[test]

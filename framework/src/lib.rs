@@ -2,6 +2,7 @@
 
 pub mod app;
 pub mod body;
+pub mod client_ip;
 pub mod conditional;
 pub mod context;
 pub mod error;

@@ -197,3 +197,46 @@ async fn http11_needs_exactly_one_host() {
     assert_eq!(old.status, 200);
     server.stop().await;
 }
+
+async fn client_ip(ctx: &mut Context) -> Result<String> {
+    Ok(ctx.real_ip().to_string())
+}
+
+#[tokio::test]
+async fn client_ip_is_counted_from_the_right_of_forwarded_for() {
+    use framework::client_ip::TrustedProxies;
+    let app = |trusted: TrustedProxies| {
+        App::new()
+            .trusted_proxies(trusted)
+            .use_middleware(Responder::default().into_shared())
+            .get("/ip", client_ip)
+            .build()
+            .unwrap()
+    };
+    let ask = |addr, xff: &'static str| async move {
+        common::raw_request(
+            addr,
+            &format!(
+                "GET /ip HTTP/1.1\r\nHost: t\r\nX-Forwarded-For: {xff}\r\nConnection: close\r\n\r\n"
+            ),
+        )
+        .await
+        .text()
+    };
+    // The client wrote 6.6.6.6 itself; our one proxy appended what it saw.
+    let one_hop = common::start(app(TrustedProxies::Hops(1))).await;
+    assert_eq!(
+        ask(one_hop.addr, "6.6.6.6, 203.0.113.9").await,
+        "203.0.113.9"
+    );
+    one_hop.stop().await;
+    let networks = common::start(app("127.0.0.0/8, 10.0.0.0/8".parse().unwrap())).await;
+    assert_eq!(
+        ask(networks.addr, "6.6.6.6, 203.0.113.9, 10.0.0.5").await,
+        "203.0.113.9"
+    );
+    networks.stop().await;
+    let untrusted = common::start(app(TrustedProxies::None)).await;
+    assert_eq!(ask(untrusted.addr, "6.6.6.6").await, "127.0.0.1");
+    untrusted.stop().await;
+}

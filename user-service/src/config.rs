@@ -9,8 +9,9 @@ pub struct Config {
     pub bind: SocketAddr,
     /// `RUST_LOG`: tracing filter. Default `info`.
     pub log: String,
-    /// `TRUST_PROXY`: believe `X-Forwarded-For`/`X-Real-Ip` (`1`/`true`). Default off.
-    pub trust_proxy: bool,
+    /// `TRUST_PROXY`: the proxies in front of the service whose `X-Forwarded-For` is believed:
+    /// `false` (default), `true` (one), a hop count, or their networks (`10.0.0.0/8,…`).
+    pub trust_proxy: framework::client_ip::TrustedProxies,
     /// `SESSION_SECURE`: mark the session cookie `Secure` (`1`/`true`). Default off.
     pub session_secure: bool,
     /// `DATABASE_URL`: the user store. `sqlite://…` or `postgres://…`, or `memory` for a store
@@ -33,7 +34,7 @@ impl Default for Config {
         Self {
             bind: SocketAddr::from(([127, 0, 0, 1], 3000)),
             log: "info".to_owned(),
-            trust_proxy: false,
+            trust_proxy: framework::client_ip::TrustedProxies::None,
             session_secure: false,
             database_url: DEFAULT_DATABASE_URL.to_owned(),
             database_max_connections: 10,
@@ -64,7 +65,7 @@ impl Config {
             config.log = log;
         }
         if let Some(v) = lookup("TRUST_PROXY") {
-            config.trust_proxy = flag(&v).map_err(|e| format!("TRUST_PROXY: {e}"))?;
+            config.trust_proxy = v.parse().map_err(|e| format!("TRUST_PROXY: {e}"))?;
         }
         if let Some(v) = lookup("SESSION_SECURE") {
             config.session_secure = flag(&v).map_err(|e| format!("SESSION_SECURE: {e}"))?;
@@ -121,7 +122,9 @@ mod tests {
         })
         .unwrap();
         assert_eq!(c.bind.port(), 8080);
-        assert!(c.trust_proxy);
+        assert_eq!(c.trust_proxy, framework::client_ip::TrustedProxies::Hops(1));
+        let c = Config::from_lookup(|k| (k == "TRUST_PROXY").then(|| "2".into())).unwrap();
+        assert_eq!(c.trust_proxy, framework::client_ip::TrustedProxies::Hops(2));
         assert!(Config::from_lookup(|k| (k == "BIND").then(|| "nope".into())).is_err());
         assert!(Config::from_lookup(|k| (k == "TRUST_PROXY").then(|| "maybe".into())).is_err());
         assert!(

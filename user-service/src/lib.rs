@@ -176,7 +176,7 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
     })
     .map_err(|e| BuildError::new(format!("submit limiter: {e}")))?;
     App::new()
-        .trust_proxy(config.trust_proxy)
+        .trusted_proxies(config.trust_proxy.clone())
         .with_state(stores.users)
         .use_middleware(Recover::default().into_shared())
         .use_middleware(

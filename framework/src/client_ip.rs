@@ -1,0 +1,187 @@
+//! The real client IP behind proxies we run.
+//!
+//! `X-Forwarded-For` is a list each proxy appends to: `client, proxy1, proxy2`. Only the
+//! entries our own proxies appended can be believed; the leftmost is whatever the client wrote.
+//! So the client is found from the right: with [`TrustedProxies::Hops`]`(n)` (n proxies in
+//! front of the app, the peer being the nearest) it is the n-th entry from the right; with
+//! [`TrustedProxies::Networks`] it is the rightmost entry outside the trusted networks, and the
+//! headers are believed only when the peer itself is one of our proxies. Without
+//! `X-Forwarded-For`, a trusted proxy's `X-Real-Ip` is used; otherwise the peer address.
+
+use std::net::IpAddr;
+use std::str::FromStr;
+
+use http::HeaderMap;
+use ipnet::IpNet;
+
+use crate::header::{X_FORWARDED_FOR, X_REAL_IP};
+
+/// Which proxies in front of the app are believed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum TrustedProxies {
+    /// None: the client IP is the peer address (the default).
+    #[default]
+    None,
+    /// This many proxies, each appending to `X-Forwarded-For`.
+    Hops(usize),
+    /// Proxies whose addresses lie in these networks.
+    Networks(Vec<IpNet>),
+}
+
+impl FromStr for TrustedProxies {
+    type Err = String;
+
+    /// `false`/`0`/`""`: none; `true`: one hop; a number: that many hops; else a comma list of
+    /// networks or addresses (`10.0.0.0/8, 192.168.1.7`).
+    fn from_str(value: &str) -> Result<Self, String> {
+        let value = value.trim();
+        match value.to_ascii_lowercase().as_str() {
+            "" | "false" | "no" | "0" => return Ok(Self::None),
+            "true" | "yes" => return Ok(Self::Hops(1)),
+            _ => {}
+        }
+        if let Ok(hops) = value.parse::<usize>() {
+            return Ok(Self::Hops(hops));
+        }
+        value
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                s.parse::<IpNet>()
+                    .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
+                    .map_err(|_| format!("`{s}` is not a network or an address"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map(Self::Networks)
+    }
+}
+
+impl TrustedProxies {
+    /// True when proxy headers may be read at all.
+    pub fn any(&self) -> bool {
+        !matches!(self, Self::None | Self::Hops(0))
+    }
+
+    fn trusts(&self, ip: IpAddr) -> bool {
+        match self {
+            Self::None => false,
+            Self::Hops(n) => *n > 0,
+            Self::Networks(nets) => nets.iter().any(|net| net.contains(&ip)),
+        }
+    }
+}
+
+/// The client IP for a request from `peer` with `headers`.
+pub fn client_ip(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> IpAddr {
+    if !trusted.trusts(peer) {
+        return peer;
+    }
+    let chain: Vec<&str> = headers
+        .get_all(X_FORWARDED_FOR)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if chain.is_empty() {
+        return headers
+            .get(X_REAL_IP)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(peer);
+    }
+    match trusted {
+        TrustedProxies::Hops(n) => {
+            // The nearest proxy is the peer; each of the others appended one entry.
+            let index = chain.len().saturating_sub(*n);
+            chain
+                .get(index)
+                .and_then(|s| s.parse().ok())
+                .unwrap_or(peer)
+        }
+        TrustedProxies::Networks(_) => {
+            let mut client = peer;
+            for entry in chain.iter().rev() {
+                let Ok(ip) = entry.parse::<IpAddr>() else {
+                    // Garbage where an address should be: stop at the last good one.
+                    break;
+                };
+                client = ip;
+                if !trusted.trusts(ip) {
+                    break;
+                }
+            }
+            client
+        }
+        TrustedProxies::None => peer,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn xff(value: &'static str) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        h.insert(X_FORWARDED_FOR, HeaderValue::from_static(value));
+        h
+    }
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn hops_count_from_the_right() {
+        let peer = ip("10.0.0.2");
+        // The client wrote "6.6.6.6"; our one proxy appended the real client.
+        let h = xff("6.6.6.6, 203.0.113.9");
+        assert_eq!(
+            client_ip(peer, &h, &TrustedProxies::Hops(1)),
+            ip("203.0.113.9")
+        );
+        // Two proxies: the second appended the first's view.
+        let h = xff("6.6.6.6, 203.0.113.9, 10.0.0.1");
+        assert_eq!(
+            client_ip(peer, &h, &TrustedProxies::Hops(2)),
+            ip("203.0.113.9")
+        );
+        // More hops than entries: the leftmost is the best there is.
+        assert_eq!(
+            client_ip(peer, &xff("203.0.113.9"), &TrustedProxies::Hops(3)),
+            ip("203.0.113.9")
+        );
+        // Not trusted: the peer, whatever the headers say.
+        assert_eq!(client_ip(peer, &h, &TrustedProxies::None), peer);
+    }
+
+    #[test]
+    fn networks_skip_our_proxies() {
+        let trusted: TrustedProxies = "10.0.0.0/8, 192.168.1.7".parse().unwrap();
+        let h = xff("6.6.6.6, 203.0.113.9, 192.168.1.7, 10.1.2.3");
+        assert_eq!(client_ip(ip("10.0.0.2"), &h, &trusted), ip("203.0.113.9"));
+        // A peer outside the networks is the client itself.
+        assert_eq!(
+            client_ip(ip("198.51.100.1"), &h, &trusted),
+            ip("198.51.100.1")
+        );
+        let mut real = HeaderMap::new();
+        real.insert(X_REAL_IP, HeaderValue::from_static("203.0.113.5"));
+        assert_eq!(
+            client_ip(ip("10.0.0.2"), &real, &trusted),
+            ip("203.0.113.5")
+        );
+    }
+
+    #[test]
+    fn parses_settings() {
+        assert_eq!("false".parse(), Ok(TrustedProxies::None));
+        assert_eq!("true".parse(), Ok(TrustedProxies::Hops(1)));
+        assert_eq!("2".parse(), Ok(TrustedProxies::Hops(2)));
+        assert!(matches!("10.0.0.0/8".parse(), Ok(TrustedProxies::Networks(n)) if n.len() == 1));
+        assert!("nonsense".parse::<TrustedProxies>().is_err());
+    }
+}
