@@ -116,9 +116,14 @@ async fn sqlite_keeps_users_across_a_restart() {
         browser.register(&second, "sam", &digest).await,
         StatusCode::CONFLICT
     );
+    // Unique ignoring case, in SQL too.
+    assert_eq!(
+        browser.register(&second, "SAM", &digest).await,
+        StatusCode::CONFLICT
+    );
     let token = browser.token(&second).await;
     let (status, body) = browser
-        .login(&second, "sam", &sha256_hex(&format!("{digest}{token}")))
+        .login(&second, "Sam", &sha256_hex(&format!("{digest}{token}")))
         .await;
     assert_eq!((status, body), (StatusCode::OK, json!({"account": "sam"})));
     second.stop().await;
@@ -244,6 +249,11 @@ async fn two_instances_act_as_one_service() {
     );
     assert_eq!(
         browser.register(b, "tess", &digest).await,
+        StatusCode::CONFLICT
+    );
+    // PostgreSQL: unique ignoring case as well.
+    assert_eq!(
+        browser.register(b, "Tess", &digest).await,
         StatusCode::CONFLICT
     );
     let token = browser.token(a).await;

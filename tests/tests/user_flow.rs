@@ -488,3 +488,32 @@ async fn any_login_attempt_consumes_the_token_and_answers_are_not_stored() {
     );
     server.stop().await;
 }
+
+#[tokio::test]
+async fn accounts_are_one_ignoring_case_and_the_digest_case_does_not_matter() {
+    let server = start().await;
+    let client = common::browser();
+    let upper = User {
+        account: "CaseX",
+        digest: sha256_hex("pw").to_ascii_uppercase(),
+    };
+    assert_eq!(
+        register(&client, &server, &upper).await.status(),
+        StatusCode::CREATED
+    );
+    let again = User {
+        account: "casex",
+        digest: sha256_hex("other"),
+    };
+    assert_eq!(
+        register(&client, &server, &again).await.status(),
+        StatusCode::CONFLICT
+    );
+    // Log in with another case of the account, the proof from the lowercase digest.
+    let token = token(&client, &server).await;
+    let proof = sha256_hex(&format!("{}{token}", sha256_hex("pw")));
+    let (status, body) = login(&client, &server, "CASEX", &proof).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["account"], "CaseX");
+    server.stop().await;
+}

@@ -89,11 +89,13 @@ impl UserController {
         })
     }
 
-    /// Registration: 201 with the user record; 409 when the account exists.
+    /// Registration: 201 with the user record; 409 when the account exists (ignoring case).
+    /// The digest is stored lowercase, so the client's hex case never matters.
     #[post("/v1/me", middleware(submit_once))]
     pub async fn register(&self, ctx: &mut Context) -> Result {
         let params: UserParams = ctx.bind()?;
-        let user = self.store.create(&params.account, &params.password).await?;
+        let digest = params.password.to_ascii_lowercase();
+        let user = self.store.create(&params.account, &digest).await?;
         ctx.created(user);
         Ok(())
     }

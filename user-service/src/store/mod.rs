@@ -42,7 +42,8 @@ pub trait UserStore: Send + Sync + 'static {
     async fn find(&self, account: &str) -> Result<Option<User>>;
 }
 
-/// Users in process memory: lost on restart, one instance only.
+/// Users in process memory: lost on restart, one instance only. Keyed by the lowercased
+/// account, so accounts are unique ignoring case, as in the SQL store.
 #[derive(Debug, Default)]
 pub struct MemoryUserStore {
     users: Mutex<HashMap<String, User>>,
@@ -65,19 +66,20 @@ impl MemoryUserStore {
 #[async_trait]
 impl UserStore for MemoryUserStore {
     async fn create(&self, account: &str, password: &str) -> Result<User> {
+        let key = account.to_ascii_lowercase();
         let mut users = self.lock();
-        if users.contains_key(account) {
+        if users.contains_key(&key) {
             return Err(account_exists().into());
         }
         let user = User {
             account: account.to_owned(),
             password: password.to_owned(),
         };
-        users.insert(account.to_owned(), user.clone());
+        users.insert(key, user.clone());
         Ok(user)
     }
 
     async fn find(&self, account: &str) -> Result<Option<User>> {
-        Ok(self.lock().get(account).cloned())
+        Ok(self.lock().get(&account.to_ascii_lowercase()).cloned())
     }
 }

@@ -3,7 +3,8 @@
 //! One implementation serves both through sqlx's `Any` driver: the queries and the migration
 //! are portable SQL. Migrations are embedded in the binary and run at start-up; on PostgreSQL
 //! sqlx holds an advisory lock while migrating, so instances starting together do not race.
-//! The `account` primary key is what makes a duplicate registration a 409, also when two
+//! Accounts are unique ignoring case (a unique index on `lower(account)`; lookups compare the
+//! same way). That index and the `account` primary key make a duplicate registration a 409, also when two
 //! instances race on the same name.
 //!
 //! A failure at run time (database restarted, connection dropped) is a 500 with category
@@ -108,7 +109,7 @@ impl UserStore for SqlUserStore {
 
     async fn find(&self, account: &str) -> Result<Option<User>> {
         let row: Option<(String, String)> =
-            sqlx::query_as("SELECT account, password FROM users WHERE account = $1")
+            sqlx::query_as("SELECT account, password FROM users WHERE lower(account) = lower($1)")
                 .bind(account)
                 .fetch_optional(&self.pool)
                 .await
