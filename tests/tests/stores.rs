@@ -448,3 +448,50 @@ async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
     server.stop().await;
     schema.drop_schema().await;
 }
+
+#[tokio::test]
+async fn a_token_only_session_lives_ten_minutes_in_redis() {
+    let Some(redis_url) = env("TEST_REDIS_URL") else {
+        return;
+    };
+    let prefix = common::unique("ttl-") + ":";
+    let config = Config {
+        database_url: "memory".into(),
+        redis_url: Some(redis_url.clone()),
+        session_key_prefix: prefix.clone(),
+        ..Config::default()
+    };
+    let server = start(&config).await;
+    let mut redis = redis::Client::open(redis_url.as_str())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+    let mut browser = Browser::default();
+    let digest = sha256_hex("pw");
+    assert_eq!(
+        browser.register(&server, "tina", &digest).await,
+        StatusCode::CREATED
+    );
+    let token = browser.token(&server).await;
+    let sid = browser.sid.clone().expect("a session cookie");
+    let id = sid.trim_start_matches("sid=");
+    let pttl: i64 = redis::cmd("PTTL")
+        .arg(format!("{prefix}{id}"))
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert!((1..=600_000).contains(&pttl), "token session TTL {pttl} ms");
+    let (status, _) = browser
+        .login(&server, "tina", &sha256_hex(&format!("{digest}{token}")))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let sid = browser.sid.clone().expect("a new session cookie");
+    let pttl: i64 = redis::cmd("PTTL")
+        .arg(format!("{prefix}{}", sid.trim_start_matches("sid=")))
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert!(pttl > 600_000, "logged-in session TTL {pttl} ms");
+    server.stop().await;
+}

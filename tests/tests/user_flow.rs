@@ -517,3 +517,37 @@ async fn accounts_are_one_ignoring_case_and_the_digest_case_does_not_matter() {
     assert_eq!(body["account"], "CaseX");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn anonymous_sessions_are_short_logged_in_ones_full() {
+    let server = start().await;
+    let client = common::browser();
+    let max_age = |res: &reqwest::Response| {
+        res.headers()
+            .get("set-cookie")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split("; ").find_map(|p| p.strip_prefix("Max-Age=")))
+            .map(str::to_owned)
+    };
+    let user = User::new("shorty", "pw");
+    register(&client, &server, &user).await;
+    let res = client
+        .get(server.url("/users/v1/login"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(max_age(&res).as_deref(), Some("600"));
+    let token = res.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let res = client
+        .post(server.url("/users/v1/login"))
+        .json(&json!({"account": "shorty", "password": sha256_hex(&format!("{}{token}", user.digest))}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(max_age(&res).as_deref(), Some("86400"));
+    server.stop().await;
+}

@@ -15,6 +15,10 @@ use crate::store::{CATEGORY, User, UserStore};
 pub const SESSION_TOKEN: &str = "token";
 /// Session key of the logged-in account.
 pub const SESSION_ACCOUNT: &str = "account";
+/// How long a session lives while it holds no account (only a login token, or nothing after a
+/// failed attempt): anonymous clients cannot park day-long records. The session middleware's
+/// full TTL starts at login.
+pub const ANONYMOUS_SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
 /// Answer of GET me.
 #[derive(Debug, Serialize)]
@@ -105,7 +109,11 @@ impl UserController {
     pub async fn login_token(&self, ctx: &mut Context) -> Result<LoginToken> {
         no_store(ctx);
         let token = new_token()?;
-        ctx.session()?.set(SESSION_TOKEN, &token)?;
+        let session = ctx.session()?;
+        session.set(SESSION_TOKEN, &token)?;
+        if session.get_str(SESSION_ACCOUNT).is_none() {
+            session.set_ttl(Some(ANONYMOUS_SESSION_TTL));
+        }
         Ok(LoginToken { token })
     }
 
@@ -119,8 +127,12 @@ impl UserController {
         no_store(ctx);
         let session = ctx.session()?;
         let token = session.remove(SESSION_TOKEN);
-        // The token is gone whatever the outcome: saved even when the attempt fails.
+        // The token is gone whatever the outcome: saved even when the attempt fails, still
+        // with the short life of a session that holds no account.
         session.save_on_error();
+        if session.get_str(SESSION_ACCOUNT).is_none() {
+            session.set_ttl(Some(ANONYMOUS_SESSION_TTL));
+        }
         let (Some(user), Some(serde_json::Value::String(token))) = (user, token) else {
             return Err(wrong_credentials());
         };
@@ -131,6 +143,8 @@ impl UserController {
         }
         session.regenerate();
         session.set(SESSION_ACCOUNT, &user.account)?;
+        // Logged in: the full TTL starts now.
+        session.set_ttl(None);
         Ok(user)
     }
 

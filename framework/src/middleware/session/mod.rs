@@ -93,6 +93,7 @@ pub struct Session {
     modified: bool,
     regenerate: bool,
     save_on_error: bool,
+    ttl: Option<Duration>,
 }
 
 impl Session {
@@ -132,6 +133,13 @@ impl Session {
     /// True when the session will be saved.
     pub fn is_modified(&self) -> bool {
         self.modified
+    }
+    /// Keeps this session for `ttl` from this save on (store record and cookie alike), or for
+    /// the configured TTL with `None`: e.g. a short life for a session that only holds a login
+    /// token, so anonymous clients cannot park long-lived records.
+    pub fn set_ttl(&mut self, ttl: Option<Duration>) {
+        self.ttl = ttl;
+        self.modified = true;
     }
     /// Saves the changes even when the request ends with an error (normally an error discards
     /// them): for a change that must stick whatever happens next, such as a login attempt
@@ -209,6 +217,7 @@ impl SessionMiddleware {
             modified: false,
             regenerate: false,
             save_on_error: false,
+            ttl: None,
         })
     }
 
@@ -223,8 +232,9 @@ impl SessionMiddleware {
             }
         };
         let bytes = serde_json::to_vec(&session.data).map_err(|e| store_error(&e.into()))?;
+        let ttl = session.ttl.unwrap_or(self.config.ttl);
         self.store
-            .save(&id, &bytes, self.config.ttl)
+            .save(&id, &bytes, ttl)
             .await
             .map_err(|e| store_error(&e))?;
         match &self.config.mode {
@@ -232,7 +242,7 @@ impl SessionMiddleware {
                 let secure = if self.config.secure { "; Secure" } else { "" };
                 let cookie = format!(
                     "{name}={id}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
-                    self.config.ttl.as_secs()
+                    ttl.as_secs()
                 );
                 if let Ok(v) = HeaderValue::try_from(cookie) {
                     ctx.response_headers_mut().append(SET_COOKIE, v);
