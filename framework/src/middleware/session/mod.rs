@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 
 #[cfg(feature = "session-redis")]
 pub use self::redis::RedisStore;
-pub use store::{MemoryStore, SessionStore};
+pub use store::{DEFAULT_MEMORY_CAPACITY, MemoryStore, SessionStore};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};

@@ -1,8 +1,11 @@
 //! Where session records live.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use quick_cache::sync::Cache;
+use quick_cache::{DefaultHashBuilder, Lifecycle, UnitWeighter};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -23,30 +26,102 @@ pub trait SessionStore: Send + Sync + 'static {
     async fn destroy(&self, id: &str) -> Result;
 }
 
-/// Sessions in process memory: the default, for one instance.
-///
-/// Expired records are dropped when read, and swept whenever the map has doubled since the last
-/// sweep, so memory stays bounded by the live sessions.
-#[derive(Debug, Default)]
-pub struct MemoryStore {
-    inner: Mutex<MemoryInner>,
+/// How many sessions [`MemoryStore::new`] keeps at most.
+pub const DEFAULT_MEMORY_CAPACITY: usize = 100_000;
+
+type Record = (Bytes, Instant);
+
+/// Logs (at most once a minute) when live sessions are evicted to make room.
+#[derive(Clone)]
+struct WarnOnEvict {
+    capacity: usize,
+    evicted: Arc<AtomicU64>,
+    last_warning: Arc<AtomicU64>,
+    started: Instant,
 }
 
-#[derive(Debug, Default)]
-struct MemoryInner {
-    records: HashMap<String, (Bytes, Instant)>,
-    sweep_at: usize,
+impl Lifecycle<String, Record> for WarnOnEvict {
+    type RequestState = ();
+
+    fn on_evict(&self, _state: &mut (), _id: String, (_, expires): Record) {
+        if expires <= Instant::now() {
+            // An expired record going is no loss.
+            return;
+        }
+        let total = self.evicted.fetch_add(1, Ordering::Relaxed) + 1;
+        let now = self.started.elapsed().as_secs() + 60;
+        let last = self.last_warning.load(Ordering::Relaxed);
+        if now >= last + 60
+            && self
+                .last_warning
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            tracing::warn!(
+                capacity = self.capacity,
+                evicted_total = total,
+                "session memory store is full: evicting the least recently used live sessions"
+            );
+        }
+    }
+}
+
+/// Sessions in process memory: the default, for one instance.
+///
+/// Bounded: at most `capacity` records ([`DEFAULT_MEMORY_CAPACITY`] by default), so clients
+/// that start sessions without end cannot exhaust memory. When full, the least recently used
+/// records are evicted (quick_cache's CLOCK-based approximation of LRU) and a warning is logged
+/// at most once a minute. Expired records are dropped when read or evicted first in practice.
+/// The cache is sharded, so there is no global lock on the hot path.
+pub struct MemoryStore {
+    cache: Cache<String, Record, UnitWeighter, DefaultHashBuilder, WarnOnEvict>,
+    evicted: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("len", &self.len())
+            .field("evicted", &self.evicted())
+            .finish()
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl MemoryStore {
-    /// An empty store.
+    /// An empty store of at most [`DEFAULT_MEMORY_CAPACITY`] sessions.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_capacity(DEFAULT_MEMORY_CAPACITY)
     }
 
-    /// Number of records held (expired ones not yet swept included).
+    /// An empty store of at most `capacity` sessions.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        let evicted = Arc::new(AtomicU64::new(0));
+        let lifecycle = WarnOnEvict {
+            capacity,
+            evicted: Arc::clone(&evicted),
+            last_warning: Arc::new(AtomicU64::new(0)),
+            started: Instant::now(),
+        };
+        let cache = Cache::with(
+            capacity,
+            capacity as u64,
+            UnitWeighter,
+            DefaultHashBuilder::default(),
+            lifecycle,
+        );
+        Self { cache, evicted }
+    }
+
+    /// Number of records held (expired ones not yet dropped included).
     pub fn len(&self) -> usize {
-        self.lock().records.len()
+        self.cache.len()
     }
 
     /// True when no record is held.
@@ -54,23 +129,19 @@ impl MemoryStore {
         self.len() == 0
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, MemoryInner> {
-        // A panic while holding this lock cannot leave the map half-updated (each operation is
-        // one insert or remove), so a poisoned lock is still usable.
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Live records evicted so far to stay within the capacity.
+    pub fn evicted(&self) -> u64 {
+        self.evicted.load(Ordering::Relaxed)
     }
 }
 
 #[async_trait]
 impl SessionStore for MemoryStore {
     async fn load(&self, id: &str) -> Result<Option<Bytes>> {
-        let mut inner = self.lock();
-        match inner.records.get(id) {
-            Some((data, expires)) if *expires > Instant::now() => Ok(Some(data.clone())),
+        match self.cache.get(id) {
+            Some((data, expires)) if expires > Instant::now() => Ok(Some(data)),
             Some(_) => {
-                inner.records.remove(id);
+                self.cache.remove(id);
                 Ok(None)
             }
             None => Ok(None),
@@ -78,20 +149,15 @@ impl SessionStore for MemoryStore {
     }
 
     async fn save(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
-        let now = Instant::now();
-        let mut inner = self.lock();
-        inner
-            .records
-            .insert(id.to_owned(), (Bytes::copy_from_slice(data), now + ttl));
-        if inner.records.len() >= inner.sweep_at {
-            inner.records.retain(|_, (_, expires)| *expires > now);
-            inner.sweep_at = (inner.records.len() * 2).max(1024);
-        }
+        self.cache.insert(
+            id.to_owned(),
+            (Bytes::copy_from_slice(data), Instant::now() + ttl),
+        );
         Ok(())
     }
 
     async fn destroy(&self, id: &str) -> Result {
-        self.lock().records.remove(id);
+        self.cache.remove(id);
         Ok(())
     }
 }
@@ -113,5 +179,20 @@ mod tests {
         store.destroy("a").await.unwrap();
         assert_eq!(store.load("a").await.unwrap(), None);
         assert!(store.is_empty());
+    }
+
+    #[tokio::test]
+    async fn stays_within_its_capacity() {
+        let store = MemoryStore::with_capacity(1000);
+        for i in 0..20_000 {
+            store
+                .save(&format!("id-{i}"), b"{}", Duration::from_secs(600))
+                .await
+                .unwrap();
+        }
+        assert!(store.len() <= 1000, "{}", store.len());
+        assert!(store.evicted() >= 19_000, "{}", store.evicted());
+        // The newest record is there.
+        assert!(store.load("id-19999").await.unwrap().is_some());
     }
 }
