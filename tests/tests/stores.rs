@@ -495,3 +495,38 @@ async fn a_token_only_session_lives_ten_minutes_in_redis() {
     assert!(pttl > 600_000, "logged-in session TTL {pttl} ms");
     server.stop().await;
 }
+
+#[tokio::test]
+async fn failed_logins_are_counted_across_instances_in_redis() {
+    let Some(redis_url) = env("TEST_REDIS_URL") else {
+        return;
+    };
+    let config = Config {
+        database_url: "memory".into(),
+        redis_url: Some(redis_url),
+        session_key_prefix: common::unique("throttle-") + ":",
+        login_limits: user_service::throttle::LoginLimits {
+            per_account: 2,
+            per_ip: 100,
+            window: Duration::from_secs(60),
+        },
+        ..Config::default()
+    };
+    let a = start(&config).await;
+    let b = start(&config).await;
+    let mut browser = Browser::default();
+    let wrong = sha256_hex("wrong");
+    for server in [&a, &b] {
+        browser.token(server).await;
+        let (status, _) = browser.login(server, "shared", &wrong).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+    }
+    // Two failures, one on each instance: the account is over the limit on both.
+    for server in [&a, &b] {
+        browser.token(server).await;
+        let (status, body) = browser.login(server, "shared", &wrong).await;
+        assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    }
+    a.stop().await;
+    b.stop().await;
+}

@@ -48,6 +48,7 @@ fn stores(
         }),
         sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
         locks,
+        attempts: Arc::new(user_service::throttle::MemoryAttempts::default()),
         description: "test".into(),
     }
 }
@@ -141,6 +142,7 @@ async fn same_account_on_two_instances_sharing_redis() {
                 users: Arc::clone(&shared) as Arc<dyn UserStore>,
                 sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
                 locks,
+                attempts: Arc::new(user_service::throttle::MemoryAttempts::default()),
                 description: "test".into(),
             },
         )

@@ -551,3 +551,68 @@ async fn anonymous_sessions_are_short_logged_in_ones_full() {
     assert_eq!(max_age(&res).as_deref(), Some("86400"));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn failed_logins_are_limited_per_account_without_telling_accounts_apart() {
+    let config = Config {
+        login_limits: user_service::throttle::LoginLimits {
+            per_account: 3,
+            per_ip: 100,
+            window: std::time::Duration::from_secs(2),
+        },
+        ..Config::default()
+    };
+    let service = user_service::build(&config, Stores::in_memory()).expect("service");
+    let server = common::start(service).await;
+    let client = common::browser();
+    let user = User::new("target", "right");
+    register(&client, &server, &user).await;
+    let attempt = |account: &'static str, right: bool| {
+        let client = client.clone();
+        let digest = user.digest.clone();
+        let url_token = server.url("/users/v1/login");
+        async move {
+            let token: Value = client
+                .get(&url_token)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let token = token["token"].as_str().unwrap();
+            let base = if right { digest } else { sha256_hex("guess") };
+            let res = client
+                .post(&url_token)
+                .json(
+                    &json!({"account": account, "password": sha256_hex(&format!("{base}{token}"))}),
+                )
+                .send()
+                .await
+                .unwrap();
+            let retry = res
+                .headers()
+                .get("retry-after")
+                .map(|v| v.to_str().unwrap().parse::<u64>().unwrap());
+            (res.status(), retry, res.json::<Value>().await.unwrap())
+        }
+    };
+    for _ in 0..3 {
+        assert_eq!(attempt("target", false).await.0, StatusCode::BAD_REQUEST);
+        assert_eq!(attempt("nobody", false).await.0, StatusCode::BAD_REQUEST);
+    }
+    // Over the limit: even the right proof is refused, the same way for an unknown account.
+    let (status, retry, body) = attempt("target", true).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(matches!(retry, Some(1..=2)), "{retry:?}");
+    assert_eq!(body["category"], "user");
+    assert_eq!(body["message"], "too many failed logins");
+    let (status, retry_unknown, body_unknown) = attempt("nobody", true).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(retry_unknown.is_some());
+    assert_eq!(body_unknown, body);
+    // After the window, the right proof works.
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    assert_eq!(attempt("target", true).await.0, StatusCode::OK);
+    server.stop().await;
+}

@@ -14,6 +14,8 @@ pub struct Config {
     pub trust_proxy: framework::client_ip::TrustedProxies,
     /// `SESSION_SECURE`: mark the session cookie `Secure` (`1`/`true`). Default off.
     pub session_secure: bool,
+    /// Failed-login limits (defaults: 5 per account and 50 per IP in 15 minutes).
+    pub login_limits: crate::throttle::LoginLimits,
     /// `DATABASE_URL`: the user store. `sqlite://…` or `postgres://…`, or `memory` for a store
     /// that forgets on restart. Default `sqlite://users.db?mode=rwc` (a file in the working
     /// directory, created when missing).
@@ -36,6 +38,7 @@ impl Default for Config {
             log: "info".to_owned(),
             trust_proxy: framework::client_ip::TrustedProxies::None,
             session_secure: false,
+            login_limits: crate::throttle::LoginLimits::default(),
             database_url: DEFAULT_DATABASE_URL.to_owned(),
             database_max_connections: 10,
             redis_url: None,

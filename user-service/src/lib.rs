@@ -7,6 +7,7 @@ pub mod config;
 pub mod controllers;
 pub mod params;
 pub mod store;
+pub mod throttle;
 
 use std::sync::Arc;
 
@@ -35,6 +36,8 @@ pub struct Stores {
     /// Submit locks (one registration or login per account at a time): in Redis when the
     /// sessions are, so every instance sees them.
     pub locks: Arc<dyn Lock>,
+    /// Failed-login counts: in Redis when the sessions are.
+    pub attempts: Arc<dyn throttle::AttemptStore>,
     /// What they are, for the start-up line (no passwords).
     pub description: String,
 }
@@ -46,6 +49,7 @@ impl Stores {
             users: Arc::new(store::MemoryUserStore::new()),
             sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
             locks: Arc::new(MemoryLock::new()),
+            attempts: Arc::new(throttle::MemoryAttempts::default()),
             description: "users: memory, sessions: memory".to_owned(),
         }
     }
@@ -58,23 +62,33 @@ impl Stores {
         } else {
             connect_sql(config).await?
         };
-        let (sessions, locks, sessions_desc): (Arc<dyn SessionStore>, Arc<dyn Lock>, String) =
-            match &config.redis_url {
-                None => (
-                    Arc::new(framework::middleware::session::MemoryStore::new()),
-                    Arc::new(MemoryLock::new()),
-                    "memory".to_owned(),
-                ),
-                Some(url) => connect_redis(url, &config.session_key_prefix).await?,
-            };
+        let (sessions, locks, attempts, sessions_desc) = match &config.redis_url {
+            None => (
+                Arc::new(framework::middleware::session::MemoryStore::new())
+                    as Arc<dyn SessionStore>,
+                Arc::new(MemoryLock::new()) as Arc<dyn Lock>,
+                Arc::new(throttle::MemoryAttempts::default()) as Arc<dyn throttle::AttemptStore>,
+                "memory".to_owned(),
+            ),
+            Some(url) => connect_redis(url, &config.session_key_prefix).await?,
+        };
         Ok(Self {
             users,
             sessions,
             locks,
+            attempts,
             description: format!("users: {users_desc}, sessions: {sessions_desc}"),
         })
     }
 }
+
+/// Sessions, submit locks and failed-login counts on Redis, and their description.
+type RedisStores = (
+    Arc<dyn SessionStore>,
+    Arc<dyn Lock>,
+    Arc<dyn throttle::AttemptStore>,
+    String,
+);
 
 #[cfg(feature = "sql")]
 async fn connect_sql(config: &Config) -> Result<(Arc<dyn UserStore>, String), String> {
@@ -98,10 +112,7 @@ async fn connect_sql(config: &Config) -> Result<(Arc<dyn UserStore>, String), St
 }
 
 #[cfg(feature = "redis")]
-async fn connect_redis(
-    url: &str,
-    prefix: &str,
-) -> Result<(Arc<dyn SessionStore>, Arc<dyn Lock>, String), String> {
+async fn connect_redis(url: &str, prefix: &str) -> Result<RedisStores, String> {
     let unreachable = |e: &dyn std::fmt::Display| {
         format!(
             "session store {} is not reachable: {e}",
@@ -118,18 +129,19 @@ async fn connect_redis(
     )
     .await
     .map_err(|e| unreachable(&e))?;
+    let attempts = throttle::RedisAttempts::connect(url, format!("{prefix}login:"))
+        .await
+        .map_err(|e| unreachable(&e))?;
     Ok((
         Arc::new(store),
         Arc::new(locks),
+        Arc::new(attempts),
         format!("redis {}", config::redact(url)),
     ))
 }
 
 #[cfg(not(feature = "redis"))]
-async fn connect_redis(
-    url: &str,
-    _prefix: &str,
-) -> Result<(Arc<dyn SessionStore>, Arc<dyn Lock>, String), String> {
+async fn connect_redis(url: &str, _prefix: &str) -> Result<RedisStores, String> {
     Err(format!(
         "REDIS_URL={} needs the `redis` feature",
         config::redact(url)
@@ -178,6 +190,10 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
     App::new()
         .trusted_proxies(config.trust_proxy.clone())
         .with_state(stores.users)
+        .with_state(throttle::LoginThrottle::new(
+            stores.attempts,
+            config.login_limits,
+        ))
         .use_middleware(Recover::default().into_shared())
         .use_middleware(
             Logger::new(LoggerConfig {

@@ -145,11 +145,6 @@ pub fn temp_dir(name: &str) -> std::path::PathBuf {
     dir
 }
 
-/// The number of open file descriptors of this process.
-pub fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").map_or(0, Iterator::count)
-}
-
 /// This process's resident set size in bytes.
 pub fn rss_bytes() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -10,6 +10,7 @@ use subtle::ConstantTimeEq;
 
 use crate::params::UserParams;
 use crate::store::{CATEGORY, User, UserStore};
+use crate::throttle::LoginThrottle;
 
 /// Session key of the login token.
 pub const SESSION_TOKEN: &str = "token";
@@ -71,12 +72,14 @@ fn new_token() -> Result<String> {
 /// User endpoints; shares the user store.
 pub struct UserController {
     store: Arc<dyn UserStore>,
+    throttle: LoginThrottle,
 }
 
 impl FromState for UserController {
     fn from_state(state: &State) -> Result<Self> {
         Ok(Self {
             store: Arc::clone(state.require::<Arc<dyn UserStore>>()?),
+            throttle: state.require::<LoginThrottle>()?.clone(),
         })
     }
 }
@@ -123,8 +126,37 @@ impl UserController {
     #[post("/v1/login", middleware(submit_once))]
     pub async fn login(&self, ctx: &mut Context) -> Result<User> {
         let params: UserParams = ctx.bind()?;
-        let user = self.store.find(&params.account).await?;
         no_store(ctx);
+        let ip = ctx.real_ip();
+        if let Some(wait) = self.throttle.check(&params.account, ip).await? {
+            ctx.set_header(http::header::RETRY_AFTER, http::HeaderValue::from(wait));
+            return Err(LoginThrottle::refusal().into());
+        }
+        let outcome = self.check_proof(ctx, &params).await;
+        match &outcome {
+            Ok(_) => self.throttle.succeeded(&params.account).await?,
+            Err(err)
+                if err.as_http().is_some_and(|e| {
+                    e.category() == crate::store::CATEGORY && e.status() == StatusCode::BAD_REQUEST
+                }) =>
+            {
+                self.throttle.failed(&params.account, ip).await?;
+            }
+            Err(_) => {}
+        }
+        outcome
+    }
+
+    /// Listing users is for administrators: not registered on any route, always refused.
+    pub async fn list(&self, _ctx: &mut Context) -> Result {
+        Err(Error::msg("only administrators may access it"))
+    }
+}
+
+impl UserController {
+    /// Checks the proof against the session's token and logs in.
+    async fn check_proof(&self, ctx: &mut Context, params: &UserParams) -> Result<User> {
+        let user = self.store.find(&params.account).await?;
         let session = ctx.session()?;
         let token = session.remove(SESSION_TOKEN);
         // The token is gone whatever the outcome: saved even when the attempt fails, still
@@ -146,11 +178,6 @@ impl UserController {
         // Logged in: the full TTL starts now.
         session.set_ttl(None);
         Ok(user)
-    }
-
-    /// Listing users is for administrators: not registered on any route, always refused.
-    pub async fn list(&self, _ctx: &mut Context) -> Result {
-        Err(Error::msg("only administrators may access it"))
     }
 }
 
