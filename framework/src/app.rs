@@ -26,6 +26,7 @@ use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{BoxFuture, Endpoint, HandlerFn, Next, SharedMiddleware, handler_fn};
 use crate::router::Router;
+use crate::server::ServerLimits;
 use crate::state::{FromState, State};
 
 /// Category of routing errors (404, 405).
@@ -300,7 +301,7 @@ pub struct App {
     root: Group,
     state: State,
     trusted_proxies: crate::client_ip::TrustedProxies,
-    shutdown_timeout: Duration,
+    limits: ServerLimits,
     mount_controllers: bool,
 }
 
@@ -311,7 +312,7 @@ impl Default for App {
 }
 
 impl App {
-    /// An empty app: no middleware, no routes, proxies not trusted, 30 s shutdown grace.
+    /// An empty app: no middleware, no routes, proxies not trusted, default [`ServerLimits`].
     pub fn new() -> Self {
         Self {
             middleware: Vec::new(),
@@ -320,7 +321,7 @@ impl App {
             root: Group::new(""),
             state: State::new(),
             trusted_proxies: crate::client_ip::TrustedProxies::None,
-            shutdown_timeout: Duration::from_secs(30),
+            limits: ServerLimits::default(),
             mount_controllers: false,
         }
     }
@@ -366,10 +367,19 @@ impl App {
         self
     }
 
-    /// How long graceful shutdown waits for in-flight requests.
+    /// How long graceful shutdown waits for in-flight requests (default 30 s); shorthand for
+    /// [`ServerLimits::shutdown_timeout`].
     #[must_use]
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
-        self.shutdown_timeout = timeout;
+        self.limits.shutdown_timeout = timeout;
+        self
+    }
+
+    /// The server's connection limits: slow and idle clients, connection count, shutdown grace.
+    /// See [`ServerLimits`] for each one and its default.
+    #[must_use]
+    pub fn server_limits(mut self, limits: ServerLimits) -> Self {
+        self.limits = limits;
         self
     }
 
@@ -583,7 +593,7 @@ impl App {
                 trusted_proxies: self.trusted_proxies,
                 state: self.state,
             }),
-            shutdown_timeout: self.shutdown_timeout,
+            limits: self.limits,
         })
     }
 }
@@ -665,7 +675,7 @@ pub struct Service {
     not_found: Arc<Route>,
     listing: Vec<RouteInfo>,
     shared: Arc<AppShared>,
-    pub(crate) shutdown_timeout: Duration,
+    pub(crate) limits: ServerLimits,
 }
 
 impl Service {

@@ -9,8 +9,10 @@
 //! chunked on HTTP/1.1 and as DATA frames on HTTP/2. Each frame is written as soon as the stream
 //! yields it, so server-sent events arrive live.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
@@ -28,8 +30,92 @@ pub enum RequestBody {
     Empty,
     /// Bytes already in memory.
     Full(Bytes),
-    /// hyper's stream from the connection.
-    Incoming(hyper::body::Incoming),
+    /// hyper's stream from the connection, with the wait for each chunk bounded.
+    Incoming(IncomingBody),
+}
+
+/// hyper's request body stream, failing with a timeout [`BodyError`] when the next chunk does not come
+/// within the server's `body_read_timeout`. The timer exists only while a read waits, so a body
+/// that arrives at once costs nothing extra.
+#[derive(Debug)]
+pub struct IncomingBody {
+    inner: hyper::body::Incoming,
+    timeout: Duration,
+    sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+/// Why reading a request body from the connection failed: the connection failed, or the next
+/// chunk did not arrive within the server's `body_read_timeout`. Turned into a
+/// [`crate::Error`] by `?`: a timeout becomes **408**.
+#[derive(Debug)]
+pub struct BodyError(BodyErrorKind);
+
+#[derive(Debug)]
+enum BodyErrorKind {
+    Connection(hyper::Error),
+    TimedOut,
+}
+
+impl BodyError {
+    /// The next chunk did not arrive in time.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self.0, BodyErrorKind::TimedOut)
+    }
+}
+
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            BodyErrorKind::Connection(e) => write!(f, "reading the request body failed: {e}"),
+            BodyErrorKind::TimedOut => f.write_str("request body read timed out"),
+        }
+    }
+}
+
+impl std::error::Error for BodyError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.0 {
+            BodyErrorKind::Connection(e) => Some(e),
+            BodyErrorKind::TimedOut => None,
+        }
+    }
+}
+
+impl Body for IncomingBody {
+    type Data = Bytes;
+    type Error = BodyError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut TaskContext<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
+        let this = self.get_mut();
+        match Pin::new(&mut this.inner).poll_frame(cx) {
+            Poll::Ready(frame) => {
+                // A chunk came: the next wait starts from scratch.
+                this.sleep = None;
+                Poll::Ready(frame.map(|f| f.map_err(|e| BodyError(BodyErrorKind::Connection(e)))))
+            }
+            Poll::Pending => {
+                let timeout = this.timeout;
+                let sleep = this
+                    .sleep
+                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                match sleep.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Some(Err(BodyError(BodyErrorKind::TimedOut)))),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// Why a body could not be read.
@@ -37,11 +123,22 @@ pub enum RequestBody {
 pub enum ReadError {
     /// More than the limit arrived.
     TooLarge,
+    /// The next chunk did not arrive within the server's body read timeout.
+    TimedOut,
     /// The connection failed while reading.
     Io(BoxError),
 }
 
 impl RequestBody {
+    /// hyper's body from a connection, each chunk awaited at most `timeout`.
+    pub fn incoming(inner: hyper::body::Incoming, timeout: Duration) -> Self {
+        RequestBody::Incoming(IncomingBody {
+            inner,
+            timeout,
+            sleep: None,
+        })
+    }
+
     /// Reads the whole body, failing as soon as more than `limit` bytes have arrived.
     pub async fn read_limited(self, limit: usize) -> Result<Bytes, ReadError> {
         match self {
@@ -57,6 +154,12 @@ impl RequestBody {
                     Err(e) if e.is::<http_body_util::LengthLimitError>() => {
                         Err(ReadError::TooLarge)
                     }
+                    Err(e)
+                        if e.downcast_ref::<BodyError>()
+                            .is_some_and(BodyError::is_timeout) =>
+                    {
+                        Err(ReadError::TimedOut)
+                    }
                     Err(e) => Err(ReadError::Io(e)),
                 }
             }
@@ -67,12 +170,12 @@ impl RequestBody {
 /// The request body is itself a body, so a proxy can forward it as a stream.
 impl Body for RequestBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BodyError;
 
     fn poll_frame(
         self: Pin<&mut Self>,
         cx: &mut TaskContext<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, hyper::Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, BodyError>>> {
         let this = self.get_mut();
         match this {
             RequestBody::Empty => Poll::Ready(None),

@@ -230,7 +230,21 @@ where
         let boxed: BoxError = Box::new(err);
         match boxed.downcast::<HttpError>() {
             Ok(http) => Self(Repr::Http(http)),
-            Err(plain) => Self(Repr::Plain(plain)),
+            Err(plain) => {
+                // A stalled upload is the client's doing: 408, not 500.
+                if plain
+                    .downcast_ref::<crate::body::BodyError>()
+                    .is_some_and(crate::body::BodyError::is_timeout)
+                {
+                    return HttpError::with(
+                        http::StatusCode::REQUEST_TIMEOUT,
+                        "framework-server",
+                        "request body read timed out",
+                    )
+                    .into();
+                }
+                Self(Repr::Plain(plain))
+            }
         }
     }
 }

@@ -229,6 +229,12 @@ impl BodyParser {
         let mut body = match ctx.take_raw_body().read_limited(limit).await {
             Ok(body) => body,
             Err(ReadError::TooLarge) => return Err(too_large()),
+            Err(ReadError::TimedOut) => {
+                return Err(error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "request body read timed out",
+                ));
+            }
             Err(ReadError::Io(e)) => {
                 tracing::debug!(error = %e, "reading the request body failed");
                 return Err(error(

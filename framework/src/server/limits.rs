@@ -1,0 +1,86 @@
+//! The server's connection limits: [`ServerLimits`].
+
+use std::time::Duration;
+
+/// How long the server waits for slow or idle clients, and how many connections it keeps open.
+///
+/// Set with [`App::server_limits`](crate::App::server_limits). Every limit closes the
+/// connection (nothing else can be answered on it); the request body timeout first answers
+/// **408**. The defaults suit a service behind nothing at all, exposed to slow and idle clients.
+///
+/// | limit | default | what it bounds |
+/// |---|---|---|
+/// | `header_read_timeout` | 10 s | from a connection's accept, or from the first byte of a later request on it, until its whole head is in (slowloris) |
+/// | `keep_alive_timeout` | 60 s | an open connection with no request in progress and no byte of a new one |
+/// | `body_read_timeout` | 30 s | the wait for the next chunk of a request body once a handler reads it: then 408 and close |
+/// | `http2_keep_alive_interval` | 30 s | how often an HTTP/2 connection is pinged |
+/// | `http2_keep_alive_timeout` | 20 s | how long a ping may go unanswered before the connection is closed |
+/// | `max_connections` | ¾ of the open-file limit (`ulimit -n`), 10 000 where unknown | connections open at once; above it new ones wait in the listen backlog |
+/// | `shutdown_timeout` | 30 s | on shutdown, how long requests being handled may finish; idle and half-received connections close at once |
+///
+/// A request being handled (its handler running, or its response being sent, for as long as a
+/// stream lasts) is never cut by these timers: the idle and head timers start again when it
+/// ends. On HTTP/2 the head timer covers the first request only (a multiplexed connection reads
+/// frames all the time); pings and the idle timer cover the rest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerLimits {
+    /// From accept, or from the first byte of a later request, until the request head is in.
+    pub header_read_timeout: Duration,
+    /// An open connection with no request in progress is closed after this long.
+    pub keep_alive_timeout: Duration,
+    /// The longest wait for the next chunk of a request body (408, then the connection closes).
+    pub body_read_timeout: Duration,
+    /// HTTP/2 ping interval; `None` sends no pings.
+    pub http2_keep_alive_interval: Option<Duration>,
+    /// How long an HTTP/2 ping may go unanswered.
+    pub http2_keep_alive_timeout: Duration,
+    /// Connections open at once; above it, new connections wait in the listen backlog.
+    pub max_connections: usize,
+    /// On shutdown, how long requests being handled may finish.
+    pub shutdown_timeout: Duration,
+}
+
+impl Default for ServerLimits {
+    fn default() -> Self {
+        Self {
+            header_read_timeout: Duration::from_secs(10),
+            keep_alive_timeout: Duration::from_secs(60),
+            body_read_timeout: Duration::from_secs(30),
+            http2_keep_alive_interval: Some(Duration::from_secs(30)),
+            http2_keep_alive_timeout: Duration::from_secs(20),
+            max_connections: default_max_connections(),
+            shutdown_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Three quarters of the soft open-file limit: the rest is left for files, database pools and
+/// upstream connections, so the limit is reached before `accept` fails with "too many open
+/// files". 10 000 where the limit cannot be read or is unlimited; at least 16.
+pub fn default_max_connections() -> usize {
+    #[cfg(unix)]
+    if let Ok((soft, _)) = rlimit::getrlimit(rlimit::Resource::NOFILE)
+        && soft != rlimit::INFINITY
+    {
+        let three_quarters = usize::try_from(soft / 4 * 3).unwrap_or(usize::MAX);
+        return three_quarters.clamp(16, 1_000_000);
+    }
+    10_000
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_max_connections_is_below_the_descriptor_limit() {
+        let max = default_max_connections();
+        assert!(max >= 16);
+        #[cfg(unix)]
+        if let Ok((soft, _)) = rlimit::getrlimit(rlimit::Resource::NOFILE)
+            && soft != rlimit::INFINITY
+        {
+            assert!((max as u64) < soft.max(17));
+        }
+    }
+}

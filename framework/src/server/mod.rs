@@ -1,0 +1,228 @@
+//! Serving a [`Service`] on a TCP listener with hyper 1.x.
+//!
+//! HTTP/1.1 with keep-alive and HTTP/2 (prior knowledge) on the same port, through hyper-util's
+//! auto builder. Accepted sockets set `TCP_NODELAY`, so small responses do not wait on Nagle's
+//! algorithm.
+//!
+//! Slow and idle clients are bounded by [`ServerLimits`] (set with
+//! [`App::server_limits`](crate::App::server_limits)): a connection whose request head is late
+//! (slowloris, or a silent connection), an idle keep-alive connection, and a stalled request
+//! body (408) are closed; HTTP/2 connections are pinged; at most `max_connections` are open at
+//! once and the next ones wait in the listen backlog rather than failing with "too many open
+//! files".
+//!
+//! On the shutdown signal the server stops accepting, closes at once every connection with
+//! nothing in progress (idle, or a request head not yet complete), lets requests being handled
+//! finish for up to `shutdown_timeout`, then closes what is left and returns.
+//!
+//! An HTTP/1.1 request without exactly one `Host` header is answered 400 before it reaches the
+//! app (RFC 9112 section 3.2: a server must refuse it; two `Host` headers let a proxy and the
+//! app disagree about the target). HTTP/1.0 may omit it; HTTP/2 carries `:authority` instead.
+
+mod connection;
+mod limits;
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use tokio::net::TcpListener;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use crate::app::Service;
+use crate::body::{RequestBody, ResponseBody};
+
+use connection::{ConnBody, ConnState, TrackedStream};
+pub use limits::{ServerLimits, default_max_connections};
+
+/// The open connections, so shutdown can reach each one.
+#[derive(Default)]
+struct Registry {
+    next_id: AtomicU64,
+    open: Mutex<HashMap<u64, Arc<ConnState>, rustc_hash::FxBuildHasher>>,
+}
+
+impl Registry {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<ConnState>, rustc_hash::FxBuildHasher>> {
+        // Inserts and removes only: a poisoned map is still consistent.
+        self.open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn signal_all(&self, force: bool) {
+        for state in self.lock().values() {
+            state.signal(force);
+        }
+    }
+}
+
+/// A connection's place: its slot under `max_connections` and its registry entry, both given
+/// back when the connection's task ends, however it ends.
+struct Ticket {
+    id: u64,
+    registry: Arc<Registry>,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        self.registry.lock().remove(&self.id);
+    }
+}
+
+impl Service {
+    /// Serves until SIGINT or SIGTERM, then shuts down gracefully.
+    pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
+        self.serve_with_shutdown(listener, shutdown_signal()).await
+    }
+
+    /// Serves until `signal` completes, then shuts down gracefully.
+    pub async fn serve_with_shutdown(
+        self,
+        listener: TcpListener,
+        signal: impl Future<Output = ()>,
+    ) -> std::io::Result<()> {
+        let limits = Arc::new(self.limits.clone());
+        let max = u32::try_from(limits.max_connections.max(1)).unwrap_or(u32::MAX >> 3);
+        let slots = Arc::new(Semaphore::new(max as usize));
+        let registry = Arc::new(Registry::default());
+        let service = Arc::new(self);
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http2()
+            .timer(TokioTimer::new())
+            .keep_alive_interval(limits.http2_keep_alive_interval)
+            .keep_alive_timeout(limits.http2_keep_alive_timeout);
+        let mut signal = std::pin::pin!(signal);
+        loop {
+            // Above `max_connections`, stop accepting: new connections wait in the backlog.
+            let permit = tokio::select! {
+                permit = Arc::clone(&slots).acquire_owned() => match permit {
+                    Ok(permit) => permit,
+                    Err(_) => break,
+                },
+                () = &mut signal => break,
+            };
+            let (stream, peer) = tokio::select! {
+                accepted = listener.accept() => match accepted {
+                    Ok(pair) => pair,
+                    Err(err) => {
+                        // EMFILE and friends: back off instead of spinning or giving up.
+                        tracing::warn!(%err, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut signal => break,
+            };
+            if let Err(err) = stream.set_nodelay(true) {
+                tracing::debug!(%err, "set TCP_NODELAY failed");
+            }
+            let state = Arc::new(ConnState::new());
+            let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
+            registry.lock().insert(id, Arc::clone(&state));
+            let ticket = Ticket {
+                id,
+                registry: Arc::clone(&registry),
+                _permit: permit,
+            };
+            let service = Arc::clone(&service);
+            let conn_state = Arc::clone(&state);
+            let body_timeout = limits.body_read_timeout;
+            let handler = hyper::service::service_fn(move |request: http::Request<Incoming>| {
+                let guard = conn_state.request_started(request.version() == http::Version::HTTP_2);
+                let service = Arc::clone(&service);
+                async move {
+                    if let Some(refused) = check_host(&request) {
+                        return Ok::<_, Infallible>(refused.map(|body| ConnBody::new(body, guard)));
+                    }
+                    let request = request.map(|body| RequestBody::incoming(body, body_timeout));
+                    let response = service.handle(request, peer).await;
+                    Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
+                }
+            });
+            let connection = builder
+                .serve_connection_with_upgrades(
+                    TokioIo::new(TrackedStream::new(stream, state.clone())),
+                    handler,
+                )
+                .into_owned();
+            let limits = Arc::clone(&limits);
+            tokio::spawn(async move {
+                connection::drive(connection, state, limits).await;
+                drop(ticket);
+            });
+        }
+        drop(listener);
+        // Idle and half-received connections close now; the others finish their requests.
+        registry.signal_all(false);
+        let all = Arc::clone(&slots).acquire_many_owned(max);
+        if tokio::time::timeout(limits.shutdown_timeout, all)
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                timeout = ?limits.shutdown_timeout,
+                "graceful shutdown timed out, closing the remaining connections"
+            );
+            registry.signal_all(true);
+            let all = Arc::clone(&slots).acquire_many_owned(max);
+            let _ = tokio::time::timeout(Duration::from_secs(1), all).await;
+        }
+        Ok(())
+    }
+}
+
+/// 400 for an HTTP/1.1 request whose `Host` header is missing or repeated.
+fn check_host<B>(request: &http::Request<B>) -> Option<http::Response<ResponseBody>> {
+    if request.version() != http::Version::HTTP_11 {
+        return None;
+    }
+    let mut hosts = request.headers().get_all(http::header::HOST).iter();
+    if hosts.next().is_some() && hosts.next().is_none() {
+        return None;
+    }
+    let body =
+        "statusCode=400, category=framework-server, message=exactly one host header is required";
+    let mut response = http::Response::new(ResponseBody::full(bytes::Bytes::from_static(
+        body.as_bytes(),
+    )));
+    *response.status_mut() = http::StatusCode::BAD_REQUEST;
+    response
+        .headers_mut()
+        .insert(http::header::CONTENT_TYPE, crate::header::TEXT_UTF8);
+    Some(response)
+}
+
+/// Completes on SIGINT (Ctrl-C) or, on Unix, SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}
