@@ -14,6 +14,7 @@
 //! | [`stats`] | per-request figures (status, latency, sizes, in flight) to a hook |
 //! | [`global_concurrent_limiter`] | at most N requests at once in the app |
 //! | [`router_concurrent_limiter`] | at most N requests at once per route |
+//! | `rate_limiter` | at most N requests per period per key, in memory or Redis (feature `rate-limit`, default) |
 //! | `jwt` | bearer tokens verified, claims for handlers, issuing (feature `jwt`, default) |
 //! | `tracker` | submitted data with secrets masked, for audits (feature `tracker`, default) |
 //! | `static_serve` | files from a directory or the binary (feature `static-serve`, default) |
@@ -37,6 +38,8 @@ pub mod jwt;
 pub mod logger;
 #[cfg(feature = "proxy")]
 pub mod proxy;
+#[cfg(feature = "rate-limit")]
+pub mod rate_limiter;
 pub mod recover;
 pub mod responder;
 pub mod router_concurrent_limiter;
