@@ -268,3 +268,109 @@ async fn the_redis_store_is_one_budget_for_two_instances() {
         server.stop().await;
     }
 }
+
+/// The user service with `token_rate` and `login_rate`, one proxy hop trusted so the test can
+/// play several client IPs through `X-Forwarded-For`.
+fn user_config(token: &str, login: &str) -> user_service::Config {
+    user_service::Config {
+        trust_proxy: framework::client_ip::TrustedProxies::Hops(1),
+        token_rate: user_service::config::parse_rate(token).unwrap(),
+        login_rate: user_service::config::parse_rate(login).unwrap(),
+        ..user_service::Config::default()
+    }
+}
+
+async fn token(client: &reqwest::Client, at: &common::Running, ip: &str) -> reqwest::Response {
+    client
+        .get(at.url("/users/v1/login"))
+        .header("x-forwarded-for", ip)
+        .send()
+        .await
+        .expect("request")
+}
+
+#[tokio::test]
+async fn the_user_service_limits_tokens_and_logins_per_client_ip() {
+    let config = user_config("3/1m", "2/1m");
+    let service = user_service::build(&config, user_service::Stores::in_memory()).unwrap();
+    let server = common::start(service).await;
+    let client = common::browser();
+    for _ in 0..3 {
+        assert_eq!(token(&client, &server, "203.0.113.7").await.status(), 200);
+    }
+    let refused = token(&client, &server, "203.0.113.7").await;
+    assert_eq!(refused.status(), 429);
+    let retry: u64 = header(&refused, "retry-after").unwrap().parse().unwrap();
+    assert!((1..=20).contains(&retry), "retry after {retry}");
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["category"], "framework-rate-limiter");
+    // Another client IP has its own budget; the proxy's own address is not the key.
+    assert_eq!(token(&client, &server, "198.51.100.1").await.status(), 200);
+
+    // Logins: every attempt counts, right or wrong.
+    let login = |ip: &'static str| {
+        client
+            .post(server.url("/users/v1/login"))
+            .header("x-forwarded-for", ip)
+            .json(&serde_json::json!({"account": "nobody", "password": "0".repeat(64)}))
+            .send()
+    };
+    for _ in 0..2 {
+        assert_eq!(login("203.0.113.9").await.unwrap().status(), 400);
+    }
+    let refused = login("203.0.113.9").await.unwrap();
+    assert_eq!(refused.status(), 429);
+    let body: Value = refused.json().await.unwrap();
+    assert_eq!(body["category"], "framework-rate-limiter");
+    assert_eq!(login("198.51.100.2").await.unwrap().status(), 400);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_user_service_limits_can_be_turned_off() {
+    let config = user_config("off", "off");
+    let service = user_service::build(&config, user_service::Stores::in_memory()).unwrap();
+    let server = common::start(service).await;
+    let client = common::browser();
+    for _ in 0..100 {
+        let response = token(&client, &server, "203.0.113.7").await;
+        assert_eq!(response.status(), 200);
+        assert_eq!(header(&response, "ratelimit-limit"), None);
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn user_service_instances_share_the_token_budget_in_redis() {
+    let Some(url) = std::env::var("TEST_REDIS_URL")
+        .ok()
+        .filter(|v| !v.is_empty())
+    else {
+        eprintln!("skipped: TEST_REDIS_URL is not set");
+        return;
+    };
+    let config = user_service::Config {
+        database_url: "memory".into(),
+        redis_url: Some(url),
+        session_key_prefix: common::unique("test-rate-svc-") + ":",
+        ..user_config("4/1m", "off")
+    };
+    let mut servers = Vec::new();
+    for _ in 0..2 {
+        let stores = user_service::Stores::connect(&config)
+            .await
+            .expect("stores");
+        servers.push(common::start(user_service::build(&config, stores).unwrap()).await);
+    }
+    let client = common::browser();
+    for i in 0..4 {
+        let response = token(&client, &servers[i % 2], "203.0.113.50").await;
+        assert_eq!(response.status(), 200, "token {i}");
+    }
+    for server in &servers {
+        assert_eq!(token(&client, server, "203.0.113.50").await.status(), 429);
+    }
+    for server in servers {
+        server.stop().await;
+    }
+}

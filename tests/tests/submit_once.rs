@@ -49,6 +49,7 @@ fn stores(
         sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
         locks,
         attempts: Arc::new(user_service::throttle::MemoryAttempts::default()),
+        rates: user_service::RateBackend::Memory,
         description: "test".into(),
     }
 }
@@ -143,6 +144,7 @@ async fn same_account_on_two_instances_sharing_redis() {
                 sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
                 locks,
                 attempts: Arc::new(user_service::throttle::MemoryAttempts::default()),
+                rates: user_service::RateBackend::Memory,
                 description: "test".into(),
             },
         )

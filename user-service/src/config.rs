@@ -1,6 +1,9 @@
 //! Configuration from the environment, with defaults that run out of the box.
 
 use std::net::SocketAddr;
+use std::time::Duration;
+
+use framework::middleware::rate_limiter::RateQuota;
 
 /// Service settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +19,14 @@ pub struct Config {
     pub session_secure: bool,
     /// Failed-login limits (defaults: 5 per account and 50 per IP in 15 minutes).
     pub login_limits: crate::throttle::LoginLimits,
+    /// `TOKEN_RATE_LIMIT`: login tokens (`GET /users/v1/login`, each a new session for a
+    /// client without one) per client IP, as `<burst>/<period>` (`60/1m`, `10/s`, `1000/1h`) or
+    /// `off`. Default 60 per minute: a person needs one per login attempt; a flood of
+    /// anonymous sessions does not get far.
+    pub token_rate: Option<RateQuota>,
+    /// `LOGIN_RATE_LIMIT`: login attempts (`POST /users/v1/login`) per client IP, right or
+    /// wrong, same form. Default 60 per minute, on top of the failed-login limits.
+    pub login_rate: Option<RateQuota>,
     /// `DATABASE_URL`: the user store. `sqlite://…` or `postgres://…`, or `memory` for a store
     /// that forgets on restart. Default `sqlite://users.db?mode=rwc` (a file in the working
     /// directory, created when missing).
@@ -39,6 +50,8 @@ impl Default for Config {
             trust_proxy: framework::client_ip::TrustedProxies::None,
             session_secure: false,
             login_limits: crate::throttle::LoginLimits::default(),
+            token_rate: RateQuota::per_minute(60),
+            login_rate: RateQuota::per_minute(60),
             database_url: DEFAULT_DATABASE_URL.to_owned(),
             database_max_connections: 10,
             redis_url: None,
@@ -53,6 +66,34 @@ fn flag(value: &str) -> Result<bool, String> {
         "0" | "false" | "no" | "off" | "" => Ok(false),
         other => Err(format!("expected true or false, got `{other}`")),
     }
+}
+
+/// A rate as `<burst>/<period>`: the period is a number (default 1) and a unit `s`, `m` or `h`
+/// (`60/1m`, `10/s`, `500/30s`); `off` (or `0`) turns the limit off.
+pub fn parse_rate(value: &str) -> Result<Option<RateQuota>, String> {
+    let value = value.trim();
+    if value.eq_ignore_ascii_case("off") || value == "0" {
+        return Ok(None);
+    }
+    let invalid = || format!("`{value}` is not a rate like 60/1m, 10/s or off");
+    let (burst, period) = value.split_once('/').ok_or_else(invalid)?;
+    let burst: u32 = burst.trim().parse().map_err(|_| invalid())?;
+    let period = period.trim();
+    let unit_at = period.len().saturating_sub(1);
+    let (count, unit) = period.split_at(unit_at);
+    let count: u64 = if count.is_empty() {
+        1
+    } else {
+        count.parse().map_err(|_| invalid())?
+    };
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        _ => return Err(invalid()),
+    };
+    let period = Duration::from_secs(count.checked_mul(seconds).ok_or_else(invalid)?);
+    RateQuota::new(burst, period).map(Some).ok_or_else(invalid)
 }
 
 impl Config {
@@ -81,6 +122,12 @@ impl Config {
                 n.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
                     format!("DATABASE_MAX_CONNECTIONS=`{n}` is not a positive number")
                 })?;
+        }
+        if let Some(v) = lookup("TOKEN_RATE_LIMIT") {
+            config.token_rate = parse_rate(&v).map_err(|e| format!("TOKEN_RATE_LIMIT: {e}"))?;
+        }
+        if let Some(v) = lookup("LOGIN_RATE_LIMIT") {
+            config.login_rate = parse_rate(&v).map_err(|e| format!("LOGIN_RATE_LIMIT: {e}"))?;
         }
         config.redis_url = lookup("REDIS_URL").filter(|u| !u.is_empty());
         if let Some(prefix) = lookup("SESSION_KEY_PREFIX") {
@@ -133,6 +180,39 @@ mod tests {
         assert!(
             Config::from_lookup(|k| (k == "DATABASE_MAX_CONNECTIONS").then(|| "0".into())).is_err()
         );
+    }
+
+    #[test]
+    fn rates() {
+        let q = |burst, secs| RateQuota::new(burst, Duration::from_secs(secs));
+        assert_eq!(parse_rate("60/1m"), Ok(q(60, 60)));
+        assert_eq!(parse_rate("10/s"), Ok(q(10, 1)));
+        assert_eq!(parse_rate(" 500/30s "), Ok(q(500, 30)));
+        assert_eq!(parse_rate("1000/2h"), Ok(q(1000, 7200)));
+        assert_eq!(parse_rate("off"), Ok(None));
+        assert_eq!(parse_rate("0"), Ok(None));
+        for bad in [
+            "",
+            "60",
+            "60/",
+            "60/1x",
+            "x/1m",
+            "0/1m",
+            "60/0s",
+            "-1/1m",
+            "60/99999999999999999999h",
+        ] {
+            assert!(parse_rate(bad).is_err(), "{bad}");
+        }
+        let c = Config::from_lookup(|k| match k {
+            "TOKEN_RATE_LIMIT" => Some("off".into()),
+            "LOGIN_RATE_LIMIT" => Some("5/1m".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(c.token_rate, None);
+        assert_eq!(c.login_rate, q(5, 60));
+        assert!(Config::from_lookup(|k| (k == "LOGIN_RATE_LIMIT").then(|| "fast".into())).is_err());
     }
 
     #[test]

@@ -18,11 +18,14 @@ use framework::middleware::concurrent_limiter::{
 };
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::logger::{LOGGER_COMMON, Logger, LoggerConfig};
+use framework::middleware::rate_limiter::{
+    MemoryRateStore, RateLimiter, RateLimiterConfig, RateQuota, RateStore,
+};
 use framework::middleware::recover::Recover;
 use framework::middleware::responder::Responder;
 use framework::middleware::session::{SessionConfig, SessionMiddleware, SessionStore};
 use framework::middleware::stats::Stats;
-use framework::{App, BuildError, Service};
+use framework::{App, BuildError, Service, SharedMiddleware};
 
 pub use config::Config;
 use store::UserStore;
@@ -38,6 +41,8 @@ pub struct Stores {
     pub locks: Arc<dyn Lock>,
     /// Failed-login counts: in Redis when the sessions are.
     pub attempts: Arc<dyn throttle::AttemptStore>,
+    /// Request rate budgets (token and login per IP): in Redis when the sessions are.
+    pub rates: RateBackend,
     /// What they are, for the start-up line (no passwords).
     pub description: String,
 }
@@ -50,6 +55,7 @@ impl Stores {
             sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
             locks: Arc::new(MemoryLock::new()),
             attempts: Arc::new(throttle::MemoryAttempts::default()),
+            rates: RateBackend::Memory,
             description: "users: memory, sessions: memory".to_owned(),
         }
     }
@@ -62,12 +68,13 @@ impl Stores {
         } else {
             connect_sql(config).await?
         };
-        let (sessions, locks, attempts, sessions_desc) = match &config.redis_url {
+        let (sessions, locks, attempts, rates, sessions_desc) = match &config.redis_url {
             None => (
                 Arc::new(framework::middleware::session::MemoryStore::new())
                     as Arc<dyn SessionStore>,
                 Arc::new(MemoryLock::new()) as Arc<dyn Lock>,
                 Arc::new(throttle::MemoryAttempts::default()) as Arc<dyn throttle::AttemptStore>,
+                RateBackend::Memory,
                 "memory".to_owned(),
             ),
             Some(url) => connect_redis(url, &config.session_key_prefix).await?,
@@ -77,16 +84,46 @@ impl Stores {
             sessions,
             locks,
             attempts,
+            rates,
             description: format!("users: {users_desc}, sessions: {sessions_desc}"),
         })
     }
 }
 
-/// Sessions, submit locks and failed-login counts on Redis, and their description.
+/// Where request rate budgets live.
+#[derive(Clone, Debug)]
+pub enum RateBackend {
+    /// In process: each instance counts its own.
+    Memory,
+    /// In Redis (one connection for every limiter, keys `<session prefix>rate:<limiter>:<ip>`):
+    /// instances share each budget.
+    #[cfg(feature = "redis")]
+    Redis(framework::middleware::rate_limiter::RedisRateStore, String),
+}
+
+impl RateBackend {
+    /// A store with `quota` for the limiter called `name`.
+    pub fn store(&self, quota: RateQuota, name: &str) -> Arc<dyn RateStore> {
+        match self {
+            Self::Memory => Arc::new(MemoryRateStore::new(quota)),
+            #[cfg(feature = "redis")]
+            Self::Redis(store, prefix) => Arc::new(
+                store
+                    .clone()
+                    .with_quota(quota)
+                    .with_prefix(format!("{prefix}rate:{name}:")),
+            ),
+        }
+    }
+}
+
+/// Sessions, submit locks, failed-login counts and rate budgets on Redis, and their
+/// description.
 type RedisStores = (
     Arc<dyn SessionStore>,
     Arc<dyn Lock>,
     Arc<dyn throttle::AttemptStore>,
+    RateBackend,
     String,
 );
 
@@ -132,10 +169,16 @@ async fn connect_redis(url: &str, prefix: &str) -> Result<RedisStores, String> {
     let attempts = throttle::RedisAttempts::connect(url, format!("{prefix}login:"))
         .await
         .map_err(|e| unreachable(&e))?;
+    // The quota is set per limiter by `RateBackend::store`.
+    let any_quota = RateQuota::per_second(1).expect("valid quota");
+    let rates = framework::middleware::rate_limiter::RedisRateStore::connect(url, any_quota)
+        .await
+        .map_err(|e| unreachable(&e))?;
     Ok((
         Arc::new(store),
         Arc::new(locks),
         Arc::new(attempts),
+        RateBackend::Redis(rates, prefix.to_owned()),
         format!("redis {}", config::redact(url)),
     ))
 }
@@ -161,10 +204,34 @@ fn names_an_account(ctx: &framework::Context) -> bool {
         .is_some_and(|a| !a.is_empty())
 }
 
+/// A middleware that only runs the rest of the chain.
+async fn pass_through(
+    ctx: &mut framework::Context,
+    next: framework::Next<'_>,
+) -> framework::Result {
+    next.run(ctx).await
+}
+
+/// A rate limiter per client IP with `quota` (`None`: a middleware that does nothing, so the
+/// controllers' `middleware(name)` stays valid).
+fn per_ip(
+    rates: &RateBackend,
+    quota: Option<RateQuota>,
+    name: &str,
+) -> Result<SharedMiddleware, BuildError> {
+    let Some(quota) = quota else {
+        return Ok(framework::from_fn(pass_through));
+    };
+    RateLimiter::new(RateLimiterConfig::new([":ip"], rates.store(quota, name)))
+        .map(RateLimiter::into_shared)
+        .map_err(|e| BuildError::new(format!("{name} rate limiter: {e}")))
+}
+
 /// Builds the service: app middleware in the reference order (recover, logger, stats,
 /// compress, error handler, responder, body parser; fresh and etag go after compress as they
-/// land), the session middleware registered as `session` and the per-account submit lock as
-/// `submit_once` for the controllers, and every controller mounted.
+/// land), the session middleware registered as `session`, the per-account submit lock as
+/// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
+/// controllers, and every controller mounted.
 ///
 /// The logger writes `LoggerCommon` lines to `tracing` (target `framework::access`, info);
 /// stats go to `tracing` at debug level.
@@ -211,6 +278,14 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
         .use_middleware(BodyParser::default().into_shared())
         .register_middleware("session", session.into_shared())
         .register_middleware("submit_once", submit_once.into_shared())
+        .register_middleware(
+            "token_rate",
+            per_ip(&stores.rates, config.token_rate, "token")?,
+        )
+        .register_middleware(
+            "login_rate",
+            per_ip(&stores.rates, config.login_rate, "login")?,
+        )
         .mount_controllers()
         .build()
 }

@@ -107,8 +107,9 @@ impl UserController {
         Ok(())
     }
 
-    /// A new login token, bound to the session (it replaces any earlier one).
-    #[get("/v1/login")]
+    /// A new login token, bound to the session (it replaces any earlier one). Rate-limited per
+    /// client IP (`token_rate`, see [`Config::token_rate`](crate::Config::token_rate)).
+    #[get("/v1/login", middleware(token_rate))]
     pub async fn login_token(&self, ctx: &mut Context) -> Result<LoginToken> {
         no_store(ctx);
         let token = new_token()?;
@@ -122,8 +123,9 @@ impl UserController {
 
     /// Login with the proof. Any attempt with valid parameters consumes the token, right or
     /// wrong, so each guess needs a new token. Success regenerates the session id and stores
-    /// the account; every failure gets the same 400.
-    #[post("/v1/login", middleware(submit_once))]
+    /// the account; every failure gets the same 400. Rate-limited per client IP (`login_rate`)
+    /// before the failed-login limits are looked at.
+    #[post("/v1/login", middleware(login_rate, submit_once))]
     pub async fn login(&self, ctx: &mut Context) -> Result<User> {
         let params: UserParams = ctx.bind()?;
         no_store(ctx);

@@ -67,6 +67,14 @@ impl RedisRateStore {
         }
     }
 
+    /// The same connection with another quota (one connection for several limiters; give each
+    /// its own [prefix](Self::with_prefix)).
+    #[must_use]
+    pub fn with_quota(mut self, quota: RateQuota) -> Self {
+        self.quota = quota;
+        self
+    }
+
     /// Sets the key prefix (to keep two limiters' budgets apart on one Redis).
     #[must_use]
     pub fn with_prefix(mut self, prefix: impl Into<String>) -> Self {
