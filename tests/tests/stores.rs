@@ -188,9 +188,15 @@ async fn remove_redis_keys(redis_url: &str, prefix: &str) {
     }
 }
 
+/// The key sealing login secrets in the PostgreSQL tests (every instance needs the same one).
+fn test_key() -> user_service::store::secret::StoreKey {
+    user_service::store::secret::StoreKey([42; 32])
+}
+
 fn shared_config(schema: &PgSchema, redis_url: &str, prefix: &str) -> Config {
     Config {
         database_url: schema.url.clone(),
+        store_key: Some(test_key()),
         redis_url: Some(redis_url.to_owned()),
         session_key_prefix: prefix.to_owned(),
         ..Config::default()
@@ -380,6 +386,7 @@ async fn unreachable_stores_fail_fast_without_leaking_passwords() {
 
     let config = Config {
         database_url: "postgres://app:hunter2@127.0.0.1:1/users".to_owned(),
+        store_key: Some(test_key()),
         ..Config::default()
     };
     let err = tokio::time::timeout(Duration::from_secs(30), Stores::connect(&config))
@@ -406,6 +413,7 @@ async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
     let switch = Switch::start(host_port.parse().expect("ip:port")).await;
     let config = Config {
         database_url: format!("{scheme_user}@{}{tail}", switch.addr),
+        store_key: Some(test_key()),
         ..Config::default()
     };
     let server = start(&config).await;

@@ -1,6 +1,7 @@
 //! Configuration from the environment, with defaults that run out of the box.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use framework::middleware::rate_limiter::RateQuota;
@@ -33,6 +34,16 @@ pub struct Config {
     pub database_url: String,
     /// `DATABASE_MAX_CONNECTIONS`: pool size. Default 10.
     pub database_max_connections: u32,
+    /// `USER_STORE_KEY`: the key that seals stored login secrets in the SQL store (64 hex
+    /// digits or base64 of 32 bytes; `openssl rand -hex 32` makes one). Every instance on one
+    /// database needs the same key. Required with PostgreSQL; with SQLite the default is a key
+    /// file beside the database, created on first start.
+    pub store_key: Option<crate::store::secret::StoreKey>,
+    /// `USER_STORE_KEY_FILE`: a file holding that key instead (read once at start-up).
+    pub store_key_file: Option<PathBuf>,
+    /// `USER_STORE_PREVIOUS_KEYS`: earlier keys, comma-separated, after a rotation: rows they
+    /// sealed are re-sealed under the current key at start-up.
+    pub store_previous_keys: Vec<crate::store::secret::StoreKey>,
     /// `REDIS_URL`: sessions in Redis (`redis://host:6379/0`); unset keeps them in memory.
     pub redis_url: Option<String>,
     /// `SESSION_KEY_PREFIX`: prefix of session keys in Redis. Default `session:`.
@@ -54,6 +65,9 @@ impl Default for Config {
             login_rate: RateQuota::per_minute(60),
             database_url: DEFAULT_DATABASE_URL.to_owned(),
             database_max_connections: 10,
+            store_key: None,
+            store_key_file: None,
+            store_previous_keys: Vec::new(),
             redis_url: None,
             session_key_prefix: "session:".to_owned(),
         }
@@ -128,6 +142,20 @@ impl Config {
         }
         if let Some(v) = lookup("LOGIN_RATE_LIMIT") {
             config.login_rate = parse_rate(&v).map_err(|e| format!("LOGIN_RATE_LIMIT: {e}"))?;
+        }
+        if let Some(v) = lookup("USER_STORE_KEY").filter(|v| !v.is_empty()) {
+            config.store_key = Some(v.parse().map_err(|e| format!("USER_STORE_KEY: {e}"))?);
+        }
+        config.store_key_file = lookup("USER_STORE_KEY_FILE")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
+        if let Some(v) = lookup("USER_STORE_PREVIOUS_KEYS") {
+            config.store_previous_keys = v
+                .split(',')
+                .filter(|k| !k.trim().is_empty())
+                .map(str::parse)
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("USER_STORE_PREVIOUS_KEYS: {e}"))?;
         }
         config.redis_url = lookup("REDIS_URL").filter(|u| !u.is_empty());
         if let Some(prefix) = lookup("SESSION_KEY_PREFIX") {
@@ -213,6 +241,30 @@ mod tests {
         assert_eq!(c.token_rate, None);
         assert_eq!(c.login_rate, q(5, 60));
         assert!(Config::from_lookup(|k| (k == "LOGIN_RATE_LIMIT").then(|| "fast".into())).is_err());
+    }
+
+    #[test]
+    fn store_keys() {
+        let hex_key = "ab".repeat(32);
+        let c = Config::from_lookup(|k| match k {
+            "USER_STORE_KEY" => Some(hex_key.clone()),
+            "USER_STORE_PREVIOUS_KEYS" => Some(format!("{},{}", "01".repeat(32), "02".repeat(32))),
+            "USER_STORE_KEY_FILE" => Some("/run/secrets/users.key".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(c.store_key.as_ref().map(|k| k.0), Some([0xab; 32]));
+        assert_eq!(c.store_previous_keys.len(), 2);
+        assert_eq!(
+            c.store_key_file,
+            Some(PathBuf::from("/run/secrets/users.key"))
+        );
+        assert!(
+            !format!("{c:?}").contains(&hex_key),
+            "Debug never shows a key"
+        );
+        let err = Config::from_lookup(|k| (k == "USER_STORE_KEY").then(|| "short".into()));
+        assert!(err.unwrap_err().starts_with("USER_STORE_KEY: "));
     }
 
     #[test]

@@ -130,14 +130,18 @@ type RedisStores = (
 #[cfg(feature = "sql")]
 async fn connect_sql(config: &Config) -> Result<(Arc<dyn UserStore>, String), String> {
     let url = &config.database_url;
+    let (keyring, key_source) = store::keys::keyring(config)?;
     let options = store::sql::PoolOptions {
         max_connections: config.database_max_connections,
         ..Default::default()
     };
-    let store = store::sql::SqlUserStore::connect(url, options)
+    let store = store::sql::SqlUserStore::connect(url, options, keyring)
         .await
         .map_err(|e| format!("user store {} is not usable: {e}", config::redact(url)))?;
-    Ok((Arc::new(store), config::redact(url)))
+    Ok((
+        Arc::new(store),
+        format!("{} (secrets sealed, {key_source})", config::redact(url)),
+    ))
 }
 
 #[cfg(not(feature = "sql"))]

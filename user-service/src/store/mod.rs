@@ -1,6 +1,8 @@
 //! Where users live: the [`UserStore`] trait, an in-memory implementation, and SQL
 //! (SQLite/PostgreSQL) in [`sql`].
 
+pub mod keys;
+pub mod secret;
 #[cfg(feature = "sql")]
 pub mod sql;
 
@@ -17,8 +19,9 @@ pub const CATEGORY: &str = "user";
 
 /// A user record.
 ///
-/// `password` is the SHA-256 digest (hex) the client registered with, stored as given; it is
-/// never serialised, so no response can carry it.
+/// `password` is the SHA-256 digest (lowercase hex) the client registered with; the SQL store
+/// keeps it sealed ([`secret`]) and hands it out opened. It is never serialised, so no response
+/// can carry it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct User {
     /// Unique login name.

@@ -7,9 +7,16 @@
 //! same way). That index and the `account` primary key make a duplicate registration a 409, also when two
 //! instances race on the same name.
 //!
+//! The digest is stored sealed under the [`Keyring`]'s current key (see [`super::secret`]). At
+//! start-up, rows that are plain (from before encryption) or sealed by a previous key are
+//! re-sealed under the current key; a row sealed by a key that is not configured stops the
+//! start-up, so a wrong key never looks like every password being wrong.
+//!
 //! A failure at run time (database restarted, connection dropped) is a 500 with category
-//! `user-store` and `exception: true`, and is logged; the pool reconnects by itself.
+//! `user-store` and `exception: true`, and is logged; the pool reconnects by itself. So is a
+//! stored value that does not open (tampered, or copied from another account's row).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -18,6 +25,7 @@ use http::StatusCode;
 use sqlx::AnyPool;
 use sqlx::any::AnyPoolOptions;
 
+use super::secret::{Keyring, SecretError};
 use super::{User, UserStore, account_exists};
 
 /// Category of user store failures.
@@ -47,6 +55,53 @@ impl Default for PoolOptions {
 #[derive(Debug, Clone)]
 pub struct SqlUserStore {
     pool: AnyPool,
+    keyring: Arc<Keyring>,
+}
+
+/// Why the store could not start.
+#[derive(Debug)]
+pub enum ConnectError {
+    /// The database could not be reached, migrated or read.
+    Sql(sqlx::Error),
+    /// Rows are sealed by a key that is not configured.
+    Key {
+        /// How many rows.
+        rows: usize,
+        /// What was wrong with the first one.
+        error: SecretError,
+    },
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Sql(e) => e.fmt(f),
+            Self::Key { rows, error } => write!(
+                f,
+                "{rows} stored login secret(s) cannot be opened ({error}); configure that key \
+                 in USER_STORE_KEY or USER_STORE_PREVIOUS_KEYS"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConnectError {}
+
+impl From<sqlx::Error> for ConnectError {
+    fn from(e: sqlx::Error) -> Self {
+        Self::Sql(e)
+    }
+}
+
+fn secret_failed(err: &SecretError) -> framework::Error {
+    tracing::error!(error = %err, "a stored login secret cannot be sealed or opened");
+    HttpError::with(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        STORE_CATEGORY,
+        "user store is unavailable",
+    )
+    .with_exception(true)
+    .into()
 }
 
 fn unavailable(err: &sqlx::Error) -> framework::Error {
@@ -61,17 +116,80 @@ fn unavailable(err: &sqlx::Error) -> framework::Error {
 }
 
 impl SqlUserStore {
-    /// Connects to `url` (`sqlite://users.db?mode=rwc`, `postgres://…`) and runs the
-    /// migrations. Fails when the database cannot be reached or migrated.
-    pub async fn connect(url: &str, options: PoolOptions) -> Result<Self, sqlx::Error> {
+    /// Connects to `url` (`sqlite://users.db?mode=rwc`, `postgres://…`), runs the migrations
+    /// and re-seals rows that are not sealed by the keyring's current key. Fails when the
+    /// database cannot be reached or migrated, or holds rows no configured key opens.
+    pub async fn connect(
+        url: &str,
+        options: PoolOptions,
+        keyring: Keyring,
+    ) -> Result<Self, ConnectError> {
         sqlx::any::install_default_drivers();
         let pool = AnyPoolOptions::new()
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)
             .connect(url)
             .await?;
-        MIGRATOR.run(&pool).await?;
-        Ok(Self { pool })
+        MIGRATOR.run(&pool).await.map_err(sqlx::Error::from)?;
+        let store = Self {
+            pool,
+            keyring: Arc::new(keyring),
+        };
+        let resealed = store.reseal().await?;
+        if resealed > 0 {
+            tracing::info!(
+                rows = resealed,
+                key = store.keyring.current_id(),
+                "stored login secrets sealed under the current key"
+            );
+        }
+        Ok(store)
+    }
+
+    /// Seals every row that is plain or sealed by a previous key under the current key; returns
+    /// how many were rewritten. Each update only applies while the row still holds the value
+    /// read, so an instance doing the same at the same time (or a login changing nothing) is
+    /// never overwritten with a stale value.
+    async fn reseal(&self) -> Result<usize, ConnectError> {
+        let current = format!("v1:{}:%", self.keyring.current_id());
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT account, password FROM users WHERE password NOT LIKE $1")
+                .bind(&current)
+                .fetch_all(&self.pool)
+                .await?;
+        let mut opened = Vec::with_capacity(rows.len());
+        let mut failed = Vec::new();
+        for (account, stored) in rows {
+            if !self.keyring.needs_reseal(&stored) {
+                continue;
+            }
+            match self.keyring.open(&account, &stored) {
+                Ok(digest) => opened.push((account, stored, digest)),
+                Err(error) => failed.push(error),
+            }
+        }
+        if let Some(error) = failed.first() {
+            return Err(ConnectError::Key {
+                rows: failed.len(),
+                error: error.clone(),
+            });
+        }
+        let mut rewritten = 0;
+        for (account, stored, digest) in opened {
+            let sealed = self
+                .keyring
+                .seal(&account, &digest)
+                .map_err(|error| ConnectError::Key { rows: 1, error })?;
+            let done =
+                sqlx::query("UPDATE users SET password = $1 WHERE account = $2 AND password = $3")
+                    .bind(&sealed)
+                    .bind(&account)
+                    .bind(&stored)
+                    .execute(&self.pool)
+                    .await?;
+            rewritten += usize::try_from(done.rows_affected()).unwrap_or(0);
+        }
+        Ok(rewritten)
     }
 
     /// Number of users stored.
@@ -90,9 +208,13 @@ impl SqlUserStore {
 #[async_trait]
 impl UserStore for SqlUserStore {
     async fn create(&self, account: &str, password: &str) -> Result<User> {
+        let sealed = self
+            .keyring
+            .seal(account, password)
+            .map_err(|e| secret_failed(&e))?;
         let inserted = sqlx::query("INSERT INTO users (account, password) VALUES ($1, $2)")
             .bind(account)
-            .bind(password)
+            .bind(&sealed)
             .execute(&self.pool)
             .await;
         match inserted {
@@ -114,6 +236,13 @@ impl UserStore for SqlUserStore {
                 .fetch_optional(&self.pool)
                 .await
                 .map_err(|e| unavailable(&e))?;
-        Ok(row.map(|(account, password)| User { account, password }))
+        let Some((account, stored)) = row else {
+            return Ok(None);
+        };
+        let password = self
+            .keyring
+            .open(&account, &stored)
+            .map_err(|e| secret_failed(&e))?;
+        Ok(Some(User { account, password }))
     }
 }
