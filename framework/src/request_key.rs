@@ -75,6 +75,31 @@ impl RequestKey {
         })
     }
 
+    /// Parses the key forms of the limiter called `what`; no forms at all is an error too.
+    pub fn for_limiter(what: &str, forms: &[impl AsRef<str>]) -> Result<Self, String> {
+        if forms.is_empty() {
+            return Err(format!("{what}: no keys"));
+        }
+        Self::new(forms)
+    }
+
+    /// [`value`](Self::value), with a missing part as the limiters' **400** `<key> is required`
+    /// in `category`.
+    pub fn require(
+        &self,
+        ctx: &Context,
+        allow_empty: bool,
+        category: &'static str,
+    ) -> Result<String, crate::error::HttpError> {
+        self.value(ctx, allow_empty).map_err(|missing| {
+            crate::error::HttpError::with(
+                http::StatusCode::BAD_REQUEST,
+                category,
+                format!("{} is required", missing.0),
+            )
+        })
+    }
+
     /// The values joined with `,`. A part without a value is an error naming its key form,
     /// unless `allow_empty` (it then counts as "").
     pub fn value(&self, ctx: &Context, allow_empty: bool) -> Result<String, MissingKey> {

@@ -280,11 +280,7 @@ async fn concurrent_limiter_by_body_field() {
 
 #[tokio::test]
 async fn redis_lock_shared_by_two_instances() {
-    let Some(url) = std::env::var("TEST_REDIS_URL")
-        .ok()
-        .filter(|v| !v.is_empty())
-    else {
-        eprintln!("skipped: TEST_REDIS_URL is not set");
+    let Some(url) = common::test_env("TEST_REDIS_URL") else {
         return;
     };
     let prefix = common::unique("test-lock-") + ":";

@@ -193,11 +193,7 @@ async fn a_failing_store_lets_requests_through() {
 
 #[tokio::test]
 async fn the_redis_store_is_one_budget_for_two_instances() {
-    let Some(url) = std::env::var("TEST_REDIS_URL")
-        .ok()
-        .filter(|v| !v.is_empty())
-    else {
-        eprintln!("skipped: TEST_REDIS_URL is not set");
+    let Some(url) = common::test_env("TEST_REDIS_URL") else {
         return;
     };
     let prefix = common::unique("test-rate-") + ":";
@@ -342,11 +338,7 @@ async fn the_user_service_limits_can_be_turned_off() {
 
 #[tokio::test]
 async fn user_service_instances_share_the_token_budget_in_redis() {
-    let Some(url) = std::env::var("TEST_REDIS_URL")
-        .ok()
-        .filter(|v| !v.is_empty())
-    else {
-        eprintln!("skipped: TEST_REDIS_URL is not set");
+    let Some(url) = common::test_env("TEST_REDIS_URL") else {
         return;
     };
     let config = user_service::Config {

@@ -191,11 +191,7 @@ async fn postgres_rows_are_sealed_and_postgres_without_a_key_is_refused() {
     .expect("refused without a key");
     assert!(refused.contains("USER_STORE_KEY"), "{refused}");
 
-    let Some(base) = std::env::var("TEST_DATABASE_URL")
-        .ok()
-        .filter(|v| !v.is_empty())
-    else {
-        eprintln!("skipped: TEST_DATABASE_URL is not set");
+    let Some(base) = common::test_env("TEST_DATABASE_URL") else {
         return;
     };
     let admin = sqlx::PgPool::connect(&base).await.expect("postgres");

@@ -118,11 +118,7 @@ async fn same_account_twice_at_once_in_one_instance() {
 
 #[tokio::test]
 async fn same_account_on_two_instances_sharing_redis() {
-    let Some(url) = std::env::var("TEST_REDIS_URL")
-        .ok()
-        .filter(|v| !v.is_empty())
-    else {
-        eprintln!("skipped: TEST_REDIS_URL is not set");
+    let Some(url) = common::test_env("TEST_REDIS_URL") else {
         return;
     };
     let prefix = common::unique("test-submit-") + ":";

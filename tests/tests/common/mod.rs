@@ -42,6 +42,16 @@ impl Running {
     }
 }
 
+/// The value of a test variable such as `TEST_REDIS_URL`, or `None` after printing that the
+/// test was skipped because it is unset.
+pub fn test_env(name: &str) -> Option<String> {
+    let value = std::env::var(name).ok().filter(|v| !v.is_empty());
+    if value.is_none() {
+        eprintln!("skipped: {name} is not set");
+    }
+    value
+}
+
 /// Serves `service` on 127.0.0.1 with an OS-chosen port.
 pub async fn start(service: Service) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

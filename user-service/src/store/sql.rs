@@ -95,17 +95,16 @@ impl From<sqlx::Error> for ConnectError {
 
 fn secret_failed(err: &SecretError) -> framework::Error {
     tracing::error!(error = %err, "a stored login secret cannot be sealed or opened");
-    HttpError::with(
-        StatusCode::INTERNAL_SERVER_ERROR,
-        STORE_CATEGORY,
-        "user store is unavailable",
-    )
-    .with_exception(true)
-    .into()
+    store_unavailable()
 }
 
 fn unavailable(err: &sqlx::Error) -> framework::Error {
     tracing::error!(error = %err, "user store failed");
+    store_unavailable()
+}
+
+/// The 500 of every store failure (the cause is logged, never sent).
+fn store_unavailable() -> framework::Error {
     HttpError::with(
         StatusCode::INTERNAL_SERVER_ERROR,
         STORE_CATEGORY,

@@ -84,11 +84,8 @@ pub struct ConcurrentLimiter {
 impl ConcurrentLimiter {
     /// Checks the key forms and builds the limiter.
     pub fn new(config: ConcurrentLimiterConfig) -> std::result::Result<Self, String> {
-        if config.keys.is_empty() {
-            return Err("concurrent limiter: no keys".into());
-        }
         Ok(Self {
-            key: RequestKey::new(&config.keys)?,
+            key: RequestKey::for_limiter("concurrent limiter", &config.keys)?,
             config,
         })
     }
@@ -105,16 +102,7 @@ impl Middleware for ConcurrentLimiter {
             if should_skip(ctx, self.config.skipper.as_ref()) {
                 return next.run(ctx).await;
             }
-            let key = self
-                .key
-                .value(ctx, self.config.allow_empty)
-                .map_err(|missing| {
-                    HttpError::with(
-                        StatusCode::BAD_REQUEST,
-                        CATEGORY,
-                        format!("{} is required", missing.0),
-                    )
-                })?;
+            let key = self.key.require(ctx, self.config.allow_empty, CATEGORY)?;
             let unlock = self
                 .config
                 .lock

@@ -194,11 +194,8 @@ pub struct RateLimiter {
 impl RateLimiter {
     /// Checks the key forms and builds the limiter.
     pub fn new(config: RateLimiterConfig) -> std::result::Result<Self, String> {
-        if config.keys.is_empty() {
-            return Err("rate limiter: no keys".into());
-        }
         Ok(Self {
-            key: RequestKey::new(&config.keys)?,
+            key: RequestKey::for_limiter("rate limiter", &config.keys)?,
             config,
         })
     }
@@ -229,16 +226,7 @@ impl Middleware for RateLimiter {
             if should_skip(ctx, self.config.skipper.as_ref()) {
                 return next.run(ctx).await;
             }
-            let key = self
-                .key
-                .value(ctx, self.config.allow_empty)
-                .map_err(|missing| {
-                    HttpError::with(
-                        StatusCode::BAD_REQUEST,
-                        CATEGORY,
-                        format!("{} is required", missing.0),
-                    )
-                })?;
+            let key = self.key.require(ctx, self.config.allow_empty, CATEGORY)?;
             let decision = match self.config.store.check(key).await {
                 Ok(decision) => decision,
                 Err(err) => {
