@@ -9,6 +9,9 @@ then run
     python3 benches/probes/hardening.py --pid $! flood     # 30 s of cookieless token requests
     python3 benches/probes/hardening.py guess              # wrong proofs against one token
     python3 benches/probes/hardening.py --pid $! shutdown  # 50 half-sent heads, then SIGTERM
+    python3 benches/probes/hardening.py fds                # 1 100 silent connections, then one
+                                                           # request (start the service under
+                                                           # `ulimit -n 1024` for this one)
 
 Each probe prints one line per figure.
 """
@@ -125,6 +128,26 @@ async def probe_slow(port, _pid):
     print(f"stalled body: {'answered %s and closed after %.1f s' % (status, seconds) if seconds else 'still open after 90 s'}")
 
 
+async def open_or_none(port):
+    try:
+        return await asyncio.wait_for(asyncio.open_connection(HOST, port), 5)
+    except (OSError, asyncio.TimeoutError):
+        return None
+
+
+async def probe_fds(port, _pid, count=1100):
+    start = time.monotonic()
+    conns = [c for c in await asyncio.gather(*(open_or_none(port) for _ in range(count))) if c]
+    print(f"silent connections opened: {len(conns)} of {count} in {time.monotonic() - start:.1f} s")
+    try:
+        seconds, status = await asyncio.wait_for(normal_request(port), 60)
+        print(f"normal request: {status} after {seconds:.1f} s")
+    except asyncio.TimeoutError:
+        print("normal request: no answer within 60 s")
+    for _, writer in conns:
+        writer.close()
+
+
 async def token_client(port, deadline, counts):
     reader, writer = await asyncio.open_connection(HOST, port)
     request = b"GET /users/v1/login HTTP/1.1\r\nHost: x\r\n\r\n"
@@ -229,11 +252,11 @@ async def probe_shutdown(port, pid):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("probe", choices=["slow", "flood", "guess", "shutdown"])
+    parser.add_argument("probe", choices=["slow", "flood", "guess", "shutdown", "fds"])
     parser.add_argument("--port", type=int, default=3000)
     parser.add_argument("--pid", type=int, default=0, help="the service's pid (RSS, SIGTERM)")
     args = parser.parse_args()
-    probe = {"slow": probe_slow, "flood": probe_flood, "guess": probe_guess, "shutdown": probe_shutdown}[args.probe]
+    probe = {"slow": probe_slow, "flood": probe_flood, "guess": probe_guess, "shutdown": probe_shutdown, "fds": probe_fds}[args.probe]
     asyncio.run(probe(args.port, args.pid))
 
 
