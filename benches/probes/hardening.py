@@ -97,6 +97,30 @@ async def stalled_body(port):
     return seconds, status
 
 
+async def trickling_body(port):
+    """A body sent one byte every 3 s: seconds until the server answers or closes, and the status."""
+    reader, writer = await asyncio.open_connection(HOST, port)
+    writer.write(
+        b"POST /users/v1/me HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        b"Content-Length: 100\r\n\r\n"
+    )
+    start = time.monotonic()
+    read = asyncio.create_task(closed_after(reader, 90))
+    for _ in range(30):
+        if read.done():
+            break
+        try:
+            writer.write(b" ")
+            await writer.drain()
+        except (ConnectionResetError, BrokenPipeError):
+            break
+        await asyncio.wait([read], timeout=3)
+    seconds, data = await read
+    writer.close()
+    status = data.split(b" ", 2)[1].decode() if data else "none"
+    return seconds, status
+
+
 async def normal_request(port):
     start = time.monotonic()
     reader, writer = await asyncio.open_connection(HOST, port)
@@ -111,6 +135,7 @@ async def probe_slow(port, _pid):
     stop = asyncio.Event()
     silent_task = asyncio.create_task(silent(port))
     body_task = asyncio.create_task(stalled_body(port))
+    trickle_task = asyncio.create_task(trickling_body(port))
     loris = [asyncio.create_task(slowloris(port, stop)) for _ in range(300)]
     await asyncio.sleep(1)
     answered = await normal_request(port)
@@ -126,6 +151,8 @@ async def probe_slow(port, _pid):
     print(f"silent connection: {'closed after %.1f s' % seconds if seconds else 'still open after 90 s'}")
     seconds, status = await body_task
     print(f"stalled body: {'answered %s and closed after %.1f s' % (status, seconds) if seconds else 'still open after 90 s'}")
+    seconds, status = await trickle_task
+    print(f"trickling body (1 byte / 3 s): {'answered %s and closed after %.1f s' % (status, seconds) if seconds else 'still open after 90 s'}")
 
 
 async def open_or_none(port):

@@ -14,6 +14,8 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
@@ -34,14 +36,38 @@ pub enum RequestBody {
     Incoming(IncomingBody),
 }
 
-/// hyper's request body stream, failing with a timeout [`BodyError`] when the next chunk does not come
-/// within the server's `body_read_timeout`. The timer exists only while a read waits, so a body
-/// that arrives at once costs nothing extra.
+/// hyper's request body stream, failing with a timeout [`BodyError`] when the next chunk does not
+/// come within the server's `body_read_timeout`, or when the body arrives slower than
+/// `body_min_rate` (a trickle). Only the time a read waits for data counts: a handler that is busy
+/// between reads is not the client being slow. The timer exists only while a read waits, so a
+/// body that arrives at once costs nothing extra (no clock read either).
 #[derive(Debug)]
 pub struct IncomingBody {
     inner: hyper::body::Incoming,
     timeout: Duration,
+    min_rate: Option<crate::server::MinDataRate>,
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// When the current wait began.
+    wait_started: Option<Instant>,
+    /// Time spent waiting for data before the current wait.
+    waited: Duration,
+    /// Data bytes received so far.
+    received: u64,
+}
+
+impl IncomingBody {
+    /// How long the current wait may last: the chunk timeout, or less when the minimum rate
+    /// would be broken first (after the grace period, `received` must keep up with
+    /// `rate × waited`).
+    fn allowed_wait(&self) -> Duration {
+        let Some(rate) = self.min_rate else {
+            return self.timeout;
+        };
+        let earned =
+            Duration::from_secs_f64(self.received as f64 / f64::from(rate.bytes_per_second.max(1)));
+        let budget = rate.grace.max(earned).saturating_sub(self.waited);
+        self.timeout.min(budget)
+    }
 }
 
 /// Why reading a request body from the connection failed: the connection failed, or the next
@@ -92,15 +118,33 @@ impl Body for IncomingBody {
         let this = self.get_mut();
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(frame) => {
-                // A chunk came: the next wait starts from scratch.
-                this.sleep = None;
+                if let Some(started) = this.wait_started.take() {
+                    // The chunk came after a wait: had it been too slow, the timer would have
+                    // fired first unless this task was not polled in time; check once more.
+                    let waited = started.elapsed();
+                    if waited > this.allowed_wait() {
+                        return Poll::Ready(Some(Err(BodyError(BodyErrorKind::TimedOut))));
+                    }
+                    this.waited += waited;
+                }
+                if let Some(Ok(data)) = frame.as_ref().map(|f| f.as_ref().map(Frame::data_ref)) {
+                    this.received += data.map_or(0, |d| d.len() as u64);
+                }
                 Poll::Ready(frame.map(|f| f.map_err(|e| BodyError(BodyErrorKind::Connection(e)))))
             }
             Poll::Pending => {
-                let timeout = this.timeout;
-                let sleep = this
-                    .sleep
-                    .get_or_insert_with(|| Box::pin(tokio::time::sleep(timeout)));
+                if this.wait_started.is_none() {
+                    let now = Instant::now();
+                    this.wait_started = Some(now);
+                    let deadline = now + this.allowed_wait();
+                    match &mut this.sleep {
+                        Some(sleep) => sleep.as_mut().reset(deadline),
+                        None => this.sleep = Some(Box::pin(tokio::time::sleep_until(deadline))),
+                    }
+                }
+                let Some(sleep) = this.sleep.as_mut() else {
+                    return Poll::Pending;
+                };
                 match sleep.as_mut().poll(cx) {
                     Poll::Ready(()) => Poll::Ready(Some(Err(BodyError(BodyErrorKind::TimedOut)))),
                     Poll::Pending => Poll::Pending,
@@ -130,12 +174,21 @@ pub enum ReadError {
 }
 
 impl RequestBody {
-    /// hyper's body from a connection, each chunk awaited at most `timeout`.
-    pub fn incoming(inner: hyper::body::Incoming, timeout: Duration) -> Self {
+    /// hyper's body from a connection, each chunk awaited at most `timeout`, and the whole
+    /// arriving at least at `min_rate` (see [`crate::ServerLimits::body_min_rate`]).
+    pub fn incoming(
+        inner: hyper::body::Incoming,
+        timeout: Duration,
+        min_rate: Option<crate::server::MinDataRate>,
+    ) -> Self {
         RequestBody::Incoming(IncomingBody {
             inner,
             timeout,
+            min_rate,
             sleep: None,
+            wait_started: None,
+            waited: Duration::ZERO,
+            received: 0,
         })
     }
 

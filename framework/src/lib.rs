@@ -25,7 +25,7 @@ pub use context::{Body, Context};
 pub use error::{Error, HttpError, Result};
 pub use framework_macros::{Validate, controller, delete, get, head, options, patch, post, put};
 pub use handler::{Endpoint, Middleware, Next, SharedMiddleware, Skipper, from_fn, handler_fn};
-pub use server::{ServerLimits, default_max_connections, shutdown_signal};
+pub use server::{MinDataRate, ServerLimits, default_max_connections, shutdown_signal};
 pub use state::{FromState, State};
 pub use validate::Validate;
 

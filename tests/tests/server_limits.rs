@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use framework::middleware::body_parser::BodyParser;
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::responder::Responder;
-use framework::{App, Context, Result, ServerLimits, Service};
+use framework::{App, Context, MinDataRate, Result, ServerLimits, Service};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -224,6 +224,77 @@ async fn a_slow_body_within_the_chunk_timeout_is_read_whole() {
     let text = String::from_utf8_lossy(&buf);
     assert!(text.starts_with("HTTP/1.1 200"), "{text}");
     assert!(text.ends_with(r#"{"a":1}"#), "{text}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_trickling_body_gets_408_once_it_falls_below_the_minimum_rate() {
+    let grace = Duration::from_secs(1);
+    let server = common::start(service(ServerLimits {
+        // The gap between chunks alone would never fire.
+        body_read_timeout: Duration::from_secs(30),
+        body_min_rate: Some(MinDataRate {
+            bytes_per_second: 100,
+            grace,
+        }),
+        ..limits()
+    }))
+    .await;
+    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let start = Instant::now();
+    stream
+        .write_all(b"POST /echo HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+        .await
+        .expect("write");
+    // One byte every 300 ms: 3 bytes/s, far below 100.
+    let trickle = async {
+        for _ in 0..100 {
+            if stream.write_all(b" ").await.is_err() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        }
+    };
+    let _ = tokio::time::timeout(grace + Duration::from_millis(500), trickle).await;
+    let mut buf = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut buf))
+        .await
+        .expect("closed")
+        .expect("read");
+    let text = String::from_utf8_lossy(&buf);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert_closed_at(start.elapsed(), grace);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_above_the_minimum_rate_is_read_whole() {
+    let server = common::start(service(ServerLimits {
+        body_min_rate: Some(MinDataRate {
+            bytes_per_second: 100,
+            grace: Duration::from_millis(200),
+        }),
+        ..limits()
+    }))
+    .await;
+    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let body = format!("{{\"a\":\"{}\"}}", "x".repeat(592));
+    stream
+        .write_all(format!("POST /echo HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes())
+        .await
+        .expect("write");
+    // 600 bytes in 6 chunks 100 ms apart: about 1 000 bytes/s, well above 100.
+    for chunk in body.as_bytes().chunks(100) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        stream.write_all(chunk).await.expect("write");
+    }
+    let mut buf = Vec::new();
+    stream.read_to_end(&mut buf).await.expect("read");
+    let text = String::from_utf8_lossy(&buf);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.ends_with(&body), "{text}");
     server.stop().await;
 }
 

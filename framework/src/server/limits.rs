@@ -13,6 +13,7 @@ use std::time::Duration;
 /// | `header_read_timeout` | 10 s | from a connection's accept, or from the first byte of a later request on it, until its whole head is in (slowloris) |
 /// | `keep_alive_timeout` | 60 s | an open connection with no request in progress and no byte of a new one |
 /// | `body_read_timeout` | 30 s | the wait for the next chunk of a request body once a handler reads it: then 408 and close |
+/// | `body_min_rate` | 240 bytes/s after a 5 s grace | a body that trickles in (one byte every 3 s): 408 and close once the bytes received fall behind the rate over the time spent waiting for them (Kestrel's defaults) |
 /// | `http2_keep_alive_interval` | 30 s | how often an HTTP/2 connection is pinged |
 /// | `http2_keep_alive_timeout` | 20 s | how long a ping may go unanswered before the connection is closed |
 /// | `max_connections` | ¾ of the open-file limit (`ulimit -n`), 10 000 where unknown | connections open at once; above it new ones wait in the listen backlog |
@@ -30,6 +31,9 @@ pub struct ServerLimits {
     pub keep_alive_timeout: Duration,
     /// The longest wait for the next chunk of a request body (408, then the connection closes).
     pub body_read_timeout: Duration,
+    /// The slowest a request body may arrive, counted over the time reads wait for it; `None`
+    /// checks only the gap between chunks.
+    pub body_min_rate: Option<MinDataRate>,
     /// HTTP/2 ping interval; `None` sends no pings.
     pub http2_keep_alive_interval: Option<Duration>,
     /// How long an HTTP/2 ping may go unanswered.
@@ -46,10 +50,32 @@ impl Default for ServerLimits {
             header_read_timeout: Duration::from_secs(10),
             keep_alive_timeout: Duration::from_secs(60),
             body_read_timeout: Duration::from_secs(30),
+            body_min_rate: Some(MinDataRate::default()),
             http2_keep_alive_interval: Some(Duration::from_secs(30)),
             http2_keep_alive_timeout: Duration::from_secs(20),
             max_connections: default_max_connections(),
             shutdown_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// A minimum data rate for request bodies: after `grace` of waiting, the bytes received must be
+/// at least `bytes_per_second` × the time spent waiting for them. The defaults (240 bytes/s, 5 s)
+/// are ASP.NET Kestrel's `MinRequestBodyDataRate`: any real client is far above them, a body
+/// trickled a byte at a time to hold the connection is far below.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MinDataRate {
+    /// Bytes per second, on average over the time spent waiting.
+    pub bytes_per_second: u32,
+    /// Waiting time before the rate is enforced.
+    pub grace: Duration,
+}
+
+impl Default for MinDataRate {
+    fn default() -> Self {
+        Self {
+            bytes_per_second: 240,
+            grace: Duration::from_secs(5),
         }
     }
 }

@@ -39,7 +39,7 @@ use crate::app::Service;
 use crate::body::{RequestBody, ResponseBody};
 
 use connection::{ConnBody, ConnState, TrackedStream};
-pub use limits::{ServerLimits, default_max_connections};
+pub use limits::{MinDataRate, ServerLimits, default_max_connections};
 
 /// The open connections, so shutdown can reach each one.
 #[derive(Default)]
@@ -138,6 +138,7 @@ impl Service {
             let service = Arc::clone(&service);
             let conn_state = Arc::clone(&state);
             let body_timeout = limits.body_read_timeout;
+            let body_min_rate = limits.body_min_rate;
             let handler = hyper::service::service_fn(move |request: http::Request<Incoming>| {
                 let guard = conn_state.request_started(request.version() == http::Version::HTTP_2);
                 let service = Arc::clone(&service);
@@ -145,7 +146,8 @@ impl Service {
                     if let Some(refused) = check_host(&request) {
                         return Ok::<_, Infallible>(refused.map(|body| ConnBody::new(body, guard)));
                     }
-                    let request = request.map(|body| RequestBody::incoming(body, body_timeout));
+                    let request = request
+                        .map(|body| RequestBody::incoming(body, body_timeout, body_min_rate));
                     let response = service.handle(request, peer).await;
                     Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
                 }
