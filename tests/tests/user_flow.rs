@@ -616,3 +616,46 @@ async fn failed_logins_are_limited_per_account_without_telling_accounts_apart() 
     assert_eq!(attempt("target", true).await.0, StatusCode::OK);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn me_carries_an_etag_and_a_repeated_request_gets_304() {
+    let server = start().await;
+    let client = common::browser();
+    let user = User::new("etagged", "pw");
+    assert_eq!(
+        register(&client, &server, &user).await.status(),
+        StatusCode::CREATED
+    );
+    let first = client.get(server.url("/users/v1/me")).send().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    let tag = first.headers()["etag"].to_str().unwrap().to_owned();
+    assert_eq!(first.headers()["cache-control"], "no-store");
+    let body = first.bytes().await.unwrap();
+    assert_eq!(&body[..], br#"{"name":""}"#);
+
+    let again = client
+        .get(server.url("/users/v1/me"))
+        .header("if-none-match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(again.headers()["etag"], tag.as_str());
+    assert!(again.bytes().await.unwrap().is_empty());
+
+    // Another answer (a logged-in name) has another tag: the old one no longer matches.
+    let login_client = common::browser();
+    let t = token(&login_client, &server).await;
+    let proof = sha256_hex(&format!("{}{t}", user.digest));
+    let (status, _) = login(&login_client, &server, user.account, &proof).await;
+    assert_eq!(status, StatusCode::OK);
+    let changed = login_client
+        .get(server.url("/users/v1/me"))
+        .header("if-none-match", &tag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(changed.status(), StatusCode::OK);
+    assert_ne!(changed.headers()["etag"], tag.as_str());
+    server.stop().await;
+}

@@ -17,6 +17,8 @@ use framework::middleware::concurrent_limiter::{
     ConcurrentLimiter, ConcurrentLimiterConfig, Lock, MemoryLock,
 };
 use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::etag::ETag;
+use framework::middleware::fresh::Fresh;
 use framework::middleware::logger::{LOGGER_COMMON, Logger, LoggerConfig};
 use framework::middleware::rate_limiter::{
     MemoryRateStore, RateLimiter, RateLimiterConfig, RateQuota, RateStore,
@@ -232,8 +234,7 @@ fn per_ip(
 }
 
 /// Builds the service: app middleware in the reference order (recover, logger, stats,
-/// compress, error handler, responder, body parser; fresh and etag go after compress as they
-/// land), the session middleware registered as `session`, the per-account submit lock as
+/// compress, fresh, etag, error handler, responder, body parser), the session middleware registered as `session`, the per-account submit lock as
 /// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
 /// controllers, and every controller mounted.
 ///
@@ -277,6 +278,8 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
             Stats::new(framework::middleware::stats::StatsConfig::default()).into_shared(),
         )
         .use_middleware(Compress::default().into_shared())
+        .use_middleware(Fresh::default().into_shared())
+        .use_middleware(ETag::default().into_shared())
         .use_middleware(ErrorHandler::default().into_shared())
         .use_middleware(Responder::default().into_shared())
         .use_middleware(BodyParser::default().into_shared())

@@ -14,6 +14,11 @@
 //! | [`stats`] | per-request figures (status, latency, sizes, in flight) to a hook |
 //! | [`global_concurrent_limiter`] | at most N requests at once in the app |
 //! | [`router_concurrent_limiter`] | at most N requests at once per route |
+//! | `etag` | strong `ETag` from the body's xxh3-128 digest (feature `etag`, default) |
+//! | [`fresh`] | 304 Not Modified for a current `If-None-Match` / `If-Modified-Since` |
+//! | [`json_picker`] | `?fields=a,b` keeps (or `-a,b` drops) top-level JSON fields |
+//! | [`response_size_limiter`] | answers over a size limit become a 500, streams are cut at it |
+//! | `renderer` | HTML pages from minijinja templates (feature `renderer`, default) |
 //! | `rate_limiter` | at most N requests per period per key, in memory or Redis (feature `rate-limit`, default) |
 //! | `jwt` | bearer tokens verified, claims for handlers, issuing (feature `jwt`, default) |
 //! | `tracker` | submitted data with secrets masked, for audits (feature `tracker`, default) |
@@ -32,7 +37,11 @@ pub mod body_parser;
 pub mod compress;
 pub mod concurrent_limiter;
 pub mod error_handler;
+#[cfg(feature = "etag")]
+pub mod etag;
+pub mod fresh;
 pub mod global_concurrent_limiter;
+pub mod json_picker;
 #[cfg(feature = "jwt")]
 pub mod jwt;
 pub mod logger;
@@ -41,7 +50,10 @@ pub mod proxy;
 #[cfg(feature = "rate-limit")]
 pub mod rate_limiter;
 pub mod recover;
+#[cfg(feature = "renderer")]
+pub mod renderer;
 pub mod responder;
+pub mod response_size_limiter;
 pub mod router_concurrent_limiter;
 pub mod session;
 #[cfg(feature = "static-serve")]

@@ -1,0 +1,129 @@
+//! Answers 304 Not Modified when the client's copy is still current, so it is not sent again.
+//!
+//! Applies to GET and HEAD answers with a 2xx status and a body (bytes or a stream), and follows
+//! RFC 9110 section 13.2.2 through [`crate::conditional::evaluate`]:
+//! - `If-None-Match` (a list of tags or `*`, compared weakly) is checked against the answer's
+//!   `ETag`;
+//! - only without `If-None-Match`, `If-Modified-Since` (an HTTP date, `httpdate`) is checked
+//!   against the answer's `Last-Modified` (whole seconds);
+//! - a request with `Cache-Control: no-cache` is never fresh: the client asked for the full
+//!   answer.
+//!
+//! Fresh: status 304 and no body (a stream is dropped unread). The headers that describe the
+//! representation (`Content-Type`, `Content-Length`, `Content-Encoding`, `Content-Language`,
+//! `Content-Range`, `Transfer-Encoding`) are removed; `ETag`, `Cache-Control`, `Vary`,
+//! `Last-Modified`, `Expires`, `Content-Location` and `Date` stay, as RFC 9110 section 15.4.5
+//! asks. Other headers stay too: dropping a `Set-Cookie` would lose a session update, and
+//! `X-Request-Id` still names the request.
+//!
+//! Put it outside [`etag`](super::etag) (reference order: compress, fresh, etag, error handler,
+//! responder), so the tag exists when fresh looks.
+//!
+//! ```
+//! use framework::middleware::fresh::Fresh;
+//!
+//! let app = framework::App::new().use_middleware(Fresh::default().into_shared());
+//! # let _ = app;
+//! ```
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use http::header::{
+    CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LANGUAGE, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE,
+    ETAG, LAST_MODIFIED, TRANSFER_ENCODING,
+};
+use http::{Method, StatusCode};
+
+use crate::conditional::{Precondition, evaluate};
+use crate::context::Context;
+use crate::error::Result;
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+
+/// The fresh middleware's settings.
+#[derive(Clone, Default)]
+pub struct FreshConfig {
+    /// Skips the middleware for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+/// The fresh middleware.
+#[derive(Clone, Default)]
+pub struct Fresh {
+    config: FreshConfig,
+}
+
+impl Fresh {
+    /// A fresh middleware with these settings.
+    pub fn new(config: FreshConfig) -> Self {
+        Self { config }
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+}
+
+/// True when the request's `Cache-Control` has `no-cache`.
+fn no_cache_requested(ctx: &Context) -> bool {
+    ctx.headers()
+        .get_all(CACHE_CONTROL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|d| d.trim().eq_ignore_ascii_case("no-cache"))
+}
+
+/// True when the client's copy is current.
+fn is_fresh(ctx: &Context) -> bool {
+    let method = ctx.method();
+    if *method != Method::GET && *method != Method::HEAD {
+        return false;
+    }
+    if !ctx.status().unwrap_or(StatusCode::OK).is_success() {
+        return false;
+    }
+    let has_body = ctx.has_body_stream() || ctx.body_buffer.as_ref().is_some_and(|b| !b.is_empty());
+    if !has_body || no_cache_requested(ctx) {
+        return false;
+    }
+    let etag = ctx.response_header(ETAG);
+    let last_modified: Option<SystemTime> = ctx
+        .response_header(LAST_MODIFIED)
+        .and_then(|v| httpdate::parse_http_date(v).ok());
+    if etag.is_none() && last_modified.is_none() {
+        return false;
+    }
+    evaluate(method, ctx.headers(), etag, last_modified) == Precondition::NotModified
+}
+
+fn not_modified(ctx: &mut Context) {
+    ctx.set_status(StatusCode::NOT_MODIFIED);
+    ctx.body = None;
+    ctx.body_buffer = None;
+    drop(ctx.take_body_stream());
+    let headers = ctx.response_headers_mut();
+    for name in [
+        CONTENT_TYPE,
+        CONTENT_LENGTH,
+        CONTENT_ENCODING,
+        CONTENT_LANGUAGE,
+        CONTENT_RANGE,
+        TRANSFER_ENCODING,
+    ] {
+        headers.remove(name);
+    }
+}
+
+impl Middleware for Fresh {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            next.run(ctx).await?;
+            if !should_skip(ctx, self.config.skipper.as_ref()) && is_fresh(ctx) {
+                not_modified(ctx);
+            }
+            Ok(())
+        })
+    }
+}
