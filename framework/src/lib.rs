@@ -9,7 +9,11 @@ pub mod error;
 pub mod handler;
 pub mod header;
 pub mod middleware;
-#[cfg(any(feature = "session-redis", feature = "limiter-redis"))]
+#[cfg(any(
+    feature = "session-redis",
+    feature = "limiter-redis",
+    feature = "cache-redis"
+))]
 mod redis_connection;
 pub mod request_key;
 pub mod router;

@@ -14,6 +14,7 @@
 //! | [`stats`] | per-request figures (status, latency, sizes, in flight) to a hook |
 //! | [`global_concurrent_limiter`] | at most N requests at once in the app |
 //! | [`router_concurrent_limiter`] | at most N requests at once per route |
+//! | [`cache`] | GET/HEAD answers cached in memory or Redis, hit-for-pass, coalesced misses |
 //! | `etag` | strong `ETag` from the body's xxh3-128 digest (feature `etag`, default) |
 //! | [`fresh`] | 304 Not Modified for a current `If-None-Match` / `If-Modified-Since` |
 //! | [`json_picker`] | `?fields=a,b` keeps (or `-a,b` drops) top-level JSON fields |
@@ -34,6 +35,7 @@
 
 pub mod basic_auth;
 pub mod body_parser;
+pub mod cache;
 pub mod compress;
 pub mod concurrent_limiter;
 pub mod error_handler;

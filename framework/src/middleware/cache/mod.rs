@@ -1,0 +1,551 @@
+//! An HTTP cache for GET and HEAD answers, in memory or in Redis, with request coalescing.
+//!
+//! Each key's entry moves through the states of the seed's section 3.2:
+//! - **fetch** (no entry): the handler runs. A cacheable answer is stored (the key is then a
+//!   **hit**); any other answer stores a **hit-for-pass** marker for `hit_for_pass_ttl` (5
+//!   minutes by default), so the next requests go straight to the handler without waiting on
+//!   each other. The answer carries `X-Cache: fetch`.
+//! - **hit**: the stored answer is sent without running the handler, with `X-Cache: hit` and
+//!   `Age` (seconds since it was stored). The entry expires after its TTL and the key is a
+//!   fetch again.
+//! - **hit-for-pass**: the handler runs, `X-Cache: hit-for-pass`, nothing is stored; the marker
+//!   expires after its TTL.
+//!
+//! **Cacheable**: status 200 with its bytes in memory (not a stream); no `Set-Cookie`; a
+//! `Cache-Control` without `no-cache`, `no-store` or `private` that gives `s-maxage` or
+//! `max-age` > 0 (the TTL: `s-maxage` first, as this is a shared cache); a `Vary` naming at most
+//! `Accept-Encoding` (any other `Vary`, `*` included, is never stored: a cache keyed without
+//! that header would serve one client's variant to another); and when the request carried
+//! `Authorization`, a `Cache-Control` with `public` or `s-maxage` (RFC 9111 section 3.5).
+//!
+//! **Key**: `<METHOD> <host> <request-target>` by default, so two virtual hosts never share an
+//! entry; configurable ([`CacheConfig::key`]). A request with `Cache-Control: no-cache` or
+//! `no-store` is not answered from the cache (it fetches, and may refresh the entry).
+//!
+//! **Stored**: status, headers minus `Content-Length`, `Content-Encoding`, `Date`,
+//! `Connection`, `X-Cache`, `Age`, `X-Request-Id`, and the body. A body of at least 1 024 bytes
+//! with a compressible type is stored compressed once, at a high level since every hit
+//! amortises it (gzip 9 by default, brotli configurable): a client that accepts that encoding
+//! gets the stored bytes (`Content-Encoding`, `Vary: Accept-Encoding`, the `ETag` weakened), any
+//! other client gets them decompressed.
+//!
+//! **Coalescing**: while one request fetches a key, other requests for the same key in this
+//! instance wait for it and then read the entry it stored, so a burst of misses runs the handler
+//! once. The fetch's guard releases the waiters when it ends in any way (stored, not cacheable,
+//! failed, panicked, client gone): a waiter that then finds no entry runs the handler itself,
+//! so nobody hangs and a failing handler is not retried by one waiter after another. The
+//! in-flight table holds one entry per key being fetched, so it is bounded by the requests in
+//! flight.
+//!
+//! **Store errors** never fail a request: the error is logged and the cache is bypassed.
+//!
+//! Where: outside etag and the error handler (so the stored answer is final, with its tag),
+//! inside fresh and compress (so a hit can still be a 304, and compress leaves an encoded hit
+//! alone): recover, logger, compress, fresh, **cache**, etag, error handler, responder.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use framework::middleware::cache::{Cache, CacheConfig, MemoryCacheStore};
+//!
+//! let cache = Cache::new(Arc::new(MemoryCacheStore::new()), CacheConfig::default());
+//! let app = framework::App::new().use_middleware(cache.into_shared());
+//! # let _ = app;
+//! ```
+
+mod entry;
+mod memory;
+#[cfg(feature = "cache-redis")]
+mod redis;
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use http::header::{
+    AGE, AUTHORIZATION, CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE,
+    DATE, ETAG, HeaderName, SET_COOKIE, VARY,
+};
+use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use tokio::sync::watch;
+
+use crate::context::Context;
+use crate::error::Result;
+use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::header::{X_REQUEST_ID, accept_encoding_q, is_compressible};
+use entry::{Entry, Stored};
+
+pub use memory::{DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, MemoryCacheStore};
+#[cfg(feature = "cache-redis")]
+pub use redis::RedisCacheStore;
+
+/// `X-Cache`: `fetch`, `hit` or `hit-for-pass`.
+pub const X_CACHE: HeaderName = HeaderName::from_static("x-cache");
+
+/// Where entries live.
+#[async_trait]
+pub trait CacheStore: Send + Sync {
+    /// The value under `key`, if any and not expired.
+    async fn get(&self, key: &str) -> Result<Option<Bytes>>;
+    /// Stores `value` under `key` for `ttl`.
+    async fn set(&self, key: &str, value: Bytes, ttl: Duration) -> Result;
+    /// Removes `key`.
+    async fn delete(&self, key: &str) -> Result;
+}
+
+/// How cacheable bodies are stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoredCompression {
+    /// As they are.
+    None,
+    /// gzip at this level (0-9).
+    Gzip(u32),
+    /// brotli at this quality (0-11).
+    #[cfg(feature = "compress-br")]
+    Brotli(u32),
+}
+
+/// Builds a request's cache key.
+pub type CacheKey = Arc<dyn Fn(&Context) -> String + Send + Sync>;
+
+/// Cache settings.
+#[derive(Clone)]
+pub struct CacheConfig {
+    /// How long a not-cacheable key goes straight to the handler. Default 5 minutes.
+    pub hit_for_pass_ttl: Duration,
+    /// Stored encoding of compressible bodies. Default gzip 9.
+    pub compression: StoredCompression,
+    /// Smallest body stored compressed. Default 1 024 bytes.
+    pub min_compress_length: usize,
+    /// The key; default `<METHOD> <host> <request-target>`.
+    pub key: Option<CacheKey>,
+    /// Skips the cache for some requests.
+    pub skipper: Option<Skipper>,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        Self {
+            hit_for_pass_ttl: Duration::from_secs(300),
+            compression: StoredCompression::Gzip(9),
+            min_compress_length: 1024,
+            key: None,
+            skipper: None,
+        }
+    }
+}
+
+type Flights = Arc<Mutex<HashMap<String, watch::Receiver<()>>>>;
+
+/// The cache middleware.
+pub struct Cache {
+    store: Arc<dyn CacheStore>,
+    config: CacheConfig,
+    flights: Flights,
+}
+
+/// Releases a fetch's waiters when dropped (the sender goes with it).
+struct Flight {
+    key: String,
+    flights: Flights,
+    _done: watch::Sender<()>,
+}
+
+impl Drop for Flight {
+    fn drop(&mut self) {
+        self.flights
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.key);
+    }
+}
+
+enum Lookup {
+    Hit(Entry),
+    Pass,
+    Miss,
+    Failed,
+}
+
+fn directives(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(CACHE_CONTROL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|d| d.trim().to_ascii_lowercase())
+        .filter(|d| !d.is_empty())
+        .collect()
+}
+
+fn seconds(directives: &[String], name: &str) -> Option<u64> {
+    directives.iter().find_map(|d| {
+        let (k, v) = d.split_once('=')?;
+        (k.trim() == name)
+            .then(|| v.trim().trim_matches('"').parse().ok())
+            .flatten()
+    })
+}
+
+/// The TTL of a cacheable answer, `None` when it is not cacheable.
+fn cacheable(ctx: &Context) -> Option<Duration> {
+    if ctx.status().unwrap_or(StatusCode::OK) != StatusCode::OK || ctx.has_body_stream() {
+        return None;
+    }
+    let headers = ctx.response_headers();
+    if headers.contains_key(SET_COOKIE) {
+        return None;
+    }
+    let vary_ok = headers.get_all(VARY).iter().all(|v| {
+        v.to_str().is_ok_and(|v| {
+            v.split(',')
+                .all(|f| f.trim().eq_ignore_ascii_case("accept-encoding") || f.trim().is_empty())
+        })
+    });
+    if !vary_ok {
+        return None;
+    }
+    let cc = directives(headers);
+    if cc.iter().any(|d| {
+        d == "no-cache"
+            || d == "no-store"
+            || d == "private"
+            || d.starts_with("no-cache=")
+            || d.starts_with("private=")
+    }) {
+        return None;
+    }
+    let s_maxage = seconds(&cc, "s-maxage");
+    if ctx.headers().contains_key(AUTHORIZATION)
+        && s_maxage.is_none()
+        && !cc.iter().any(|d| d == "public")
+    {
+        return None;
+    }
+    let ttl = s_maxage.or_else(|| seconds(&cc, "max-age"))?;
+    (ttl > 0).then(|| Duration::from_secs(ttl))
+}
+
+fn request_bypasses(ctx: &Context) -> bool {
+    directives(ctx.headers())
+        .iter()
+        .any(|d| d == "no-cache" || d == "no-store")
+}
+
+fn default_key(ctx: &Context) -> String {
+    let target = ctx
+        .uri()
+        .path_and_query()
+        .map_or_else(|| ctx.path(), |pq| pq.as_str());
+    format!("{} {} {}", ctx.method(), ctx.host(), target)
+}
+
+fn set_x_cache(ctx: &mut Context, state: &'static str) {
+    ctx.set_header(X_CACHE, HeaderValue::from_static(state));
+}
+
+fn weaken(headers: &mut HeaderMap) {
+    let Some(tag) = headers.get(ETAG) else {
+        return;
+    };
+    if tag.as_bytes().starts_with(b"W/") {
+        return;
+    }
+    let mut weak = b"W/".to_vec();
+    weak.extend_from_slice(tag.as_bytes());
+    if let Ok(weak) = HeaderValue::from_bytes(&weak) {
+        headers.insert(ETAG, weak);
+    }
+}
+
+fn add_vary_accept_encoding(headers: &mut HeaderMap) {
+    let present = headers
+        .get_all(VARY)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|v| v.trim().eq_ignore_ascii_case("accept-encoding"));
+    if !present {
+        headers.append(VARY, HeaderValue::from_static("Accept-Encoding"));
+    }
+}
+
+fn decompress(encoding: Stored, body: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(body.len() * 4);
+    match encoding {
+        Stored::Identity => out.extend_from_slice(body),
+        Stored::Gzip => {
+            flate2::read::GzDecoder::new(body).read_to_end(&mut out)?;
+        }
+        Stored::Brotli => {
+            #[cfg(feature = "compress-br")]
+            brotli::Decompressor::new(body, 4096).read_to_end(&mut out)?;
+            #[cfg(not(feature = "compress-br"))]
+            return Err(std::io::Error::other("brotli support is not built in"));
+        }
+    }
+    Ok(out)
+}
+
+impl Cache {
+    /// A cache on `store`.
+    pub fn new(store: Arc<dyn CacheStore>, config: CacheConfig) -> Self {
+        Self {
+            store,
+            config,
+            flights: Arc::default(),
+        }
+    }
+
+    /// Shares it for use in a chain.
+    pub fn into_shared(self) -> SharedMiddleware {
+        Arc::new(self)
+    }
+
+    async fn lookup(&self, key: &str) -> Lookup {
+        match self.store.get(key).await {
+            Ok(None) => Lookup::Miss,
+            Ok(Some(raw)) => match Entry::decode(raw) {
+                Some(Entry::Pass) => Lookup::Pass,
+                Some(entry) => Lookup::Hit(entry),
+                None => {
+                    tracing::warn!(key, "cache entry does not decode; treated as a miss");
+                    Lookup::Miss
+                }
+            },
+            Err(err) => {
+                tracing::warn!(key, error = %err.into_http().message(), "cache store failed; bypassed");
+                Lookup::Failed
+            }
+        }
+    }
+
+    /// Sends a stored answer; false when its body cannot be decoded (then the caller fetches).
+    fn serve(ctx: &mut Context, entry: Entry) -> bool {
+        let Entry::Response {
+            stored_at,
+            status,
+            encoding,
+            mut headers,
+            body,
+        } = entry
+        else {
+            return false;
+        };
+        let body = match encoding.token() {
+            Some(token) if accept_encoding_q(ctx.headers(), token) > 0.0 => {
+                headers.insert(CONTENT_ENCODING, HeaderValue::from_static(token));
+                weaken(&mut headers);
+                body
+            }
+            _ => match decompress(encoding, &body) {
+                Ok(plain) => Bytes::from(plain),
+                Err(err) => {
+                    tracing::warn!(%err, "a stored cache body does not decode; fetching");
+                    return false;
+                }
+            },
+        };
+        if encoding != Stored::Identity {
+            add_vary_accept_encoding(&mut headers);
+        }
+        let age = SystemTime::now()
+            .duration_since(stored_at)
+            .map_or(0, |d| d.as_secs());
+        headers.insert(AGE, HeaderValue::from(age));
+        headers.insert(X_CACHE, HeaderValue::from_static("hit"));
+        ctx.set_status(status);
+        ctx.response_headers_mut().extend(headers);
+        ctx.body = None;
+        ctx.body_buffer = Some(body);
+        true
+    }
+
+    /// Stores the answer just fetched (or a hit-for-pass marker).
+    async fn store(&self, ctx: &mut Context, key: &str) {
+        let now = SystemTime::now();
+        let (entry, ttl) = match cacheable(ctx) {
+            Some(ttl) => match self.entry(ctx, now) {
+                Some(entry) => (entry, ttl),
+                None => (Entry::Pass, self.config.hit_for_pass_ttl),
+            },
+            None => (Entry::Pass, self.config.hit_for_pass_ttl),
+        };
+        if let Err(err) = self.store.set(key, entry.encode(now), ttl).await {
+            tracing::warn!(key, error = %err.into_http().message(), "cache store failed; not stored");
+        }
+    }
+
+    /// The entry for a cacheable answer; `None` when its encoding is one we do not know.
+    fn entry(&self, ctx: &Context, now: SystemTime) -> Option<Entry> {
+        let body = ctx.body_buffer.clone().unwrap_or_default();
+        let mut headers = ctx.response_headers().clone();
+        let existing = headers.remove(CONTENT_ENCODING);
+        for name in [CONTENT_LENGTH, DATE, CONNECTION, X_CACHE, AGE, X_REQUEST_ID] {
+            headers.remove(name);
+        }
+        let (encoding, body) = match existing.as_ref().map(HeaderValue::as_bytes) {
+            Some(b"gzip") => (Stored::Gzip, body),
+            Some(b"br") => (Stored::Brotli, body),
+            Some(b"identity") | None => self.compress(&headers, body),
+            Some(_) => return None,
+        };
+        Some(Entry::Response {
+            stored_at: now,
+            status: ctx.status().unwrap_or(StatusCode::OK),
+            encoding,
+            headers,
+            body,
+        })
+    }
+
+    fn compress(&self, headers: &HeaderMap, body: Bytes) -> (Stored, Bytes) {
+        let compressible = body.len() >= self.config.min_compress_length
+            && headers
+                .get(CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(is_compressible);
+        if !compressible {
+            return (Stored::Identity, body);
+        }
+        let compressed = match self.config.compression {
+            StoredCompression::None => return (Stored::Identity, body),
+            StoredCompression::Gzip(level) => {
+                let mut encoder = flate2::write::GzEncoder::new(
+                    Vec::with_capacity(body.len() / 3),
+                    flate2::Compression::new(level.min(9)),
+                );
+                encoder
+                    .write_all(&body)
+                    .and_then(|()| encoder.finish())
+                    .map(|c| (Stored::Gzip, c))
+            }
+            #[cfg(feature = "compress-br")]
+            StoredCompression::Brotli(quality) => {
+                let mut out = Vec::with_capacity(body.len() / 3);
+                let params = brotli::enc::BrotliEncoderParams {
+                    quality: i32::try_from(quality.min(11)).unwrap_or(11),
+                    ..Default::default()
+                };
+                brotli::BrotliCompress(&mut &body[..], &mut out, &params)
+                    .map(|_| (Stored::Brotli, out))
+            }
+        };
+        match compressed {
+            Ok((encoding, bytes)) => (encoding, Bytes::from(bytes)),
+            Err(err) => {
+                tracing::warn!(%err, "compressing a cache entry failed; stored as is");
+                (Stored::Identity, body)
+            }
+        }
+    }
+
+    /// Leads the fetch of `key`, or returns the receiver to wait on the fetch in flight.
+    fn lead(&self, key: &str) -> std::result::Result<Flight, watch::Receiver<()>> {
+        let mut flights = self.flights.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(waiting) = flights.get(key) {
+            return Err(waiting.clone());
+        }
+        let (done, receiver) = watch::channel(());
+        flights.insert(key.to_owned(), receiver);
+        Ok(Flight {
+            key: key.to_owned(),
+            flights: Arc::clone(&self.flights),
+            _done: done,
+        })
+    }
+
+    async fn handle_cached(&self, ctx: &mut Context, next: Next<'_>) -> Result {
+        let key = match &self.config.key {
+            Some(key) => key(ctx),
+            None => default_key(ctx),
+        };
+        if !request_bypasses(ctx) {
+            match self.lookup(&key).await {
+                Lookup::Hit(entry) => {
+                    if Self::serve(ctx, entry) {
+                        return Ok(());
+                    }
+                }
+                Lookup::Pass => {
+                    let result = next.run(ctx).await;
+                    set_x_cache(ctx, "hit-for-pass");
+                    return result;
+                }
+                Lookup::Failed => return next.run(ctx).await,
+                Lookup::Miss => {}
+            }
+        }
+        let flight = match self.lead(&key) {
+            Ok(flight) => flight,
+            Err(mut waiting) => {
+                // Ends when the fetch stored its entry, or failed, panicked or was dropped.
+                let _ = waiting.changed().await;
+                return self.after_waiting(ctx, next, &key).await;
+            }
+        };
+        let result = next.run(ctx).await;
+        if result.is_ok() {
+            self.store(ctx, &key).await;
+            set_x_cache(ctx, "fetch");
+        }
+        drop(flight);
+        result
+    }
+
+    /// A waiter's turn: the entry the fetch stored, or the handler when there is none.
+    async fn after_waiting(&self, ctx: &mut Context, next: Next<'_>, key: &str) -> Result {
+        match self.lookup(key).await {
+            Lookup::Hit(entry) => {
+                if Self::serve(ctx, entry) {
+                    return Ok(());
+                }
+                next.run(ctx).await
+            }
+            Lookup::Pass => {
+                let result = next.run(ctx).await;
+                set_x_cache(ctx, "hit-for-pass");
+                result
+            }
+            Lookup::Miss | Lookup::Failed => {
+                let result = next.run(ctx).await;
+                set_x_cache(ctx, "fetch");
+                result
+            }
+        }
+    }
+}
+
+impl Middleware for Cache {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            let method = ctx.method();
+            if (*method != Method::GET && *method != Method::HEAD)
+                || should_skip(ctx, self.config.skipper.as_ref())
+            {
+                return next.run(ctx).await;
+            }
+            self.handle_cached(ctx, next).await
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cache_control_seconds() {
+        let d = |s: &str| {
+            s.split(',')
+                .map(|x| x.trim().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(seconds(&d("public, max-age=60"), "max-age"), Some(60));
+        assert_eq!(seconds(&d("s-maxage=\"5\""), "s-maxage"), Some(5));
+        assert_eq!(seconds(&d("max-age=x"), "max-age"), None);
+        assert_eq!(seconds(&d("no-store"), "max-age"), None);
+    }
+}
