@@ -531,3 +531,63 @@ async fn renderer_escapes_html_and_refuses_bad_templates() {
     let _ = std::fs::remove_dir_all(root);
     tokio::time::sleep(Duration::from_millis(1)).await;
 }
+
+#[tokio::test]
+async fn skippers_leave_answers_alone() {
+    let root = common::temp_dir("renderer-skip");
+    std::fs::write(root.join("page.html"), "<p>{{ name }}</p>").unwrap();
+    let skip_all: framework::Skipper =
+        std::sync::Arc::new(|ctx: &Context| ctx.query("skip").is_some());
+    let service = App::new()
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(
+            JsonPicker::new(JsonPickerConfig {
+                skipper: Some(skip_all.clone()),
+                ..JsonPickerConfig::default()
+            })
+            .into_shared(),
+        )
+        .use_middleware(
+            ResponseSizeLimiter::new(ResponseSizeLimiterConfig {
+                max_size: 10,
+                skipper: Some(skip_all.clone()),
+            })
+            .into_shared(),
+        )
+        .use_middleware(Responder::default().into_shared())
+        .use_middleware(
+            Renderer::new(RendererConfig {
+                dir: root.clone(),
+                skipper: Some(skip_all),
+                ..RendererConfig::default()
+            })
+            .unwrap()
+            .into_shared(),
+        )
+        .get("/doc", doc)
+        .get("/page", |ctx: &mut Context| {
+            render(ctx, RenderData::new("page.html", json!({"name": "x"})));
+            async { Ok("not rendered") }
+        })
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = client();
+    // Not skipped: picked, then refused as too large (over 10 bytes).
+    assert_eq!(send(client.get(server.url("/doc?fields=a,b"))).await.0, 500);
+    // Skipped: neither the picker nor the limiter touch it.
+    let (status, _, body) = send(client.get(server.url("/doc?fields=a&skip=1"))).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        serde_json::from_slice::<Value>(&body).unwrap(),
+        json!({"a": 1, "b": "two", "c": [3]})
+    );
+    // The renderer skipped: the handler's own body goes out.
+    let (status, _, body) = send(client.get(server.url("/page?skip=1"))).await;
+    assert_eq!(status, 200);
+    assert_eq!(&body[..], b"not rendered");
+    let (status, _, body) = send(client.get(server.url("/page"))).await;
+    assert_eq!((status, &body[..]), (200, &b"<p>x</p>"[..]));
+    server.stop().await;
+    let _ = std::fs::remove_dir_all(root);
+}
