@@ -90,8 +90,7 @@ fn bench_case(
     service: &Service,
     path: &'static str,
     headers: &[(&'static str, &str)],
-    expect: StatusCode,
-    expect_cache: Option<&str>,
+    (expect, expect_cache): (StatusCode, Option<&str>),
 ) {
     // Warm up (the first request fills a cache) and check the answer is what is measured.
     for _ in 0..2 {
@@ -132,8 +131,7 @@ fn bench_response(c: &mut Criterion) {
         &plain,
         "/big",
         &[],
-        StatusCode::OK,
-        None,
+        (StatusCode::OK, None),
     );
     let compressed = service(vec![Compress::default().into_shared()]);
     bench_case(
@@ -143,8 +141,7 @@ fn bench_response(c: &mut Criterion) {
         &compressed,
         "/big",
         &gzip,
-        StatusCode::OK,
-        None,
+        (StatusCode::OK, None),
     );
     let memory = service(vec![
         Compress::default().into_shared(),
@@ -157,8 +154,7 @@ fn bench_response(c: &mut Criterion) {
         &memory,
         "/big",
         &gzip,
-        StatusCode::OK,
-        Some("hit"),
+        (StatusCode::OK, Some("hit")),
     );
     bench_case(
         &mut group,
@@ -167,8 +163,7 @@ fn bench_response(c: &mut Criterion) {
         &memory,
         "/big",
         &[],
-        StatusCode::OK,
-        Some("hit"),
+        (StatusCode::OK, Some("hit")),
     );
     if let Some(url) = std::env::var("TEST_REDIS_URL")
         .ok()
@@ -188,8 +183,7 @@ fn bench_response(c: &mut Criterion) {
             &redis,
             "/big",
             &gzip,
-            StatusCode::OK,
-            Some("hit"),
+            (StatusCode::OK, Some("hit")),
         );
     } else {
         eprintln!("skipped the Redis case: TEST_REDIS_URL is not set");
@@ -205,8 +199,7 @@ fn bench_response(c: &mut Criterion) {
         &tagged,
         "/big",
         &[],
-        StatusCode::OK,
-        None,
+        (StatusCode::OK, None),
     );
 
     bench_case(
@@ -216,8 +209,7 @@ fn bench_response(c: &mut Criterion) {
         &plain,
         "/small",
         &[],
-        StatusCode::OK,
-        None,
+        (StatusCode::OK, None),
     );
     bench_case(
         &mut group,
@@ -226,8 +218,7 @@ fn bench_response(c: &mut Criterion) {
         &tagged,
         "/small",
         &[],
-        StatusCode::OK,
-        None,
+        (StatusCode::OK, None),
     );
     let tag = rt
         .block_on(tagged.handle(request("/small", &[]), TEST_PEER))
@@ -243,8 +234,7 @@ fn bench_response(c: &mut Criterion) {
         &tagged,
         "/small",
         &[("if-none-match", tag)],
-        StatusCode::NOT_MODIFIED,
-        None,
+        (StatusCode::NOT_MODIFIED, None),
     );
     group.finish();
 }
