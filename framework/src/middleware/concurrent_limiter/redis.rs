@@ -56,7 +56,6 @@ impl Lock for RedisLock {
         let token = hex::encode(token);
         let key = format!("{}{key}", self.prefix);
         let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-        let mut connection = self.connection.clone();
         let set = redis::cmd("SET")
             .arg(&key)
             .arg(&token)
@@ -64,16 +63,11 @@ impl Lock for RedisLock {
             .arg("PX")
             .arg(millis)
             .clone();
-        // A connection that broke while idle (Redis restarted) is only noticed by the next
-        // command, which fails while the manager reconnects: try once more then, so the first
+        // Sent once more after a connection broken while idle (Redis restarted), so the first
         // submit after an outage is not a 500. (Had the lost answer been a success, the retry
         // sees our own key and answers "held": a 429, never a double lock.)
-        let taken: Option<String> = match set.query_async(&mut connection).await {
-            Err(err) if err.is_connection_dropped() || err.is_io_error() => {
-                set.query_async(&mut connection).await?
-            }
-            other => other?,
-        };
+        let taken: Option<String> = crate::redis_connection::query(&self.connection, &set).await?;
+        let mut connection = self.connection.clone();
         if taken.is_none() {
             return Ok(None);
         }

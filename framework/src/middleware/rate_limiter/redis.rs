@@ -98,7 +98,7 @@ impl RateStore for RedisRateStore {
         // more, so the first request after a Redis restart is counted.
         let (allowed, remaining, reset, retry): (i64, i64, i64, i64) =
             match invocation.invoke_async(&mut connection).await {
-                Err(err) if err.is_connection_dropped() || err.is_io_error() => {
+                Err(err) if crate::redis_connection::is_stale_connection(&err) => {
                     invocation.invoke_async(&mut connection).await?
                 }
                 other => other?,
