@@ -73,6 +73,35 @@ struct RouteSpec {
     endpoint: Arc<dyn Endpoint>,
 }
 
+/// `post`, `put`, `patch`, `delete`, `head` and `options` beside `get`, for [`Group`] and
+/// [`App`]: each adds a route for one method (an explicit `head` route wins over the HEAD a
+/// GET route answers).
+macro_rules! method_routes {
+    () => {
+        method_routes!(
+            post => POST, "POST";
+            put => PUT, "PUT";
+            patch => PATCH, "PATCH";
+            delete => DELETE, "DELETE";
+            head => HEAD, "HEAD";
+            options => OPTIONS, "OPTIONS"
+        );
+    };
+    ($($name:ident => $method:ident, $label:literal);*) => {
+        $(
+            #[doc = concat!("Adds a ", $label, " route.")]
+            #[must_use]
+            pub fn $name<F, T>(self, path: &str, handler: F) -> Self
+            where
+                F: for<'a> HandlerFn<'a, Output = Result<T>>,
+                T: Serialize + Send + Sync + 'static,
+            {
+                self.route(Method::$method, path, handler)
+            }
+        )*
+    };
+}
+
 /// Routes under a common prefix sharing middleware.
 pub struct Group {
     prefix: String,
@@ -141,15 +170,7 @@ impl Group {
         self.route(Method::GET, path, handler)
     }
 
-    /// Adds a POST route.
-    #[must_use]
-    pub fn post<F, T>(self, path: &str, handler: F) -> Self
-    where
-        F: for<'a> HandlerFn<'a, Output = Result<T>>,
-        T: Serialize + Send + Sync + 'static,
-    {
-        self.route(Method::POST, path, handler)
-    }
+    method_routes!();
 
     /// Adds a route answered by an [`Endpoint`], such as
     /// [`StaticServe`](crate::middleware::static_serve::StaticServe) on a wildcard path.
@@ -411,15 +432,7 @@ impl App {
         self.route(Method::GET, path, handler)
     }
 
-    /// Adds a POST route at the root.
-    #[must_use]
-    pub fn post<F, T>(self, path: &str, handler: F) -> Self
-    where
-        F: for<'a> HandlerFn<'a, Output = Result<T>>,
-        T: Serialize + Send + Sync + 'static,
-    {
-        self.route(Method::POST, path, handler)
-    }
+    method_routes!();
 
     /// Adds a route at the root answered by an [`Endpoint`]: see [`Group::endpoint`].
     #[must_use]

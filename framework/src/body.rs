@@ -192,6 +192,15 @@ impl RequestBody {
         })
     }
 
+    /// True when the body may still hold bytes nobody read.
+    pub fn has_data(&self) -> bool {
+        match self {
+            RequestBody::Empty => false,
+            RequestBody::Full(bytes) => !bytes.is_empty(),
+            RequestBody::Incoming(incoming) => !incoming.is_end_stream(),
+        }
+    }
+
     /// Reads the whole body, failing as soon as more than `limit` bytes have arrived.
     pub async fn read_limited(self, limit: usize) -> Result<Bytes, ReadError> {
         match self {

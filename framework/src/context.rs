@@ -110,6 +110,9 @@ pub struct Context {
     pub body_buffer: Option<Bytes>,
     body_stream: Option<BodyStream>,
     committed: bool,
+    /// Set by the body parser for every request it sees, so [`Context::bind`] can tell a
+    /// missing parser from a body the parser chose not to read.
+    pub(crate) body_parser_seen: bool,
     values: HashMap<Cow<'static, str>, Box<dyn Any + Send + Sync>>,
     pub(crate) session: Option<Session>,
     shared: Arc<AppShared>,
@@ -146,6 +149,7 @@ impl Context {
             body_buffer: None,
             body_stream: None,
             committed: false,
+            body_parser_seen: false,
             values: HashMap::new(),
             session: None,
             shared,
@@ -285,7 +289,21 @@ impl Context {
     /// Any failure is a 400 with category `validate`: a body that is not a JSON object (empty,
     /// malformed, an array) has code `json`; a missing field or a value of the wrong type has the field's validator name as
     /// code (or `invalid` when the field has none) and a message naming the field.
+    ///
+    /// The body is read by the body parser middleware. When no body parser ran for this request
+    /// and the body is still unread, that is a mistake in the app, not in the request: **500**
+    /// category `framework-bind`, naming the middleware to add (the 400 "body is required" the
+    /// client would otherwise get would be a lie).
     pub fn bind<T: DeserializeOwned + Validate>(&self) -> Result<T, HttpError> {
+        if !self.body_parser_seen && self.request_body.is_empty() && self.raw_body.has_data() {
+            return Err(HttpError::with(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "framework-bind",
+                "ctx.bind() found the request body unread: add the body parser \
+                 (framework::middleware::body_parser::BodyParser) to the app or the route",
+            )
+            .with_exception(true));
+        }
         crate::validate::bind_json(&self.request_body)
     }
 

@@ -262,6 +262,7 @@ impl BodyParser {
 impl Middleware for BodyParser {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
+            ctx.body_parser_seen = true;
             let wanted = matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH)
                 && (self.config.content_type_validate)(ctx);
             if wanted && !should_skip(ctx, self.config.skipper.as_ref()) {
