@@ -1,14 +1,66 @@
-//! `user-service`: serve, or `user-service routes` to print the route table.
+//! `user-service`: `serve` (the default) or `routes`; `--help` lists both and the settings.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
+use clap::{Parser, Subcommand};
 use user_service::{Config, Stores, build};
 
 /// How long start-up waits for the stores before giving up.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 
+/// The reference user service: register, get a login token, log in with a proof, read the
+/// current user.
+#[derive(Debug, Parser)]
+#[command(
+    name = "user-service",
+    version,
+    after_help = "Settings come from the environment (defaults in brackets): BIND [127.0.0.1:3000], \
+DATABASE_URL [sqlite://users.db?mode=rwc; memory; postgres://…], DATABASE_MAX_CONNECTIONS [10], \
+REDIS_URL [unset: sessions in memory], SESSION_KEY_PREFIX [session:], SESSION_SECURE [false], \
+TRUST_PROXY [false], USER_STORE_KEY / USER_STORE_KEY_FILE / USER_STORE_PREVIOUS_KEYS, \
+TOKEN_RATE_LIMIT [60/1m], LOGIN_RATE_LIMIT [60/1m], RUST_LOG [info]. See the README."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve HTTP until SIGINT or SIGTERM (the default).
+    Serve,
+    /// Print the route table and exit, without connecting to any store.
+    Routes,
+}
+
+/// The log filter from `RUST_LOG`, keeping the directives that parse; the others are returned
+/// so the start-up can say which were ignored. With none valid, `info`.
+fn log_filter(spec: &str) -> (tracing_subscriber::EnvFilter, Vec<String>) {
+    use tracing_subscriber::filter::Directive;
+    let mut valid = Vec::new();
+    let mut ignored = Vec::new();
+    for directive in spec.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+        match directive.parse::<Directive>() {
+            Ok(parsed) => valid.push(parsed),
+            Err(_) => ignored.push(directive.to_owned()),
+        }
+    }
+    if valid.is_empty() {
+        valid.push(tracing::Level::INFO.into());
+    }
+    let filter = valid
+        .into_iter()
+        .fold(tracing_subscriber::EnvFilter::new(""), |f, d| {
+            f.add_directive(d)
+        });
+    (filter, ignored)
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
+    // The command line first: `--help` works whatever the environment holds.
+    let cli = Cli::parse();
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(e) => {
@@ -16,12 +68,17 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let (filter, ignored) = log_filter(&config.log);
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(&config.log))
+        .with_env_filter(filter)
+        .with_ansi(std::io::stdout().is_terminal())
         .init();
-    let command = std::env::args().nth(1);
+    if !ignored.is_empty() {
+        tracing::warn!(ignored = ?ignored, "RUST_LOG directives that do not parse were ignored");
+    }
+    let command = cli.command.unwrap_or(Command::Serve);
     // Printing routes needs no database: the table depends on the code only.
-    let stores = if command.as_deref() == Some("routes") {
+    let stores = if matches!(command, Command::Routes) {
         Ok(Stores::in_memory())
     } else {
         tokio::time::timeout(CONNECT_TIMEOUT, Stores::connect(&config))
@@ -43,16 +100,9 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match command.as_deref() {
-        None | Some("serve") => {}
-        Some("routes") => {
-            print!("{}", service.route_table());
-            return ExitCode::SUCCESS;
-        }
-        Some(other) => {
-            eprintln!("user-service: unknown command `{other}`; expected `serve` or `routes`");
-            return ExitCode::from(2);
-        }
+    if matches!(command, Command::Routes) {
+        print!("{}", service.route_table());
+        return ExitCode::SUCCESS;
     }
     let listener = match tokio::net::TcpListener::bind(config.bind).await {
         Ok(listener) => listener,
@@ -68,5 +118,52 @@ async fn main() -> ExitCode {
             eprintln!("user-service: {e}");
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_filter_keeps_what_parses() {
+        let (_, ignored) = log_filter("info,framework::access=debug");
+        assert!(ignored.is_empty());
+        let (_, ignored) = log_filter("info,x=[,framework=debug");
+        assert_eq!(ignored, ["x=["]);
+        let (filter, ignored) = log_filter("=bad");
+        assert_eq!(ignored, ["=bad"]);
+        assert_eq!(filter.to_string(), "info");
+    }
+
+    #[test]
+    fn the_command_line() {
+        assert!(
+            Cli::try_parse_from(["user-service"])
+                .unwrap()
+                .command
+                .is_none()
+        );
+        assert!(matches!(
+            Cli::try_parse_from(["user-service", "routes"])
+                .unwrap()
+                .command,
+            Some(Command::Routes)
+        ));
+        assert!(matches!(
+            Cli::try_parse_from(["user-service", "serve"])
+                .unwrap()
+                .command,
+            Some(Command::Serve)
+        ));
+        let unknown = Cli::try_parse_from(["user-service", "--frobnicate"]).unwrap_err();
+        assert_eq!(unknown.kind(), clap::error::ErrorKind::UnknownArgument);
+        assert!(
+            unknown.to_string().contains("Usage: user-service"),
+            "{unknown}"
+        );
+        let help = Cli::try_parse_from(["user-service", "--help"]).unwrap_err();
+        assert!(help.to_string().contains("routes"), "{help}");
+        assert!(help.to_string().contains("DATABASE_URL"), "{help}");
     }
 }
