@@ -398,7 +398,37 @@ async fn unreachable_stores_fail_fast_without_leaking_passwords() {
         err.starts_with("user store postgres://app:***@127.0.0.1:1/users is not usable"),
         "{err}"
     );
+    assert!(err.contains("refused"), "says why: {err}");
+    assert!(!err.contains("timed out"), "{err}");
     assert!(!err.contains("hunter2"), "{err}");
+
+    let malformed = Config {
+        database_url: "memory".to_owned(),
+        redis_url: Some("redis//:hunter2@nowhere".to_owned()),
+        ..Config::default()
+    };
+    let err = Stores::connect(&malformed).await.err().expect("refused");
+    assert!(err.contains("is malformed"), "{err}");
+}
+
+#[tokio::test]
+async fn an_unknown_postgres_database_is_named() {
+    let Some(db) = env("TEST_DATABASE_URL") else {
+        return;
+    };
+    let (base, _) = db.rsplit_once('/').expect("url with a database");
+    let config = Config {
+        database_url: format!("{base}/no_such_database_here"),
+        store_key: Some(test_key()),
+        ..Config::default()
+    };
+    let started = std::time::Instant::now();
+    let err = Stores::connect(&config).await.err().expect("refused");
+    assert!(err.contains("does not exist"), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "at once, not after the pool timeout"
+    );
 }
 
 #[tokio::test]

@@ -156,6 +156,13 @@ async fn connect_sql(config: &Config) -> Result<(Arc<dyn UserStore>, String), St
 
 #[cfg(feature = "redis")]
 async fn connect_redis(url: &str, prefix: &str) -> Result<RedisStores, String> {
+    // A URL that does not parse is a configuration mistake, not an outage: say so.
+    if let Err(e) = redis::Client::open(url) {
+        return Err(format!(
+            "REDIS_URL={} is malformed: {e} (expected redis://host:port/db)",
+            config::redact(url)
+        ));
+    }
     let unreachable = |e: &dyn std::fmt::Display| {
         format!(
             "session store {} is not reachable: {e}",

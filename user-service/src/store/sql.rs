@@ -124,6 +124,13 @@ impl SqlUserStore {
         keyring: Keyring,
     ) -> Result<Self, ConnectError> {
         sqlx::any::install_default_drivers();
+        // One direct connection first: a pool only reports "timed out" after its acquire
+        // timeout, where this says why (connection refused, authentication failed, unknown
+        // database) at once.
+        {
+            use sqlx::Connection;
+            sqlx::AnyConnection::connect(url).await?.close().await?;
+        }
         let pool = AnyPoolOptions::new()
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)
