@@ -279,10 +279,12 @@ async fn concurrent_limiter_by_body_field() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
+)]
 async fn redis_lock_shared_by_two_instances() {
-    let Some(url) = common::test_env("TEST_REDIS_URL") else {
-        return;
-    };
+    let url = common::store_url("TEST_REDIS_URL");
     let prefix = common::unique("test-lock-") + ":";
     let (open, gate) = watch::channel(false);
     let lock_a: Arc<dyn Lock> = Arc::new(RedisLock::connect(&url, prefix.clone()).await.unwrap());

@@ -192,10 +192,12 @@ async fn a_failing_store_lets_requests_through() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
+)]
 async fn the_redis_store_is_one_budget_for_two_instances() {
-    let Some(url) = common::test_env("TEST_REDIS_URL") else {
-        return;
-    };
+    let url = common::store_url("TEST_REDIS_URL");
     let prefix = common::unique("test-rate-") + ":";
     let q = quota(4, Duration::from_secs(60));
     let store = |prefix: String| {
@@ -337,10 +339,12 @@ async fn the_user_service_limits_can_be_turned_off() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
+)]
 async fn user_service_instances_share_the_token_budget_in_redis() {
-    let Some(url) = common::test_env("TEST_REDIS_URL") else {
-        return;
-    };
+    let url = common::store_url("TEST_REDIS_URL");
     let config = user_service::Config {
         database_url: "memory".into(),
         redis_url: Some(url),

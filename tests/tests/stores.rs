@@ -20,14 +20,6 @@ fn sha256_hex(data: &str) -> String {
     hex::encode(Sha256::digest(data.as_bytes()))
 }
 
-fn env(name: &str) -> Option<String> {
-    let value = std::env::var(name).ok().filter(|v| !v.is_empty());
-    if value.is_none() {
-        eprintln!("skipped: {name} is not set");
-    }
-    value
-}
-
 /// A client that carries the `sid` cookie by hand, so it can be moved between instances.
 #[derive(Default)]
 struct Browser {
@@ -203,8 +195,7 @@ fn shared_config(schema: &PgSchema, redis_url: &str, prefix: &str) -> Config {
     }
 }
 
-/// Two instances sharing a fresh PostgreSQL schema and Redis key prefix; `None` (after saying
-/// so) when the test servers are not configured.
+/// Two instances sharing a fresh PostgreSQL schema and Redis key prefix.
 struct Cluster {
     a: common::Running,
     b: common::Running,
@@ -214,21 +205,20 @@ struct Cluster {
 }
 
 impl Cluster {
-    async fn start() -> Option<Self> {
-        let (Some(db), Some(redis_url)) = (env("TEST_DATABASE_URL"), env("TEST_REDIS_URL")) else {
-            return None;
-        };
+    async fn start() -> Self {
+        let db = common::store_url("TEST_DATABASE_URL");
+        let redis_url = common::store_url("TEST_REDIS_URL");
         let schema = PgSchema::create(&db).await;
         let prefix = common::unique("test:") + ":session:";
         let config = shared_config(&schema, &redis_url, &prefix);
         let (a, b) = (start(&config).await, start(&config).await);
-        Some(Self {
+        Self {
             a,
             b,
             schema,
             redis_url,
             prefix,
-        })
+        }
     }
 
     /// Stops both instances and removes the schema and the keys.
@@ -241,10 +231,12 @@ impl Cluster {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    any(no_test_database, no_test_redis),
+    ignore = "needs PostgreSQL and Redis: set TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 async fn two_instances_act_as_one_service() {
-    let Some(cluster) = Cluster::start().await else {
-        return;
-    };
+    let cluster = Cluster::start().await;
     let (a, b) = (&cluster.a, &cluster.b);
 
     let digest = sha256_hex("pw");
@@ -280,10 +272,12 @@ async fn two_instances_act_as_one_service() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    any(no_test_database, no_test_redis),
+    ignore = "needs PostgreSQL and Redis: set TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 async fn concurrent_registrations_race_to_exactly_one_winner_each() {
-    let Some(cluster) = Cluster::start().await else {
-        return;
-    };
+    let cluster = Cluster::start().await;
     let (a, b) = (&cluster.a, &cluster.b);
     let urls = [a.url("/users/v1/me"), b.url("/users/v1/me")];
     let http = reqwest::Client::new();
@@ -318,10 +312,12 @@ async fn concurrent_registrations_race_to_exactly_one_winner_each() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
+)]
 async fn redis_outage_is_a_500_then_the_service_recovers_by_itself() {
-    let Some(redis_url) = env("TEST_REDIS_URL") else {
-        return;
-    };
+    let redis_url = common::store_url("TEST_REDIS_URL");
     let upstream = redis_url
         .trim_start_matches("redis://")
         .split('/')
@@ -412,10 +408,12 @@ async fn unreachable_stores_fail_fast_without_leaking_passwords() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_test_database,
+    ignore = "needs PostgreSQL: set TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test"
+)]
 async fn an_unknown_postgres_database_is_named() {
-    let Some(db) = env("TEST_DATABASE_URL") else {
-        return;
-    };
+    let db = common::store_url("TEST_DATABASE_URL");
     let (base, _) = db.rsplit_once('/').expect("url with a database");
     let config = Config {
         database_url: format!("{base}/no_such_database_here"),
@@ -432,10 +430,12 @@ async fn an_unknown_postgres_database_is_named() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_test_database,
+    ignore = "needs PostgreSQL: set TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test"
+)]
 async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
-    let Some(db) = env("TEST_DATABASE_URL") else {
-        return;
-    };
+    let db = common::store_url("TEST_DATABASE_URL");
     let schema = PgSchema::create(&db).await;
     // postgres://user@host:port/db?… with host:port replaced by the switch's address.
     let (scheme_user, rest) = schema.url.split_once('@').expect("url with user@host");
@@ -488,10 +488,12 @@ async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
+)]
 async fn a_token_only_session_lives_ten_minutes_in_redis() {
-    let Some(redis_url) = env("TEST_REDIS_URL") else {
-        return;
-    };
+    let redis_url = common::store_url("TEST_REDIS_URL");
     let prefix = common::unique("ttl-") + ":";
     let config = Config {
         database_url: "memory".into(),
@@ -535,10 +537,12 @@ async fn a_token_only_session_lives_ten_minutes_in_redis() {
 }
 
 #[tokio::test]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
+)]
 async fn failed_logins_are_counted_across_instances_in_redis() {
-    let Some(redis_url) = env("TEST_REDIS_URL") else {
-        return;
-    };
+    let redis_url = common::store_url("TEST_REDIS_URL");
     let config = Config {
         database_url: "memory".into(),
         redis_url: Some(redis_url),

@@ -42,14 +42,15 @@ impl Running {
     }
 }
 
-/// The value of a test variable such as `TEST_REDIS_URL`, or `None` after printing that the
-/// test was skipped because it is unset.
-pub fn test_env(name: &str) -> Option<String> {
-    let value = std::env::var(name).ok().filter(|v| !v.is_empty());
-    if value.is_none() {
-        eprintln!("skipped: {name} is not set");
-    }
-    value
+/// The value of a store variable such as `TEST_REDIS_URL`. Tests that call this carry a
+/// `cfg_attr(no_test_redis, ignore = ..)` (see `tests/build.rs`), so they only run when it is set.
+pub fn store_url(name: &str) -> String {
+    std::env::var(name)
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| {
+            panic!("{name} is not set: this test is ignored without it (see tests/build.rs)")
+        })
 }
 
 /// Serves `service` on 127.0.0.1 with an OS-chosen port.
