@@ -45,15 +45,35 @@ impl Errors {
 }
 
 fn parse_middleware_list(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Vec<Ident>> {
+    let content;
+    syn::parenthesized!(content in meta.input);
     let mut names = Vec::new();
-    meta.parse_nested_meta(|m| {
-        let ident = m
-            .path
-            .get_ident()
-            .ok_or_else(|| m.error("expected a middleware name, e.g. `session`"))?;
+    while !content.is_empty() {
+        if content.peek(syn::LitStr) {
+            let name: syn::LitStr = content.parse()?;
+            return Err(syn::Error::new(
+                name.span(),
+                format!(
+                    "a middleware is named without quotes: write `middleware({})`",
+                    name.value()
+                ),
+            ));
+        }
+        let path: syn::Path = content
+            .parse()
+            .map_err(|e| syn::Error::new(e.span(), "expected a middleware name, e.g. `session`"))?;
+        let ident = path.get_ident().ok_or_else(|| {
+            syn::Error::new_spanned(
+                &path,
+                "a middleware is named by one identifier registered with `App::middleware`, e.g. `session`",
+            )
+        })?;
         names.push(ident.clone());
-        Ok(())
-    })?;
+        if content.is_empty() {
+            break;
+        }
+        content.parse::<syn::Token![,]>()?;
+    }
     Ok(names)
 }
 

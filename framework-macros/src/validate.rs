@@ -131,9 +131,7 @@ fn parse_rules(attr: &syn::Attribute) -> syn::Result<Vec<(Rule, proc_macro2::Spa
             "one_of" => Rule::OneOf(parse_strings(&meta)?),
             _ => {
                 if !meta.input.is_empty() && !meta.input.peek(syn::Token![,]) {
-                    return Err(meta.error(
-                        "a validator function is named without arguments, e.g. `xUserAccount`",
-                    ));
+                    return Err(unknown_rule(&meta.path, &name));
                 }
                 Rule::Custom(meta.path)
             }
@@ -142,6 +140,63 @@ fn parse_rules(attr: &syn::Attribute) -> syn::Result<Vec<(Rule, proc_macro2::Spa
         Ok(())
     })?;
     Ok(rules)
+}
+
+/// The built-in rules, as written in `#[validate(..)]`.
+const BUILT_IN: [(&str, &str); 7] = [
+    ("length", "length(min = 2, max = 20)"),
+    ("range", "range(min = 1, max = 10)"),
+    ("non_empty", "non_empty"),
+    ("hex", "hex"),
+    ("ascii", "ascii"),
+    ("charset", "charset(\"abc\")"),
+    ("one_of", "one_of(\"a\", \"b\")"),
+];
+
+/// A name followed by arguments that is not a built-in rule: most likely a misspelled one, so
+/// the message lists the built-ins (suggesting the closest) and says how a custom validator is
+/// written, rather than letting it become a call to a function that does not exist.
+fn unknown_rule(path: &Path, name: &str) -> syn::Error {
+    let listed: Vec<&str> = BUILT_IN.iter().map(|(_, usage)| *usage).collect();
+    let closest = BUILT_IN
+        .iter()
+        .map(|(rule, _)| (edit_distance(name, rule), *rule))
+        .min()
+        .filter(|(distance, _)| *distance <= 2)
+        .map(|(_, rule)| format!(" (did you mean `{rule}`?)"))
+        .unwrap_or_default();
+    let shown = if name.is_empty() {
+        path.to_token_stream().to_string()
+    } else {
+        name.to_owned()
+    };
+    syn::Error::new(
+        path.span(),
+        format!(
+            "unknown rule `{shown}`{closest}; the built-in rules are `{}`; a custom validator is \
+             a function `fn(&T) -> Result<(), &'static str>` named without arguments, e.g. \
+             `#[validate(xUserAccount)]`",
+            listed.join("`, `")
+        ),
+    )
+}
+
+/// Levenshtein distance, for "did you mean" on a handful of short names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// The JSON name of a field: its `#[serde(rename = "...")]` if any, else its Rust name.
@@ -179,8 +234,23 @@ pub(crate) fn expand(item: TokenStream) -> TokenStream {
     };
     match generate(&input) {
         Ok(tokens) => tokens,
-        // A derive adds items and never removes its input, so only the error is emitted.
-        Err(e) => e.to_compile_error(),
+        // A derive adds items and never removes its input, so the error is emitted with a
+        // placeholder impl: code using `.validate()` then reports nothing more than the error
+        // itself (no follow-on "`Validate` is not implemented"). It never runs: the crate does
+        // not compile.
+        Err(e) => {
+            let error = e.to_compile_error();
+            let ident = &input.ident;
+            let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
+            quote! {
+                #error
+                impl #impl_generics ::framework::Validate for #ident #ty_generics #where_clause {
+                    fn validate(&self) -> ::std::result::Result<(), ::framework::HttpError> {
+                        ::std::result::Result::Ok(())
+                    }
+                }
+            }
+        }
     }
 }
 
