@@ -197,6 +197,24 @@ fn take_route(method: &mut ImplItemFn, errors: &mut Errors) -> Option<Handler> {
     ok.then_some(Handler { name, route })
 }
 
+/// The written return type of the handler `name` in `block`.
+fn method_output<'a>(block: &'a ItemImpl, name: &Ident) -> Option<&'a Type> {
+    block.items.iter().find_map(|item| match item {
+        ImplItem::Fn(method) if method.sig.ident == *name => match &method.sig.output {
+            syn::ReturnType::Default => None,
+            syn::ReturnType::Type(_, ty) => Some(&**ty),
+        },
+        _ => None,
+    })
+}
+
+/// Whether a handler's return type is a `Result` (by name: `Result`, `framework::Result`, an
+/// alias ending in `Result`), rather than a plain value or `()`.
+fn returns_result(ty: &Option<&Type>) -> bool {
+    ty.and_then(type_name)
+        .is_some_and(|name| name.to_string().ends_with("Result"))
+}
+
 fn type_name(ty: &Type) -> Option<&Ident> {
     match ty {
         Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| &s.ident),
@@ -291,8 +309,14 @@ fn registration(
         let call_fn = format_ident!("__framework_call_{}", name);
         let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
         let span = name.span();
-        let finish = quote_spanned! {span=>
-            ::framework::__private::finish(this.#name(ctx).await, ctx)
+        let finish = if returns_result(&method_output(block, name)) {
+            quote_spanned! {span=>
+                ::framework::__private::finish(this.#name(ctx).await, ctx)
+            }
+        } else {
+            quote_spanned! {span=>
+                ::framework::__private::finish_value(this.#name(ctx).await, ctx)
+            }
         };
         wrappers.push(quote! {
             fn #call_fn<'a>(

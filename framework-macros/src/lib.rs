@@ -1,5 +1,5 @@
 //! Procedural macros for `framework`: `#[controller]`, the route attributes (`#[get]`,
-//! `#[post]`, ...) and `#[derive(Validate)]`.
+//! `#[post]`, ...), `#[derive(Validate)]` and `#[derive(FromState)]`.
 //!
 //! The macros only generate calls into `framework`; all behaviour lives there. Each parses its
 //! arguments into a typed struct, validates them, then generates. On any error the input item
@@ -9,6 +9,7 @@
 use proc_macro::TokenStream;
 
 mod controller;
+mod from_state;
 mod route_path;
 mod validate;
 
@@ -18,7 +19,12 @@ mod validate;
 /// `middleware` names middleware registered on the app with `register_middleware`, run for every
 /// route of the controller. Methods carry `#[get("/path")]`, `#[post(...)]`, `#[put]`,
 /// `#[patch]`, `#[delete]`, `#[head]` or `#[options]`, optionally with their own
-/// `middleware(...)`. A handler is `async fn name(&self, ctx: &mut Context) -> Result<T>`.
+/// `middleware(...)`. A handler is `async fn name(&self, ctx: &mut Context) -> R`, where `R` is
+/// `Result<T>` (an error goes to the error handler), a plain `Serialize` value (the body), or
+/// `()` (the handler answered through `ctx`, e.g. `ctx.set_status(204)`). The choice is made
+/// on the written return type: one whose name ends in `Result` (`Result<T>`,
+/// `framework::Result<T>`, an alias such as `ApiResult<T>`) must be `framework::Result<T>`;
+/// anything else is a value.
 #[proc_macro_attribute]
 pub fn controller(attr: TokenStream, item: TokenStream) -> TokenStream {
     controller::expand(attr.into(), item.into()).into()
@@ -47,4 +53,12 @@ route_attribute!(get, post, put, patch, delete, head, options);
 #[proc_macro_derive(Validate, attributes(validate))]
 pub fn derive_validate(item: TokenStream) -> TokenStream {
     validate::expand(item.into()).into()
+}
+
+/// Derives `framework::FromState`: each field is a clone of the app state's value of the
+/// field's type (`Arc<dyn UserStore>`, `Arc<Config>`, ...); a unit struct needs nothing. A
+/// missing type fails `App::build()` naming the controller, the field and the type.
+#[proc_macro_derive(FromState)]
+pub fn derive_from_state(item: TokenStream) -> TokenStream {
+    from_state::expand(item.into()).into()
 }

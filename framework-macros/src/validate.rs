@@ -174,7 +174,7 @@ fn unknown_rule(path: &Path, name: &str) -> syn::Error {
         path.span(),
         format!(
             "unknown rule `{shown}`{closest}; the built-in rules are `{}`; a custom validator is \
-             a function `fn(&T) -> Result<(), &'static str>` named without arguments, e.g. \
+             a function `fn(&T) -> Result<(), impl Display>` named without arguments, e.g. \
              `#[validate(xUserAccount)]`",
             listed.join("`, `")
         ),

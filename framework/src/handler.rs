@@ -184,6 +184,24 @@ pub fn finish<T: Serialize + Send + Sync + 'static>(out: Result<T>, ctx: &mut Co
     Ok(())
 }
 
+/// [`finish`] for a controller handler that returns a plain value or `()` instead of a
+/// `Result`.
+#[diagnostic::on_unimplemented(
+    message = "a controller handler cannot return `{Self}`",
+    label = "not `Serialize`",
+    note = "a handler returns `framework::Result<T>`, a value that implements \
+            `serde::Serialize` (the body), or `()`; a return type is taken as a `Result` when \
+            its name ends in `Result`"
+)]
+pub trait PlainReply: Serialize + Send + Sync + 'static {}
+
+impl<T: Serialize + Send + Sync + 'static> PlainReply for T {}
+
+/// Puts a plain returned value into the body, as [`finish`] does for `Ok(value)`.
+pub fn finish_value<T: PlainReply>(out: T, ctx: &mut Context) -> Result {
+    finish(Ok(out), ctx)
+}
+
 /// A per-request predicate: `true` makes a middleware pass the request straight on.
 pub type Skipper = Arc<dyn Fn(&Context) -> bool + Send + Sync>;
 

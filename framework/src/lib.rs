@@ -27,7 +27,9 @@ pub(crate) use middleware::session;
 pub use app::{App, BuildError, Group, RouteInfo, Service};
 pub use context::{Body, Context};
 pub use error::{Error, HttpError, Result};
-pub use framework_macros::{Validate, controller, delete, get, head, options, patch, post, put};
+pub use framework_macros::{
+    FromState, Validate, controller, delete, get, head, options, patch, post, put,
+};
 pub use handler::{Endpoint, Middleware, Next, SharedMiddleware, Skipper, from_fn, handler_fn};
 pub use server::{MinDataRate, ServerLimits, default_max_connections, shutdown_signal};
 pub use state::{FromState, State};
@@ -37,7 +39,8 @@ pub use validate::Validate;
 #[doc(hidden)]
 pub mod __private {
     pub use crate::app::{ControllerDef, RouteDef, build_controller, method_endpoint};
-    pub use crate::handler::{BoxFuture, finish};
+    pub use crate::handler::{BoxFuture, finish, finish_value};
+    pub use crate::state::field as state_field;
     pub use crate::validate::{failure, rules};
     pub use inventory;
 }

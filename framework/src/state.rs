@@ -52,7 +52,66 @@ impl std::fmt::Debug for State {
 }
 
 /// Builds a controller from the application state when routes are mounted.
+///
+/// Usually derived: `#[derive(FromState)]` takes each field from the state by its type (a
+/// clone of the registered value, so share big things as `Arc<..>`), and a unit struct needs
+/// nothing. A missing type fails [`App::build`](crate::App::build) with the controller, the
+/// field and the type:
+///
+/// ```
+/// use std::sync::Arc;
+/// use framework::{App, Context, FromState, Result, controller};
+///
+/// struct Config {
+///     greeting: String,
+/// }
+///
+/// #[derive(FromState)]
+/// struct Hello {
+///     config: Arc<Config>,
+/// }
+///
+/// #[controller(prefix = "/hello")]
+/// impl Hello {
+///     #[get("/")]
+///     async fn hello(&self, _ctx: &mut Context) -> String {
+///         self.config.greeting.clone()
+///     }
+/// }
+///
+/// let app = App::new().mount_controllers();
+/// let err = app.build().err().expect("no Arc<Config> registered");
+/// assert!(err.to_string().contains("controller Hello"), "{err}");
+/// assert!(err.to_string().contains("field `config`"), "{err}");
+///
+/// let config = Arc::new(Config { greeting: "hi".into() });
+/// let _service = App::new().with_state(config).mount_controllers().build().unwrap();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `FromState`, so it cannot be built as a controller",
+    label = "a controller is built from the app state",
+    note = "add `#[derive(FromState)]` to `{Self}` (each field is taken from the state by its \
+            type; a unit struct needs nothing), or implement `FromState` by hand"
+)]
 pub trait FromState: Sized + Send + Sync + 'static {
     /// Takes what the controller needs from `state`.
     fn from_state(state: &State) -> crate::Result<Self>;
+}
+
+/// A clone of the state value of type `T`, for field `field` of a derived [`FromState`]; the
+/// error names the field and the type.
+#[doc(hidden)]
+pub fn field<T: Any + Send + Sync + Clone>(state: &State, field: &str) -> crate::Result<T> {
+    state.get::<T>().cloned().ok_or_else(|| {
+        HttpError::with(
+            http::StatusCode::INTERNAL_SERVER_ERROR,
+            crate::error::DEFAULT_CATEGORY,
+            format!(
+                "field `{field}` needs state of type `{}`: register it with `App::with_state`",
+                type_name::<T>()
+            ),
+        )
+        .with_exception(true)
+        .into()
+    })
 }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use framework::{Context, Error, FromState, HttpError, Result, State, controller};
+use framework::{Context, Error, FromState, HttpError, Result, controller};
 use http::StatusCode;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -69,19 +69,11 @@ fn new_token() -> Result<String> {
     Ok(hex::encode(bits))
 }
 
-/// User endpoints; shares the user store.
+/// User endpoints; shares the user store and the login throttle, taken from the app state.
+#[derive(FromState)]
 pub struct UserController {
     store: Arc<dyn UserStore>,
     throttle: LoginThrottle,
-}
-
-impl FromState for UserController {
-    fn from_state(state: &State) -> Result<Self> {
-        Ok(Self {
-            store: Arc::clone(state.require::<Arc<dyn UserStore>>()?),
-            throttle: state.require::<LoginThrottle>()?.clone(),
-        })
-    }
 }
 
 #[controller(prefix = "/users", middleware(session))]

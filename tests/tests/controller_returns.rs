@@ -1,0 +1,154 @@
+//! Controller handlers returning a plain value, `Result<T>` or `()`, and controllers built by
+//! `#[derive(FromState)]` (by field type; a unit struct needs nothing; a missing type fails
+//! `build()` naming the controller, the field and the type). Its own test binary, so these
+//! controllers stay out of the other tests.
+
+mod common;
+
+use std::sync::Arc;
+
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::responder::Responder;
+use framework::{App, Context, FromState, HttpError, Result, controller};
+use serde::Serialize;
+use serde_json::{Value, json};
+
+struct Greeting(&'static str);
+
+#[derive(Clone)]
+struct Counter(Arc<std::sync::atomic::AtomicUsize>);
+
+#[derive(Serialize)]
+struct Note {
+    text: String,
+}
+
+#[derive(FromState)]
+struct Notes {
+    greeting: Arc<Greeting>,
+    counter: Counter,
+}
+
+#[controller(prefix = "/notes")]
+impl Notes {
+    /// A plain value: the body.
+    #[get("/plain")]
+    async fn plain(&self, _ctx: &mut Context) -> Note {
+        self.counter
+            .0
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Note {
+            text: self.greeting.0.to_owned(),
+        }
+    }
+
+    /// `Result<T>`: a value or an error for the error handler.
+    #[get("/result/{ok}")]
+    async fn result(&self, ctx: &mut Context) -> Result<Note> {
+        if ctx.param("ok").as_deref() == Some("yes") {
+            Ok(Note {
+                text: "fine".into(),
+            })
+        } else {
+            Err(HttpError::new("not this one")
+                .with_status(http::StatusCode::CONFLICT)
+                .into())
+        }
+    }
+
+    /// `()`: the handler answered through the context.
+    #[delete("/")]
+    async fn clear(&self, ctx: &mut Context) {
+        ctx.set_status(http::StatusCode::NO_CONTENT);
+    }
+
+    /// `()` without answering: the responder's 500, as for any handler that forgot to.
+    #[post("/forgot")]
+    async fn forgot(&self, _ctx: &mut Context) {}
+}
+
+#[derive(FromState)]
+struct Health;
+
+#[controller]
+impl Health {
+    #[get("/health")]
+    async fn health(&self, _ctx: &mut Context) -> &'static str {
+        "ok"
+    }
+}
+
+fn app() -> App {
+    App::new()
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .mount_controllers()
+}
+
+#[tokio::test]
+async fn plain_values_results_and_unit_are_answers() {
+    let counter = Counter(Arc::default());
+    let service = app()
+        .with_state(Arc::new(Greeting("hello")))
+        .with_state(counter.clone())
+        .build()
+        .expect("every state type is registered");
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+
+    let res = client.get(server.url("/notes/plain")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.unwrap(), json!({"text": "hello"}));
+    assert_eq!(counter.0.load(std::sync::atomic::Ordering::Relaxed), 1);
+
+    let res = client
+        .get(server.url("/notes/result/yes"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.json::<Value>().await.unwrap(), json!({"text": "fine"}));
+
+    let res = client
+        .get(server.url("/notes/result/no"))
+        .header("accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 409);
+    assert_eq!(
+        res.json::<Value>().await.unwrap()["message"],
+        "not this one"
+    );
+
+    let res = client.delete(server.url("/notes")).send().await.unwrap();
+    assert_eq!(res.status(), 204);
+    assert!(res.bytes().await.unwrap().is_empty());
+
+    let res = client
+        .post(server.url("/notes/forgot"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 500);
+    assert!(res.text().await.unwrap().contains("invalid response"));
+
+    let res = client.get(server.url("/health")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.text().await.unwrap(), "ok");
+    server.stop().await;
+}
+
+#[test]
+fn a_missing_state_type_fails_the_build_naming_controller_field_and_type() {
+    let err = app()
+        .with_state(Arc::new(Greeting("hello")))
+        .build()
+        .err()
+        .expect("Counter is not registered")
+        .to_string();
+    assert!(err.contains("controller Notes"), "{err}");
+    assert!(err.contains("field `counter`"), "{err}");
+    assert!(err.contains("controller_returns::Counter"), "{err}");
+    assert!(err.contains("App::with_state"), "{err}");
+}
