@@ -324,6 +324,30 @@ pub struct App {
     trusted_proxies: crate::client_ip::TrustedProxies,
     limits: ServerLimits,
     mount_controllers: bool,
+    trailing_slash: TrailingSlash,
+}
+
+/// What a request path that differs from a route only by a trailing slash gets; set with
+/// [`App::trailing_slash`].
+///
+/// The policy is only consulted when the path as sent matches no route, so an app that
+/// registers both `/a` and `/a/` keeps both, and matched requests pay nothing for it. The
+/// other form is the path with one trailing slash removed (`/notes/` → `/notes`) or added
+/// (`/notes` → `/notes/`); `/` is left alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TrailingSlash {
+    /// `/notes/` and `/notes` are different paths: the one without a route is a 404. The
+    /// default, as in axum and actix-web.
+    #[default]
+    Strict,
+    /// `308 Permanent Redirect` to the form that has a route, keeping the query; 308 keeps the
+    /// method and the body, so a POST is redirected as a POST. A path that would redirect to a
+    /// protocol-relative location (`//host/…`) is a 404 instead, so this is never an open
+    /// redirect.
+    Redirect,
+    /// The request is routed as if it had been sent in the form that has a route (like
+    /// tower-http's `NormalizePath`): `ctx.path()` and `ctx.uri()` show that form.
+    Ignore,
 }
 
 impl Default for App {
@@ -344,7 +368,16 @@ impl App {
             trusted_proxies: crate::client_ip::TrustedProxies::None,
             limits: ServerLimits::default(),
             mount_controllers: false,
+            trailing_slash: TrailingSlash::Strict,
         }
+    }
+
+    /// What a path that only misses or adds a trailing slash gets: see [`TrailingSlash`]
+    /// (default [`TrailingSlash::Strict`], a 404).
+    #[must_use]
+    pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
+        self.trailing_slash = policy;
+        self
     }
 
     /// Adds global middleware (runs for every request, 404s included), in order.
@@ -598,9 +631,17 @@ impl App {
             chain: self.middleware.clone().into_boxed_slice(),
             endpoint: Arc::new(NotFound),
         });
+        let redirect = Arc::new(Route {
+            pattern: "".into(),
+            param_names: Box::new([]),
+            chain: self.middleware.clone().into_boxed_slice(),
+            endpoint: Arc::new(SlashRedirect),
+        });
         Ok(Service {
             router: compiled,
             not_found,
+            redirect,
+            trailing_slash: self.trailing_slash,
             listing,
             shared: Arc::new(AppShared {
                 trusted_proxies: self.trusted_proxies,
@@ -664,6 +705,16 @@ impl Endpoint for NotFound {
     }
 }
 
+/// The 308 of [`TrailingSlash::Redirect`]; the location was put in the context's headers.
+struct SlashRedirect;
+
+impl Endpoint for SlashRedirect {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+        ctx.set_status(StatusCode::PERMANENT_REDIRECT);
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
 struct MethodNotAllowed {
     allow: HeaderValue,
 }
@@ -686,6 +737,8 @@ impl Endpoint for MethodNotAllowed {
 pub struct Service {
     router: Router<CompiledPath>,
     not_found: Arc<Route>,
+    redirect: Arc<Route>,
+    trailing_slash: TrailingSlash,
     listing: Vec<RouteInfo>,
     shared: Arc<AppShared>,
     pub(crate) limits: ServerLimits,
@@ -719,7 +772,20 @@ impl Service {
     ) -> Response<ResponseBody> {
         let (parts, body) = request.into_parts();
         let mut ctx = Context::new(parts, body, remote_addr, Arc::clone(&self.shared));
-        let route = match self.router.find(ctx.path()) {
+        let mut found = self.router.find(ctx.path());
+        if found.is_none() && self.trailing_slash != TrailingSlash::Strict {
+            match self.other_slash_form(&mut ctx) {
+                SlashForm::Routed(other) => found = Some(other),
+                SlashForm::Redirect => {
+                    let result = Next::new(&self.redirect.chain, &*self.redirect.endpoint)
+                        .run(&mut ctx)
+                        .await;
+                    return into_response(ctx, result);
+                }
+                SlashForm::None => {}
+            }
+        }
+        let route = match found {
             Some(found) => {
                 let path = &found.slot.value;
                 let route = match path.for_method(ctx.method()) {
@@ -735,6 +801,54 @@ impl Service {
             .run(&mut ctx)
             .await;
         into_response(ctx, result)
+    }
+}
+
+/// What the other trailing-slash form of an unrouted path gives.
+enum SlashForm<'r> {
+    /// [`TrailingSlash::Ignore`]: the URI now has the other form, which matched.
+    Routed(crate::router::Match<'r, CompiledPath>),
+    /// [`TrailingSlash::Redirect`]: `Location` is set; answer 308.
+    Redirect,
+    /// No route either way (or [`TrailingSlash::Strict`]): 404.
+    None,
+}
+
+impl Service {
+    /// For a path with no route: whether its other trailing-slash form has one, and what the
+    /// policy does with it. Only runs on what would otherwise be a 404.
+    fn other_slash_form(&self, ctx: &mut Context) -> SlashForm<'_> {
+        let path = ctx.path();
+        let other = match path.strip_suffix('/') {
+            Some("") => return SlashForm::None,
+            Some(trimmed) => trimmed.to_owned(),
+            None => format!("{path}/"),
+        };
+        // `//host` would be a protocol-relative location, and is no path this app routes.
+        if other.starts_with("//") || self.router.find(&other).is_none() {
+            return SlashForm::None;
+        }
+        let target = match ctx.uri().query() {
+            Some(query) => format!("{other}?{query}"),
+            None => other,
+        };
+        match self.trailing_slash {
+            TrailingSlash::Strict => SlashForm::None,
+            TrailingSlash::Redirect => match HeaderValue::try_from(target) {
+                Ok(location) => {
+                    ctx.set_header(header::LOCATION, location);
+                    SlashForm::Redirect
+                }
+                Err(_) => SlashForm::None,
+            },
+            TrailingSlash::Ignore => match ctx.set_path_and_query(&target) {
+                Ok(()) => self
+                    .router
+                    .find(ctx.path())
+                    .map_or(SlashForm::None, SlashForm::Routed),
+                Err(_) => SlashForm::None,
+            },
+        }
     }
 }
 

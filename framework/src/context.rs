@@ -171,6 +171,15 @@ impl Context {
     pub fn uri(&self) -> &Uri {
         &self.uri
     }
+    /// Replaces the URI's path and query, keeping scheme and authority (trailing-slash
+    /// normalisation). Must happen before the route is matched: params are offsets into the
+    /// path.
+    pub(crate) fn set_path_and_query(&mut self, path_and_query: &str) -> Result<(), http::Error> {
+        let mut parts = self.uri.clone().into_parts();
+        parts.path_and_query = Some(path_and_query.parse()?);
+        self.uri = Uri::from_parts(parts)?;
+        Ok(())
+    }
     /// Request path.
     pub fn path(&self) -> &str {
         self.uri.path()

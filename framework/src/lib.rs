@@ -24,7 +24,7 @@ pub mod validate;
 
 pub(crate) use middleware::session;
 
-pub use app::{App, BuildError, Group, RouteInfo, Service};
+pub use app::{App, BuildError, Group, RouteInfo, Service, TrailingSlash};
 pub use context::{Body, Context};
 pub use error::{Error, HttpError, Result};
 pub use framework_macros::{
