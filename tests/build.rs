@@ -1,28 +1,33 @@
-//! Decides, from the environment `cargo test` runs in, which store-backed tests can run.
+//! Decides, from the environment `cargo test` runs in, which tests that need an outside
+//! program (PostgreSQL, Redis, Chromium's WebDriver) can run.
 //!
-//! A test that needs PostgreSQL or Redis carries
+//! A test that needs PostgreSQL, Redis or a browser carries
 //! `#[cfg_attr(no_test_redis, ignore = "needs Redis: set TEST_REDIS_URL")]`, so without the
 //! variable it is reported as `ignored` with that reason and counted in the summary line, instead
 //! of passing without having run. With the variable set the test runs, and an unreachable server
-//! fails it: a configured store is never skipped. Cargo reruns this script when either variable
-//! changes. `REQUIRE_STORE_TESTS=1` (set by `.ci/run`) turns a missing variable into a build
-//! error, so CI cannot silently lose these tests.
+//! fails it: a configured dependency is never skipped. Cargo reruns this script when a variable
+//! changes. `REQUIRE_ALL_TESTS=1` (set by `.ci/run`) turns a missing variable into a build
+//! error, so CI cannot silently lose these tests. The variables: `TEST_DATABASE_URL`,
+//! `TEST_REDIS_URL` and `TEST_CHROMEDRIVER` (the path of `chromedriver`, with Chromium
+//! installed beside it).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(no_test_database)");
     println!("cargo::rustc-check-cfg=cfg(no_test_redis)");
-    println!("cargo::rerun-if-env-changed=REQUIRE_STORE_TESTS");
-    let required = std::env::var("REQUIRE_STORE_TESTS").is_ok_and(|v| v == "1");
+    println!("cargo::rustc-check-cfg=cfg(no_test_browser)");
+    println!("cargo::rerun-if-env-changed=REQUIRE_ALL_TESTS");
+    let required = std::env::var("REQUIRE_ALL_TESTS").is_ok_and(|v| v == "1");
     for (name, cfg) in [
         ("TEST_DATABASE_URL", "no_test_database"),
         ("TEST_REDIS_URL", "no_test_redis"),
+        ("TEST_CHROMEDRIVER", "no_test_browser"),
     ] {
         println!("cargo::rerun-if-env-changed={name}");
         let set = std::env::var(name).is_ok_and(|v| !v.is_empty());
         if !set {
             assert!(
                 !required,
-                "REQUIRE_STORE_TESTS=1 but {name} is not set: the store tests would be skipped"
+                "REQUIRE_ALL_TESTS=1 but {name} is not set: its tests would be skipped"
             );
             println!("cargo::rustc-cfg={cfg}");
         }

@@ -400,7 +400,7 @@ async fn text_errors_without_accept_json() {
 }
 
 #[tokio::test]
-async fn route_table_has_the_four_endpoints_and_no_list() {
+async fn route_table_has_the_page_the_four_endpoints_and_no_list() {
     let service = user_service::build(&Config::default(), Stores::in_memory()).unwrap();
     let routes: Vec<(String, String, String)> = service
         .routes()
@@ -410,6 +410,16 @@ async fn route_table_has_the_four_endpoints_and_no_list() {
     assert_eq!(
         routes,
         [
+            (
+                "GET".into(),
+                "/".into(),
+                "framework::middleware::static_serve::StaticServe".into()
+            ),
+            (
+                "GET".into(),
+                "/assets/*".into(),
+                "framework::middleware::static_serve::StaticServe".into()
+            ),
             (
                 "GET".into(),
                 "/users/v1/login".into(),
@@ -657,5 +667,62 @@ async fn me_carries_an_etag_and_a_repeated_request_gets_304() {
         .unwrap();
     assert_eq!(changed.status(), StatusCode::OK);
     assert_ne!(changed.headers()["etag"], tag.as_str());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_login_page_and_its_files_come_from_the_binary() {
+    let server = start().await;
+    let client = reqwest::Client::new();
+    // Identity, so compress leaves the body (and its strong tag) alone.
+    let page = client
+        .get(server.url("/"))
+        .header("accept-encoding", "identity")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
+    let etag = page.headers()["etag"].to_str().unwrap().to_owned();
+    assert!(
+        !etag.starts_with("W/"),
+        "strong, from the build-time hash: {etag}"
+    );
+    assert!(
+        page.text()
+            .await
+            .unwrap()
+            .contains(r#"src="/assets/login.js""#)
+    );
+    let again = client
+        .get(server.url("/"))
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+
+    let script = client
+        .get(server.url("/assets/login.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        script.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    assert!(
+        script
+            .text()
+            .await
+            .unwrap()
+            .contains("crypto.subtle.digest(\"SHA-256\"")
+    );
+    let missing = client
+        .get(server.url("/assets/nope.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     server.stop().await;
 }

@@ -26,6 +26,7 @@ use framework::middleware::rate_limiter::{
 use framework::middleware::recover::Recover;
 use framework::middleware::responder::Responder;
 use framework::middleware::session::{SessionConfig, SessionMiddleware, SessionStore};
+use framework::middleware::static_serve::{EmbeddedSource, StaticServe, StaticServeConfig};
 use framework::middleware::stats::Stats;
 use framework::{App, BuildError, Service, SharedMiddleware};
 
@@ -240,10 +241,26 @@ fn per_ip(
         .map_err(|e| BuildError::new(format!("{name} rate limiter: {e}")))
 }
 
+/// The login page (`assets/`: HTML, script, style), compiled into the binary in every build
+/// profile (rust-embed's `debug-embed`), so the binary needs no files beside it.
+#[derive(rust_embed::RustEmbed)]
+#[folder = "assets/"]
+struct Page;
+
+/// Strong ETags from rust-embed's build-time SHA-256 (free), revalidated on each load
+/// (`no-cache`), so a new binary's page is picked up at once.
+fn page_config() -> StaticServeConfig {
+    StaticServeConfig {
+        enable_strong_etag: true,
+        ..StaticServeConfig::default()
+    }
+}
+
 /// Builds the service: app middleware in the reference order (recover, logger, stats,
 /// compress, fresh, etag, error handler, responder, body parser), the session middleware registered as `session`, the per-account submit lock as
 /// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
-/// controllers, and every controller mounted.
+/// controllers, every controller mounted, and the login page at `/` with its files under
+/// `/assets/*` (served from the binary, revalidated by strong ETag).
 ///
 /// The logger writes `LoggerCommon` lines to `tracing` (target `framework::access`, info);
 /// stats go to `tracing` at debug level.
@@ -299,6 +316,16 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
         .register_middleware(
             "login_rate",
             per_ip(&stores.rates, config.login_rate, "login")?,
+        )
+        .endpoint(
+            http::Method::GET,
+            "/",
+            StaticServe::new(EmbeddedSource::<Page>::new(), page_config()),
+        )
+        .endpoint(
+            http::Method::GET,
+            "/assets/*",
+            StaticServe::new(EmbeddedSource::<Page>::new(), page_config()),
         )
         .mount_controllers()
         .build()

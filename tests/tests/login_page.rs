@@ -1,0 +1,194 @@
+//! The user service's login page at `/`, driven in headless Chromium through chromedriver:
+//! register, reload, a wrong password shows the service's message, log in and see the name,
+//! stay logged in across a reload, log out by clearing the `sid` cookie. The digest and the
+//! proof are computed by the page with WebCrypto. A screenshot of the logged-in page is saved
+//! as `target/login-page.png`.
+
+mod common;
+
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::json;
+use user_service::{Config, Stores};
+
+/// A chromedriver process on a free port, killed when dropped.
+struct ChromeDriver {
+    process: std::process::Child,
+    url: String,
+}
+
+impl Drop for ChromeDriver {
+    fn drop(&mut self) {
+        let _ = self.process.kill();
+        let _ = self.process.wait();
+    }
+}
+
+impl ChromeDriver {
+    async fn start(path: &str) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("free port")
+            .port();
+        let mut driver = Self {
+            process: std::process::Command::new(path)
+                .arg(format!("--port={port}"))
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap_or_else(|e| panic!("cannot start {path}: {e}")),
+            url: format!("http://127.0.0.1:{port}"),
+        };
+        let status = format!("{}/status", driver.url);
+        for _ in 0..100 {
+            if reqwest::get(&status).await.is_ok_and(|r| r.status() == 200) {
+                return driver;
+            }
+            if let Ok(Some(exit)) = driver.process.try_wait() {
+                panic!("{path} exited at start: {exit}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("chromedriver did not answer on {} within 5 s", driver.url);
+    }
+
+    async fn browser(&self) -> Client {
+        let capabilities = json!({
+            "goog:chromeOptions": {
+                "args": [
+                    "--headless=new",
+                    "--no-sandbox",
+                    "--disable-gpu",
+                    "--disable-dev-shm-usage",
+                    "--window-size=900,700",
+                ],
+            },
+        });
+        let serde_json::Value::Object(capabilities) = capabilities else {
+            unreachable!("an object")
+        };
+        ClientBuilder::new(HttpConnector::new())
+            .capabilities(capabilities)
+            .connect(&self.url)
+            .await
+            .expect("a Chromium session")
+    }
+}
+
+/// The text of `#id` once `done` accepts it (10 s at most).
+async fn text_when(browser: &Client, id: &str, done: impl Fn(&str) -> bool) -> String {
+    let mut last = String::new();
+    for _ in 0..200 {
+        if let Ok(element) = browser.find(Locator::Id(id)).await
+            && let Ok(text) = element.text().await
+        {
+            if done(&text) {
+                return text;
+            }
+            last = text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("#{id} still reads {last:?} after 10 s");
+}
+
+/// Whether the login form (not the signed-in panel) is what the page shows, once it settled.
+async fn shows_form(browser: &Client) -> bool {
+    for _ in 0..200 {
+        let form = browser
+            .find(Locator::Id("credentials"))
+            .await
+            .expect("form");
+        let panel = browser.find(Locator::Id("signed-in")).await.expect("panel");
+        let (form, panel) = (
+            form.is_displayed().await.expect("form display"),
+            panel.is_displayed().await.expect("panel display"),
+        );
+        if form != panel {
+            return form;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the page shows neither the form nor the signed-in panel after 10 s");
+}
+
+async fn fill(browser: &Client, account: &str, password: &str) {
+    for (id, value) in [("account", account), ("password", password)] {
+        let input = browser.find(Locator::Id(id)).await.expect("input");
+        input.clear().await.expect("clear");
+        input.send_keys(value).await.expect("type");
+    }
+}
+
+async fn click(browser: &Client, id: &str) {
+    browser
+        .find(Locator::Id(id))
+        .await
+        .expect("button")
+        .click()
+        .await
+        .expect("click");
+}
+
+#[tokio::test]
+#[cfg_attr(
+    no_test_browser,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver, set TEST_CHROMEDRIVER=/usr/bin/chromedriver"
+)]
+async fn register_log_in_and_out_in_chromium() {
+    let driver = ChromeDriver::start(&common::store_url("TEST_CHROMEDRIVER")).await;
+    let service = user_service::build(&Config::default(), Stores::in_memory()).expect("service");
+    let server = common::start(service).await;
+    let browser = driver.browser().await;
+    let page = server.url("/");
+
+    browser.goto(&page).await.expect("open the page");
+    assert!(shows_form(&browser).await, "nobody is logged in yet");
+
+    fill(&browser, "alice", "correct horse battery").await;
+    click(&browser, "register").await;
+    let status = text_when(&browser, "status", |t| !t.is_empty()).await;
+    assert_eq!(status, "Registered alice. You can log in now.");
+
+    browser.refresh().await.expect("reload");
+    assert!(shows_form(&browser).await, "registering does not log in");
+
+    fill(&browser, "alice", "wrong horse").await;
+    click(&browser, "login").await;
+    let error = text_when(&browser, "error", |t| !t.is_empty()).await;
+    assert_eq!(error, "account or password is wrong");
+    assert!(shows_form(&browser).await);
+
+    fill(&browser, "alice", "correct horse battery").await;
+    click(&browser, "login").await;
+    assert_eq!(text_when(&browser, "who", |t| !t.is_empty()).await, "alice");
+    assert!(
+        !shows_form(&browser).await,
+        "the signed-in panel replaces the form"
+    );
+    assert_eq!(text_when(&browser, "error", |_| true).await, "");
+
+    // The session is the `sid` cookie: a reload keeps the user, clearing it logs out.
+    browser.refresh().await.expect("reload");
+    assert_eq!(text_when(&browser, "who", |t| !t.is_empty()).await, "alice");
+    let screenshot = browser.screenshot().await.expect("screenshot");
+    let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
+    std::fs::create_dir_all(&target).expect("target dir");
+    std::fs::write(target.join("login-page.png"), &screenshot).expect("save screenshot");
+    assert!(screenshot.starts_with(b"\x89PNG"), "a PNG");
+
+    browser
+        .delete_cookie("sid")
+        .await
+        .expect("clear the cookie");
+    browser.refresh().await.expect("reload");
+    assert!(
+        shows_form(&browser).await,
+        "without the cookie nobody is logged in"
+    );
+
+    browser.close().await.expect("close the browser");
+    server.stop().await;
+}
