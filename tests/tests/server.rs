@@ -240,3 +240,19 @@ async fn client_ip_is_counted_from_the_right_of_forwarded_for() {
     assert_eq!(ask(untrusted.addr, "6.6.6.6").await, "127.0.0.1");
     untrusted.stop().await;
 }
+
+#[tokio::test]
+async fn listen_names_an_address_it_cannot_bind() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let err = service()
+        .listen(&addr)
+        .await
+        .expect_err("the port is taken");
+    assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
+    assert!(
+        err.to_string()
+            .starts_with(&format!("cannot listen on {addr}: ")),
+        "{err}"
+    );
+}

@@ -80,6 +80,24 @@ impl Drop for Ticket {
 }
 
 impl Service {
+    /// Binds `addr`, says where it listens (on stderr: `listening on http://127.0.0.1:3000`),
+    /// and serves until SIGINT or SIGTERM: the short way for a program that needs no more
+    /// control over its socket than that. A bind failure names the address.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// let service = framework::App::new().build().expect("valid routes");
+    /// service.listen("127.0.0.1:3000").await
+    /// # }
+    /// ```
+    pub async fn listen(self, addr: &str) -> std::io::Result<()> {
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
+        eprintln!("listening on http://{}", listener.local_addr()?);
+        self.serve(listener).await
+    }
+
     /// Serves until SIGINT or SIGTERM, then shuts down gracefully.
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         self.serve_with_shutdown(listener, shutdown_signal()).await

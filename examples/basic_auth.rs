@@ -1,0 +1,43 @@
+//! Basic auth: an internal tool's routes behind a user name and password, compared as
+//! SHA-256 digests in constant time; a 401 asks the browser for credentials.
+//!
+//! ```sh
+//! cargo run -p examples --example basic_auth
+//! curl -i http://127.0.0.1:3000/admin/                     # 401, www-authenticate: Basic realm="admin"
+//! curl -i -u admin:s3cret http://127.0.0.1:3000/admin/     # 200
+//! curl -i http://127.0.0.1:3000/                           # public: 200
+//! ```
+
+use framework::middleware::basic_auth::{BasicAuth, BasicAuthConfig};
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::responder::Responder;
+use framework::{App, Context, Group, Result};
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    // In a real tool: the digest from configuration, never the password in the source.
+    let expected = Sha256::digest(b"admin:s3cret");
+    let auth = BasicAuth::new(BasicAuthConfig {
+        realm: "admin".into(),
+        ..BasicAuthConfig::from_fn(move |account, password, _ctx| {
+            let given = Sha256::digest(format!("{account}:{password}").as_bytes());
+            Ok(bool::from(given.ct_eq(&expected)))
+        })
+    });
+    let service = App::new()
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .get("/", |_ctx: &mut Context| async { Result::Ok("public") })
+        .group(
+            Group::new("/admin")
+                .use_middleware(auth.into_shared())
+                .get("/", |_ctx: &mut Context| async {
+                    Result::Ok("the admin page")
+                }),
+        )
+        .build()
+        .expect("valid routes");
+    service.listen("127.0.0.1:3000").await
+}

@@ -1,0 +1,36 @@
+//! Compress: brotli or gzip, whichever the client prefers (by q-value), for bodies over the
+//! threshold with a compressible type; `Vary: Accept-Encoding` is set.
+//!
+//! ```sh
+//! cargo run -p examples --example compress
+//! curl -s -H 'accept-encoding: br' -o /dev/null -w '%{size_download} bytes\n' http://127.0.0.1:3000/report
+//! curl -s -H 'accept-encoding: gzip' -D - -o /dev/null http://127.0.0.1:3000/report   # content-encoding: gzip
+//! curl -s -o /dev/null -w '%{size_download} bytes\n' http://127.0.0.1:3000/report      # uncompressed
+//! ```
+
+use framework::middleware::compress::{Compress, CompressConfig};
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::responder::Responder;
+use framework::{App, Context, Result};
+
+async fn report(_ctx: &mut Context) -> Result<String> {
+    Ok("All systems nominal.\n".repeat(500))
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    let compress = Compress::new(CompressConfig {
+        // Fast rather than small, for answers made per request.
+        gzip_level: 1,
+        ..CompressConfig::default()
+    });
+    let service = App::new()
+        // Outside the responder: it compresses the bytes the responder produced.
+        .use_middleware(compress.into_shared())
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .get("/report", report)
+        .build()
+        .expect("valid routes");
+    service.listen("127.0.0.1:3000").await
+}

@@ -1,0 +1,31 @@
+//! Logger: one access line per request, in a format of `{tags}` parsed once at start-up,
+//! written to `tracing` (target `framework::access`).
+//!
+//! ```sh
+//! cargo run -p examples --example logger
+//! curl http://127.0.0.1:3000/hello
+//! # GET /hello 200 5B - 0 ms      (on the server's terminal)
+//! ```
+
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::logger::{LOGGER_TINY, Logger, LoggerConfig};
+use framework::middleware::responder::Responder;
+use framework::{App, Context, Result};
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    tracing_subscriber::fmt().with_target(false).init();
+    let logger = Logger::new(LoggerConfig {
+        format: LOGGER_TINY.to_owned(),
+        ..LoggerConfig::default()
+    });
+    let service = App::new()
+        // Outermost, so it sees the final status and size, errors included.
+        .use_middleware(logger.into_shared())
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .get("/hello", |_ctx: &mut Context| async { Result::Ok("hello") })
+        .build()
+        .expect("valid routes");
+    service.listen("127.0.0.1:3000").await
+}

@@ -1,0 +1,273 @@
+//! Every example, run as its own program and asked what its doc comment says to ask: the
+//! programs are checked for behaviour, not only for compiling. They all listen on
+//! 127.0.0.1:3000, so they run one after the other in a single test.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use reqwest::{Client, Method, StatusCode};
+
+/// A running example program, killed when dropped.
+struct Example(Child);
+
+impl Drop for Example {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `target/<profile>/examples/<name>`, next to this test's `deps/` folder.
+fn binary(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>");
+    profile.join("examples").join(name)
+}
+
+async fn start(name: &str) -> Example {
+    // An answer from another program on the port would be taken for the example's.
+    assert!(
+        tokio::net::TcpStream::connect("127.0.0.1:3000")
+            .await
+            .is_err(),
+        "127.0.0.1:3000 is in use by another program: stop it to run the examples"
+    );
+    let child = Command::new(binary(name))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("example {name} (built by cargo test): {e}"));
+    let mut example = Example(child);
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect("127.0.0.1:3000")
+            .await
+            .is_ok()
+        {
+            return example;
+        }
+        if let Ok(Some(status)) = example.0.try_wait() {
+            panic!("example {name} exited: {status}");
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("example {name} did not listen on 127.0.0.1:3000 within 5 s");
+}
+
+/// One request of an example's doc comment and what must come back.
+struct Ask {
+    method: Method,
+    path: &'static str,
+    headers: &'static [(&'static str, &'static str)],
+    body: Option<&'static str>,
+    status: u16,
+    contains: &'static str,
+}
+
+const fn ask(path: &'static str, status: u16, contains: &'static str) -> Ask {
+    Ask {
+        method: Method::GET,
+        path,
+        headers: &[],
+        body: None,
+        status,
+        contains,
+    }
+}
+
+async fn check(client: &Client, name: &str, ask: &Ask) -> reqwest::Response {
+    let mut request = client.request(
+        ask.method.clone(),
+        format!("http://127.0.0.1:3000{}", ask.path),
+    );
+    for (k, v) in ask.headers {
+        request = request.header(*k, *v);
+    }
+    if let Some(body) = ask.body {
+        request = request
+            .header("content-type", "application/json")
+            .body(body);
+    }
+    let res = request
+        .send()
+        .await
+        .unwrap_or_else(|e| panic!("{name} {}: {e}", ask.path));
+    assert_eq!(
+        res.status(),
+        StatusCode::from_u16(ask.status).unwrap(),
+        "{name} {}",
+        ask.path
+    );
+    res
+}
+
+async fn run(name: &str, asks: &[Ask]) {
+    let _example = start(name).await;
+    let client = Client::builder()
+        .cookie_store(true)
+        .build()
+        .expect("client");
+    for ask in asks {
+        let res = check(&client, name, ask).await;
+        let text = res.text().await.expect("body");
+        assert!(text.contains(ask.contains), "{name} {}: {text:?}", ask.path);
+    }
+}
+
+#[tokio::test]
+async fn every_example_answers_as_its_doc_comment_says() {
+    run("hello", &[ask("/", 200, "Hello, world!")]).await;
+    run(
+        "json_validate",
+        &[
+            Ask {
+                method: Method::POST,
+                body: Some(r#"{"title":"milk","tag":"shopping"}"#),
+                ..ask("/notes", 201, r#""tag":"shopping""#)
+            },
+            Ask {
+                method: Method::POST,
+                body: Some(r#"{"title":"milk","tag":"Shop"}"#),
+                headers: &[("accept", "application/json")],
+                ..ask("/notes", 400, "must be lowercase letters")
+            },
+            ask("/notes", 200, r#""title":"milk""#),
+        ],
+    )
+    .await;
+    run(
+        "middleware_fn",
+        &[
+            ask("/timed", 200, "timed"),
+            ask("/admin/stats", 401, "x-api-key"),
+            Ask {
+                headers: &[("x-api-key", "let-me-in")],
+                ..ask("/admin/stats", 200, "42 requests")
+            },
+        ],
+    )
+    .await;
+    run(
+        "sessions",
+        &[
+            ask("/visits", 200, r#"{"visits":1}"#),
+            ask("/visits", 200, r#"{"visits":2}"#),
+            Ask {
+                method: Method::POST,
+                ..ask("/forget", 200, "forgotten")
+            },
+            ask("/visits", 200, r#"{"visits":1}"#),
+        ],
+    )
+    .await;
+    run(
+        "errors",
+        &[
+            ask("/items/7", 404, "no item 7"),
+            Ask {
+                headers: &[("accept", "application/json")],
+                ..ask("/items/7", 404, r#""category":"example-items""#)
+            },
+            ask("/items/x", 400, "x is not a number"),
+            ask("/broken", 500, ""),
+        ],
+    )
+    .await;
+    // `testing` is built as a test harness (`test = true`): its own tests run it.
+    run(
+        "compress",
+        &[Ask {
+            headers: &[("accept-encoding", "identity")],
+            ..ask("/report", 200, "All systems nominal.")
+        }],
+    )
+    .await;
+    run(
+        "static_files",
+        &[ask("/static/", 200, "Served from examples/static/")],
+    )
+    .await;
+    run("proxy", &[ask("/api/time", 200, "upstream at")]).await;
+    run(
+        "rate_limit",
+        &[
+            ask("/", 200, "within budget"),
+            ask("/", 200, ""),
+            ask("/", 200, ""),
+            ask("/", 200, ""),
+            ask("/", 200, ""),
+            ask("/", 429, ""),
+        ],
+    )
+    .await;
+    run("logger", &[ask("/hello", 200, "hello")]).await;
+    run(
+        "basic_auth",
+        &[
+            ask("/", 200, "public"),
+            ask("/admin", 401, ""),
+            Ask {
+                // admin:s3cret
+                headers: &[("authorization", "Basic YWRtaW46czNjcmV0")],
+                ..ask("/admin", 200, "the admin page")
+            },
+        ],
+    )
+    .await;
+    jwt().await;
+    cache().await;
+    compressed().await;
+}
+
+async fn jwt() {
+    let _example = start("jwt").await;
+    let client = Client::new();
+    let token = client
+        .post("http://127.0.0.1:3000/login?user=alice")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let token = token.trim_matches('"');
+    let me = "http://127.0.0.1:3000/api/me";
+    assert_eq!(client.get(me).send().await.unwrap().status(), 401);
+    let res = client.get(me).bearer_auth(token).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.text().await.unwrap(), "alice");
+}
+
+async fn cache() {
+    let _example = start("cache").await;
+    let client = Client::new();
+    let url = "http://127.0.0.1:3000/slow";
+    let first = client.get(url).send().await.unwrap();
+    assert_eq!(first.headers()["x-cache"], "fetch");
+    let second = client.get(url).send().await.unwrap();
+    assert_eq!(second.headers()["x-cache"], "hit");
+    let url = "http://127.0.0.1:3000/private";
+    client.get(url).send().await.unwrap();
+    let again = client.get(url).send().await.unwrap();
+    assert_eq!(again.headers()["x-cache"], "hit-for-pass");
+}
+
+async fn compressed() {
+    let _example = start("compress").await;
+    // reqwest would decompress gzip itself and drop the header: ask for the raw bytes.
+    let client = Client::builder().no_gzip().build().expect("client");
+    let res = client
+        .get("http://127.0.0.1:3000/report")
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["content-encoding"], "gzip");
+    assert!(
+        res.bytes().await.unwrap().len() < 1_000,
+        "10 500 bytes of text, compressed"
+    );
+}
