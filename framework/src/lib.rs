@@ -6,6 +6,7 @@ pub mod client_ip;
 pub mod conditional;
 pub mod context;
 pub mod error;
+pub mod guide;
 pub mod handler;
 pub mod header;
 pub mod middleware;

@@ -1,0 +1,44 @@
+//! The guide: from a first app to several instances sharing PostgreSQL and Redis, one chapter
+//! per module. The chapters are the Markdown files in `framework/docs/`, pulled in with
+//! `include_str!`, so every code block in them is compiled and run by `cargo test --doc`.
+//!
+//! 1. [Getting started](getting_started): a route, a server, a test.
+//! 2. [Controllers and routing](controllers_and_routing): paths, groups, `#[controller]`,
+//!    `#[derive(FromState)]`, what a handler may return.
+//! 3. [Middleware](middleware): `from_fn`, the `Middleware` trait, the onion order.
+//! 4. [Validation](validation): `#[derive(Validate)]`, built-in rules, custom validators,
+//!    `ctx.bind()`.
+//! 5. [Errors](errors): `HttpError`, `?`, JSON or text answers, panics.
+//! 6. [State](state): `App::with_state`, `FromState`, what is shared and how.
+//! 7. [Sessions](sessions): the session middleware, in memory or in Redis.
+//! 8. [Testing](testing): `TestClient`, a real socket, tests that need a database.
+//! 9. [Deployment](deployment): PostgreSQL, Redis, proxies, shutdown, server limits.
+//!
+//! Runnable programs for each idea are in the repository's `examples/` folder.
+
+#[doc = include_str!("../docs/01-getting-started.md")]
+pub mod getting_started {}
+
+#[doc = include_str!("../docs/02-controllers-and-routing.md")]
+pub mod controllers_and_routing {}
+
+#[doc = include_str!("../docs/03-middleware.md")]
+pub mod middleware {}
+
+#[doc = include_str!("../docs/04-validation.md")]
+pub mod validation {}
+
+#[doc = include_str!("../docs/05-errors.md")]
+pub mod errors {}
+
+#[doc = include_str!("../docs/06-state.md")]
+pub mod state {}
+
+#[doc = include_str!("../docs/07-sessions.md")]
+pub mod sessions {}
+
+#[doc = include_str!("../docs/08-testing.md")]
+pub mod testing {}
+
+#[doc = include_str!("../docs/09-deployment.md")]
+pub mod deployment {}
