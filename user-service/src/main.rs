@@ -111,7 +111,9 @@ async fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    tracing::info!(address = %config.bind, stores = %description, "listening");
+    // The bound address, so `BIND=127.0.0.1:0` says which port it got.
+    let address = listener.local_addr().unwrap_or(config.bind);
+    tracing::info!(%address, stores = %description, "listening");
     match service.serve(listener).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
