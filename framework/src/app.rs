@@ -1,4 +1,4 @@
-//! The application builder and the built service.
+//! The application builder.
 //!
 //! An [`App`] collects global middleware, groups (a prefix plus shared middleware), routes,
 //! named middleware that controllers refer to, and state. [`App::build`] checks everything
@@ -13,49 +13,22 @@ use std::any::{Any, type_name};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http::{HeaderValue, Method};
 use serde::Serialize;
 
-use crate::body::{RequestBody, ResponseBody};
-use crate::context::Context;
-use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Endpoint, HandlerFn, Next, SharedMiddleware, handler_fn};
+use crate::controller::ControllerDef;
+use crate::error::Result;
+use crate::handler::{Endpoint, HandlerFn, SharedMiddleware, handler_fn};
+use crate::route::{AppShared, Route};
+pub use crate::route::{ROUTER_CATEGORY, RouteInfo};
 use crate::router::Router;
 use crate::server::ServerLimits;
-use crate::state::{FromState, State};
-
-/// Category of routing errors (404, 405).
-pub const ROUTER_CATEGORY: &str = "framework-router";
-
-/// What every request can see of the app.
-pub(crate) struct AppShared {
-    pub(crate) trusted_proxies: crate::client_ip::TrustedProxies,
-    pub(crate) state: State,
-}
-
-/// One route, ready to run.
-pub(crate) struct Route {
-    pub(crate) pattern: Box<str>,
-    pub(crate) param_names: Box<[Box<str>]>,
-    chain: Box<[SharedMiddleware]>,
-    endpoint: Arc<dyn Endpoint>,
-}
-
-/// A line of the route table.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RouteInfo {
-    /// Method, e.g. `GET`.
-    pub method: String,
-    /// Full path pattern, prefix included.
-    pub path: String,
-    /// The handler's name, e.g. `UserController::me`.
-    pub handler: String,
-}
+pub use crate::service::Service;
+use crate::service::{CompiledPath, MethodNotAllowed, NotFound, SlashRedirect};
+use crate::state::State;
 
 /// A middleware as written at registration: built already, or named for later resolution.
 enum MiddlewareRef {
@@ -223,61 +196,6 @@ impl Group {
         }
         self
     }
-}
-
-/// A controller registered by `#[controller]`; collected with `inventory`.
-#[doc(hidden)]
-pub struct ControllerDef {
-    pub name: &'static str,
-    pub prefix: &'static str,
-    pub middleware: &'static [&'static str],
-    pub build: fn(&State) -> Result<Arc<dyn Any + Send + Sync>>,
-    pub routes: &'static [RouteDef],
-}
-
-/// A controller method's route.
-#[doc(hidden)]
-pub struct RouteDef {
-    pub method: &'static str,
-    pub path: &'static str,
-    pub handler: &'static str,
-    pub middleware: &'static [&'static str],
-    pub endpoint: EndpointFactory,
-}
-
-/// Binds a route's generated wrapper to the type-erased controller instance.
-#[doc(hidden)]
-pub type EndpointFactory = fn(&Arc<dyn Any + Send + Sync>) -> Option<Arc<dyn Endpoint>>;
-
-inventory::collect!(ControllerDef);
-
-/// Builds a controller through [`FromState`], type-erased for the registry.
-#[doc(hidden)]
-pub fn build_controller<C: FromState>(state: &State) -> Result<Arc<dyn Any + Send + Sync>> {
-    Ok(Arc::new(C::from_state(state)?))
-}
-
-/// A controller method bound to its controller instance.
-struct MethodEndpoint<C> {
-    controller: Arc<C>,
-    call: for<'a> fn(&'a C, &'a mut Context) -> BoxFuture<'a, Result>,
-}
-
-impl<C: Send + Sync + 'static> Endpoint for MethodEndpoint<C> {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
-        (self.call)(&self.controller, ctx)
-    }
-}
-
-/// Binds a generated method wrapper to the controller instance; `None` on a type mismatch,
-/// which only a bug in the macro could cause.
-#[doc(hidden)]
-pub fn method_endpoint<C: Send + Sync + 'static>(
-    controller: &Arc<dyn Any + Send + Sync>,
-    call: for<'a> fn(&'a C, &'a mut Context) -> BoxFuture<'a, Result>,
-) -> Option<Arc<dyn Endpoint>> {
-    let controller = Arc::clone(controller).downcast::<C>().ok()?;
-    Some(Arc::new(MethodEndpoint { controller, call }))
 }
 
 /// Why [`App::build`] refused the configuration.
@@ -674,235 +592,6 @@ struct PendingRoute {
 #[derive(Default)]
 struct PathRoutes {
     methods: Vec<PendingRoute>,
-}
-
-#[derive(Default)]
-struct CompiledPath {
-    methods: Vec<(Method, Arc<Route>)>,
-    not_allowed: Option<Arc<Route>>,
-}
-
-impl CompiledPath {
-    fn for_method(&self, method: &Method) -> Option<&Arc<Route>> {
-        let find = |m: &Method| self.methods.iter().find(|(k, _)| k == m).map(|(_, r)| r);
-        find(method).or_else(|| {
-            if *method == Method::HEAD {
-                find(&Method::GET)
-            } else {
-                None
-            }
-        })
-    }
-}
-
-struct NotFound;
-
-impl Endpoint for NotFound {
-    fn call<'a>(&'a self, _ctx: &'a mut Context) -> BoxFuture<'a, Result> {
-        Box::pin(async {
-            Err(HttpError::with(StatusCode::NOT_FOUND, ROUTER_CATEGORY, "not found").into())
-        })
-    }
-}
-
-/// The 308 of [`TrailingSlash::Redirect`]; the location was put in the context's headers.
-struct SlashRedirect;
-
-impl Endpoint for SlashRedirect {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
-        ctx.set_status(StatusCode::PERMANENT_REDIRECT);
-        Box::pin(std::future::ready(Ok(())))
-    }
-}
-
-struct MethodNotAllowed {
-    allow: HeaderValue,
-}
-
-impl Endpoint for MethodNotAllowed {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            ctx.set_header(header::ALLOW, self.allow.clone());
-            Err(HttpError::with(
-                StatusCode::METHOD_NOT_ALLOWED,
-                ROUTER_CATEGORY,
-                "method not allowed",
-            )
-            .into())
-        })
-    }
-}
-
-/// A built application: answers requests.
-pub struct Service {
-    router: Router<CompiledPath>,
-    not_found: Arc<Route>,
-    redirect: Arc<Route>,
-    trailing_slash: TrailingSlash,
-    listing: Vec<RouteInfo>,
-    shared: Arc<AppShared>,
-    pub(crate) limits: ServerLimits,
-}
-
-impl Service {
-    /// The route table, sorted by path then method.
-    pub fn routes(&self) -> &[RouteInfo] {
-        &self.listing
-    }
-
-    /// The route table as aligned text, one route a line.
-    pub fn route_table(&self) -> String {
-        let width = self.listing.iter().map(|r| r.path.len()).max().unwrap_or(0);
-        self.listing
-            .iter()
-            .map(|r| format!("{:<7} {:<width$}  {}\n", r.method, r.path, r.handler))
-            .collect()
-    }
-
-    /// The application state.
-    pub fn state(&self) -> &State {
-        &self.shared.state
-    }
-
-    /// Answers one request: routing, the chain, then the response.
-    pub async fn handle(
-        &self,
-        request: Request<RequestBody>,
-        remote_addr: SocketAddr,
-    ) -> Response<ResponseBody> {
-        let (parts, body) = request.into_parts();
-        let mut ctx = Context::new(parts, body, remote_addr, Arc::clone(&self.shared));
-        let mut found = self.router.find(ctx.path());
-        if found.is_none() && self.trailing_slash != TrailingSlash::Strict {
-            match self.other_slash_form(&mut ctx) {
-                SlashForm::Routed(other) => found = Some(other),
-                SlashForm::Redirect => {
-                    let result = Next::new(&self.redirect.chain, &*self.redirect.endpoint)
-                        .run(&mut ctx)
-                        .await;
-                    return into_response(ctx, result);
-                }
-                SlashForm::None => {}
-            }
-        }
-        let route = match found {
-            Some(found) => {
-                let path = &found.slot.value;
-                let route = match path.for_method(ctx.method()) {
-                    Some(route) => route,
-                    None => path.not_allowed.as_ref().unwrap_or(&self.not_found),
-                };
-                ctx.set_route(Arc::clone(route), found.params);
-                route
-            }
-            None => &self.not_found,
-        };
-        let result = Next::new(&route.chain, &*route.endpoint)
-            .run(&mut ctx)
-            .await;
-        into_response(ctx, result)
-    }
-}
-
-/// What the other trailing-slash form of an unrouted path gives.
-enum SlashForm<'r> {
-    /// [`TrailingSlash::Ignore`]: the URI now has the other form, which matched.
-    Routed(crate::router::Match<'r, CompiledPath>),
-    /// [`TrailingSlash::Redirect`]: `Location` is set; answer 308.
-    Redirect,
-    /// No route either way (or [`TrailingSlash::Strict`]): 404.
-    None,
-}
-
-impl Service {
-    /// For a path with no route: whether its other trailing-slash form has one, and what the
-    /// policy does with it. Only runs on what would otherwise be a 404.
-    fn other_slash_form(&self, ctx: &mut Context) -> SlashForm<'_> {
-        let path = ctx.path();
-        let other = match path.strip_suffix('/') {
-            Some("") => return SlashForm::None,
-            Some(trimmed) => trimmed.to_owned(),
-            None => format!("{path}/"),
-        };
-        // `//host` would be a protocol-relative location, and is no path this app routes.
-        if other.starts_with("//") || self.router.find(&other).is_none() {
-            return SlashForm::None;
-        }
-        let target = match ctx.uri().query() {
-            Some(query) => format!("{other}?{query}"),
-            None => other,
-        };
-        match self.trailing_slash {
-            TrailingSlash::Strict => SlashForm::None,
-            TrailingSlash::Redirect => match HeaderValue::try_from(target) {
-                Ok(location) => {
-                    ctx.set_header(header::LOCATION, location);
-                    SlashForm::Redirect
-                }
-                Err(_) => SlashForm::None,
-            },
-            TrailingSlash::Ignore => match ctx.set_path_and_query(&target) {
-                Ok(()) => self
-                    .router
-                    .find(ctx.path())
-                    .map_or(SlashForm::None, SlashForm::Routed),
-                Err(_) => SlashForm::None,
-            },
-        }
-    }
-}
-
-/// Turns the finished context into the response.
-///
-/// An error that reached here (no error handler) becomes its status (500 for a plain error)
-/// with the error text as `text/plain`. Otherwise the status is the one set, or 200, and the
-/// body is the stream if one was set, else `body_buffer`: a `body` value that no responder
-/// converted sends nothing. HEAD answers keep `Content-Length` (a stream's when its length is
-/// known) and drop the body, which also releases whatever the stream held open.
-fn into_response(mut ctx: Context, result: Result) -> Response<ResponseBody> {
-    let (status, body) = match result {
-        Ok(()) => {
-            let status = ctx.status().unwrap_or(StatusCode::OK);
-            match ctx.take_body_stream() {
-                Some(stream) => (status, ResponseBody::stream(stream)),
-                None => (
-                    status,
-                    ResponseBody::full(ctx.body_buffer.take().unwrap_or_default()),
-                ),
-            }
-        }
-        Err(err) => {
-            ctx.response_headers_mut()
-                .insert(header::CONTENT_TYPE, crate::header::TEXT_UTF8);
-            (err.status(), ResponseBody::full(Bytes::from(err.text())))
-        }
-    };
-    let head = ctx.method() == Method::HEAD;
-    let request_id = ctx.take_request_id();
-    let mut headers = std::mem::take(ctx.response_headers_mut());
-    headers.insert(crate::header::X_REQUEST_ID, request_id);
-    let body = if head {
-        match &body {
-            ResponseBody::Full(bytes) => {
-                let len = bytes.as_ref().map_or(0, Bytes::len);
-                headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-            }
-            ResponseBody::Stream(_) => {
-                if let Some(len) = http_body::Body::size_hint(&body).exact()
-                    && !headers.contains_key(header::CONTENT_LENGTH)
-                {
-                    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-                }
-            }
-        }
-        ResponseBody::empty()
-    } else {
-        body
-    };
-    let mut response = Response::new(body);
-    *response.status_mut() = status;
-    *response.headers_mut() = headers;
-    response
 }
 
 #[cfg(test)]

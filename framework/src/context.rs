@@ -19,9 +19,9 @@ use http::{Method, StatusCode, Uri, Version};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::app::{AppShared, Route};
 use crate::body::{BodyStream, RequestBody};
 use crate::error::{HttpError, Result};
+use crate::route::{AppShared, Route};
 use crate::router::{Params, decode_param};
 use crate::session::Session;
 use crate::state::State;

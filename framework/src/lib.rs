@@ -5,6 +5,7 @@ pub mod body;
 pub mod client_ip;
 pub mod conditional;
 pub mod context;
+mod controller;
 pub mod error;
 pub mod guide;
 pub mod handler;
@@ -17,8 +18,10 @@ pub mod middleware;
 ))]
 mod redis_connection;
 pub mod request_key;
+mod route;
 pub mod router;
 mod server;
+mod service;
 pub mod state;
 pub mod testing;
 pub mod validate;
@@ -39,7 +42,9 @@ pub use validate::Validate;
 /// What the macros expand to. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
-    pub use crate::app::{ControllerDef, RouteDef, build_controller, method_endpoint};
+    pub use crate::controller::{
+        ControllerDef, EndpointFactory, RouteDef, build_controller, method_endpoint,
+    };
     pub use crate::handler::{BoxFuture, finish, finish_value};
     pub use crate::state::field as state_field;
     pub use crate::validate::{failure, rules};

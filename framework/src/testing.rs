@@ -28,8 +28,8 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, head
 use http_body_util::BodyExt;
 use serde::Serialize;
 
-use crate::app::Service;
 use crate::body::RequestBody;
+use crate::service::Service;
 
 /// The address requests appear to come from.
 pub const TEST_PEER: SocketAddr =

@@ -35,8 +35,8 @@ use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use crate::app::Service;
 use crate::body::{RequestBody, ResponseBody};
+use crate::service::Service;
 
 use connection::{ConnBody, ConnState, TrackedStream};
 pub use limits::{MinDataRate, ServerLimits, default_max_connections};

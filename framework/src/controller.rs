@@ -1,0 +1,66 @@
+//! The controller registry: what `#[controller]` expands to. Each controller submits a
+//! [`ControllerDef`] through `inventory`; [`App::mount_controllers`](crate::App::mount_controllers)
+//! collects them, builds each controller once from the state and binds its methods as endpoints.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::context::Context;
+use crate::error::Result;
+use crate::handler::{BoxFuture, Endpoint};
+use crate::state::{FromState, State};
+
+/// A controller registered by `#[controller]`; collected with `inventory`.
+#[doc(hidden)]
+pub struct ControllerDef {
+    pub name: &'static str,
+    pub prefix: &'static str,
+    pub middleware: &'static [&'static str],
+    pub build: fn(&State) -> Result<Arc<dyn Any + Send + Sync>>,
+    pub routes: &'static [RouteDef],
+}
+
+/// A controller method's route.
+#[doc(hidden)]
+pub struct RouteDef {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub handler: &'static str,
+    pub middleware: &'static [&'static str],
+    pub endpoint: EndpointFactory,
+}
+
+/// Binds a route's generated wrapper to the type-erased controller instance.
+#[doc(hidden)]
+pub type EndpointFactory = fn(&Arc<dyn Any + Send + Sync>) -> Option<Arc<dyn Endpoint>>;
+
+inventory::collect!(ControllerDef);
+
+/// Builds a controller through [`FromState`], type-erased for the registry.
+#[doc(hidden)]
+pub fn build_controller<C: FromState>(state: &State) -> Result<Arc<dyn Any + Send + Sync>> {
+    Ok(Arc::new(C::from_state(state)?))
+}
+
+/// A controller method bound to its controller instance.
+struct MethodEndpoint<C> {
+    controller: Arc<C>,
+    call: for<'a> fn(&'a C, &'a mut Context) -> BoxFuture<'a, Result>,
+}
+
+impl<C: Send + Sync + 'static> Endpoint for MethodEndpoint<C> {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+        (self.call)(&self.controller, ctx)
+    }
+}
+
+/// Binds a generated method wrapper to the controller instance; `None` on a type mismatch,
+/// which only a bug in the macro could cause.
+#[doc(hidden)]
+pub fn method_endpoint<C: Send + Sync + 'static>(
+    controller: &Arc<dyn Any + Send + Sync>,
+    call: for<'a> fn(&'a C, &'a mut Context) -> BoxFuture<'a, Result>,
+) -> Option<Arc<dyn Endpoint>> {
+    let controller = Arc::clone(controller).downcast::<C>().ok()?;
+    Some(Arc::new(MethodEndpoint { controller, call }))
+}
