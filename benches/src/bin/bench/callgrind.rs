@@ -21,6 +21,7 @@ pub(crate) fn measure_all(
     let mut out = Vec::new();
     for kind in ServerKind::PEERS
         .into_iter()
+        .chain([ServerKind::UserService])
         .filter(|k| route.served_by(*k) && options.wants_server(k.name()))
     {
         let first = total_instructions(runtime, kind, route, n1)?;

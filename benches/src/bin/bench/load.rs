@@ -25,6 +25,9 @@ pub(crate) enum Route {
     StaticSmall,
     StaticLarge,
     ProxyJson,
+    /// The user service's `GET /users/v1/login` with its full middleware stack (a new session
+    /// and a login token each time); measured under callgrind only.
+    UserLogin,
 }
 
 const ECHO_BODY: &str = r#"{"account":"bench_user","password":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#;
@@ -49,6 +52,7 @@ impl Route {
             Self::StaticSmall => "static-4k",
             Self::StaticLarge => "static-1m",
             Self::ProxyJson => "proxy-json",
+            Self::UserLogin => "user-login",
         }
     }
 
@@ -61,11 +65,16 @@ impl Route {
             Self::StaticSmall => "`GET /static/4k.bin`",
             Self::StaticLarge => "`GET /static/1m.bin`",
             Self::ProxyJson => "`GET /proxy/json`",
+            Self::UserLogin => "`GET /users/v1/login` (user service, memory stores)",
         }
     }
 
-    /// Raw hyper answers the core routes only; actix-web has no proxy here.
+    /// Raw hyper answers the core routes only; actix-web has no proxy here; the user service
+    /// answers its own route only.
     pub(crate) fn served_by(self, kind: ServerKind) -> bool {
+        if (self == Self::UserLogin) != (kind == ServerKind::UserService) {
+            return false;
+        }
         match self {
             Self::StaticSmall | Self::StaticLarge => kind != ServerKind::Hyper,
             Self::ProxyJson => matches!(kind, ServerKind::Framework | ServerKind::Axum),
@@ -99,6 +108,7 @@ impl Route {
             Self::StaticSmall => (Method::GET, "/static/4k.bin"),
             Self::StaticLarge => (Method::GET, "/static/1m.bin"),
             Self::ProxyJson => (Method::GET, "/proxy/json"),
+            Self::UserLogin => (Method::GET, "/users/v1/login"),
         };
         let mut builder = Request::builder()
             .method(method)

@@ -4,7 +4,10 @@
 //! ```sh
 //! cargo run --release -p benches --bin bench            # full run, several minutes
 //! cargo run --release -p benches --bin bench -- --quick # under a minute
+//! cargo run --release -p benches --no-default-features --bin bench -- --callgrind-check
 //! ```
+//!
+//! `--callgrind-check` is the regression check CI runs: see [`check`].
 //!
 //! Each server gets the same number of worker threads (1 by default) so the load generator has
 //! the other core. Servers run side by side for the whole benchmark and are measured in turn,
@@ -14,6 +17,7 @@
 //! load generator itself saturates its core on the lightest routes.
 
 mod callgrind;
+mod check;
 mod load;
 mod machine;
 mod options;
@@ -28,7 +32,10 @@ use servers::{Server, ServerKind};
 
 fn main() -> std::io::Result<()> {
     let options = Options::from_args();
-    servers::build_binaries()?;
+    servers::build_binaries(&options)?;
+    if options.callgrind_check {
+        return check::run(&options);
+    }
     let started = std::time::Instant::now();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -133,6 +140,7 @@ fn main() -> std::io::Result<()> {
         for (route, counts) in [
             (load::Route::Plaintext, options.callgrind_requests),
             (load::Route::Json, options.callgrind_requests),
+            (load::Route::UserLogin, options.callgrind_requests),
             // Each /big request costs ~30x a /json one under valgrind: fewer of them.
             (
                 load::Route::Big,

@@ -14,6 +14,9 @@ pub(crate) struct Options {
     pub(crate) threads: usize,
     pub(crate) callgrind: bool,
     pub(crate) callgrind_only: bool,
+    /// `--callgrind-check`: framework and hyper on `/json` only, compared with the committed
+    /// baseline; exit status 1 when the framework's figure is over it by more than 5%.
+    pub(crate) callgrind_check: bool,
     /// `--servers a,b`: only these peers under callgrind (names as in the report).
     pub(crate) servers: Option<Vec<String>>,
     /// `--routes a,b`: only these routes under callgrind (`plaintext`, `json`, `big+gzip`).
@@ -26,6 +29,7 @@ pub(crate) struct Options {
 impl Options {
     /// `--quick`, `--rounds N`, `--duration SECS`, `--connections N`, `--threads N`,
     /// `--no-callgrind`, `--callgrind-only` (instruction counts printed, no load, no report),
+    /// `--callgrind-check` (the regression check against `benches/callgrind-baseline`),
     /// `--servers a,b` and `--routes a,b` (callgrind subsets), `--no-micro`, `--out FILE`.
     pub(crate) fn from_args() -> Self {
         let args: Vec<String> = std::env::args().skip(1).collect();
@@ -60,6 +64,7 @@ impl Options {
             threads: value("--threads").map_or(1, |v| v as usize),
             callgrind: has("--callgrind-only") || (!quick && !has("--no-callgrind")),
             callgrind_only: has("--callgrind-only"),
+            callgrind_check: has("--callgrind-check"),
             servers: list("--servers"),
             routes: list("--routes"),
             callgrind_requests: if quick && !has("--callgrind-only") {

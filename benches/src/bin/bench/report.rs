@@ -261,13 +261,23 @@ impl Report<'_> {
                  difference divided by n2 − n1 cancels start-up and shutdown. Repeatable to the \
                  instruction for the same binaries, so this is the figure that does not move \
                  with the machine (the CPU-time column above does: this is a VM whose two vCPUs \
-                 share a host we cannot see).\n\n| route | n1 → n2 | server | instructions/request | vs hyper |\n|---|---|---|---:|---:|"
+                 share a host we cannot see). The user service's row is compared with raw hyper's \
+                 `/json`.\n\n| route | n1 → n2 | server | instructions/request | vs hyper |\n|---|---|---|---:|---:|"
             );
+            // The user service has no hyper twin: it is compared with raw hyper's /json.
+            let hyper_json = self
+                .instructions
+                .iter()
+                .filter(|(route, _, _)| *route == Route::Json)
+                .flat_map(|(_, _, rows)| rows)
+                .find(|(k, _)| *k == ServerKind::Hyper)
+                .map(|(_, v)| *v);
             for (route, (n1, n2), rows) in &self.instructions {
                 let hyper = rows
                     .iter()
                     .find(|(k, _)| *k == ServerKind::Hyper)
-                    .map(|(_, v)| *v);
+                    .map(|(_, v)| *v)
+                    .or(hyper_json.filter(|_| *route == Route::UserLogin));
                 for (kind, per_request) in rows {
                     let ratio = hyper.map_or(f64::NAN, |h| per_request / h);
                     let _ = writeln!(

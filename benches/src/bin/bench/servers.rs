@@ -100,8 +100,9 @@ pub(crate) fn sibling(name: &str) -> PathBuf {
     exe.parent().expect("exe directory").join(name)
 }
 
-/// Under `cargo run`, builds the servers and tools so the siblings are current.
-pub(crate) fn build_binaries() -> std::io::Result<()> {
+/// Under `cargo run`, builds the servers and tools so the siblings are current: for the
+/// callgrind check only the framework's and raw hyper's servers.
+pub(crate) fn build_binaries(options: &crate::options::Options) -> std::io::Result<()> {
     let Ok(cargo) = std::env::var("CARGO") else {
         return Ok(());
     };
@@ -112,7 +113,20 @@ pub(crate) fn build_binaries() -> std::io::Result<()> {
         eprintln!("warning: not a release build; run with --release for meaningful figures");
     }
     let mut cmd = Command::new(cargo);
-    cmd.args(["build", "-p", "benches", "--bins", "-p", "user-service"]);
+    if options.callgrind_check {
+        cmd.args([
+            "build",
+            "-p",
+            "benches",
+            "--no-default-features",
+            "--bin",
+            "server-framework",
+            "--bin",
+            "server-hyper",
+        ]);
+    } else {
+        cmd.args(["build", "-p", "benches", "--bins", "-p", "user-service"]);
+    }
     if release {
         cmd.arg("--release");
     }

@@ -1,0 +1,146 @@
+//! The callgrind regression check: raw hyper and the framework answer `GET /json` under
+//! callgrind (200 then 2 200 requests on one connection, as in the report), and the check fails
+//! when the framework's instructions per request are more than [`TOLERANCE`] above the figure
+//! committed in `benches/callgrind-baseline`. Instruction counts do not move with machine load,
+//! so this is a benchmark check that CI can run, not a timed test. Under a minute, with the two
+//! servers built (`--no-default-features` leaves axum and actix-web out of the build).
+//!
+//! A change that makes the framework faster should lower the committed figure, so the gain is
+//! kept; the check says so when the measurement is well under it.
+
+use std::path::PathBuf;
+
+use crate::callgrind;
+use crate::load::Route;
+use crate::options::Options;
+use crate::servers::ServerKind;
+
+/// How far above the baseline a measurement may be.
+pub(crate) const TOLERANCE: f64 = 0.05;
+
+/// The request counts: few enough for CI, enough for start-up to cancel out.
+const REQUESTS: (u64, u64) = (200, 2_200);
+
+fn baseline_path() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("callgrind-baseline")
+}
+
+/// The committed figure: the line `json framework <instructions>`; `#` starts a comment.
+fn read_baseline() -> std::io::Result<f64> {
+    let path = baseline_path();
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    parse_baseline(&text).ok_or_else(|| {
+        std::io::Error::other(format!(
+            "{}: no line `json framework <instructions per request>`",
+            path.display()
+        ))
+    })
+}
+
+fn parse_baseline(text: &str) -> Option<f64> {
+    text.lines()
+        .map(|line| line.split('#').next().unwrap_or("").split_whitespace())
+        .find_map(
+            |mut words| match (words.next(), words.next(), words.next()) {
+                (Some("json"), Some("framework"), Some(n)) => n.parse().ok(),
+                _ => None,
+            },
+        )
+}
+
+/// What the check concludes from a measurement.
+#[derive(Debug, PartialEq)]
+enum Verdict {
+    /// Over the tolerance: the check fails.
+    Regressed,
+    /// More than the tolerance under the baseline: lower the committed figure.
+    Improved,
+    Within,
+}
+
+fn judge(measured: f64, baseline: f64) -> Verdict {
+    if measured > baseline * (1.0 + TOLERANCE) {
+        Verdict::Regressed
+    } else if measured < baseline * (1.0 - TOLERANCE) {
+        Verdict::Improved
+    } else {
+        Verdict::Within
+    }
+}
+
+pub(crate) fn run(options: &Options) -> std::io::Result<()> {
+    let baseline = read_baseline()?;
+    if std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return Err(std::io::Error::other(
+            "valgrind is not installed (Debian: apt-get install valgrind)",
+        ));
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let options = Options {
+        servers: Some(vec!["hyper".to_owned(), "framework".to_owned()]),
+        ..options.clone()
+    };
+    let counts = callgrind::measure_all(&runtime, Route::Json, REQUESTS, &options)?;
+    let figure = |kind| counts.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v);
+    let framework = figure(ServerKind::Framework)
+        .ok_or_else(|| std::io::Error::other("the framework's server could not be measured"))?;
+    let hyper = figure(ServerKind::Hyper).unwrap_or(f64::NAN);
+    println!(
+        "callgrind check, GET /json: framework {framework:.0} instructions/request \
+         ({:.2}× raw hyper's {hyper:.0}), baseline {baseline:.0}, limit {:.0} (+{:.0}%)",
+        framework / hyper,
+        baseline * (1.0 + TOLERANCE),
+        TOLERANCE * 100.0
+    );
+    match judge(framework, baseline) {
+        Verdict::Regressed => Err(std::io::Error::other(format!(
+            "the framework's GET /json costs {:.1}% more instructions than the baseline in {}",
+            (framework / baseline - 1.0) * 100.0,
+            baseline_path().display()
+        ))),
+        Verdict::Improved => {
+            println!(
+                "{:.1}% under the baseline: write {framework:.0} into {} to keep the gain",
+                (1.0 - framework / baseline) * 100.0,
+                baseline_path().display()
+            );
+            Ok(())
+        }
+        Verdict::Within => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_committed_line() {
+        assert_eq!(
+            parse_baseline("# comment\njson hyper 9000\njson framework 14931 # measured\n"),
+            Some(14931.0)
+        );
+        assert_eq!(parse_baseline("json framework many"), None);
+        assert_eq!(parse_baseline(""), None);
+    }
+
+    #[test]
+    fn the_committed_baseline_parses() {
+        assert!(read_baseline().is_ok());
+    }
+
+    #[test]
+    fn five_percent_is_the_boundary() {
+        assert_eq!(judge(10_500.0, 10_000.0), Verdict::Within);
+        assert_eq!(judge(10_501.0, 10_000.0), Verdict::Regressed);
+        assert_eq!(judge(9_500.0, 10_000.0), Verdict::Within);
+        assert_eq!(judge(9_499.0, 10_000.0), Verdict::Improved);
+    }
+}
