@@ -326,3 +326,74 @@ async fn tracker_masks_at_every_depth() {
     assert_eq!(failed.error.as_deref(), Some("test: refused"));
     server.stop().await;
 }
+
+/// With no `on_log` hook, the line is a `tracing` event: when the subscriber does not want
+/// `framework::access` at info, the logger must not even read the clock; when it does, it
+/// reads it and the line is written.
+#[tokio::test(flavor = "current_thread")]
+async fn the_default_logger_does_nothing_when_access_lines_are_filtered_out() {
+    use framework::testing::TestClient;
+    use std::sync::atomic::AtomicUsize;
+
+    let readings = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&readings);
+    let inner = fixed_clock();
+    let logger = Logger::new(LoggerConfig {
+        clock: Some(Arc::new(move || {
+            counted.fetch_add(1, Ordering::Relaxed);
+            inner()
+        })),
+        ..LoggerConfig::default()
+    })
+    .into_shared();
+    let service = App::new()
+        .use_middleware(logger)
+        .use_middleware(Responder::default().into_shared())
+        .get("/", |_ctx: &mut Context| async { Ok("hello") })
+        .build()
+        .unwrap();
+    let client = TestClient::new(service);
+
+    let written = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let make_writer = {
+        let written = Arc::clone(&written);
+        move || SharedWriter(Arc::clone(&written))
+    };
+    let warn_only = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(make_writer.clone())
+        .finish();
+    {
+        let _guard = tracing::subscriber::set_default(warn_only);
+        assert_eq!(client.get("/").send().await.status, 200);
+    }
+    assert_eq!(readings.load(Ordering::Relaxed), 0, "no clock reading");
+    assert!(written.lock().unwrap().is_empty());
+
+    let info = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::INFO)
+        .with_ansi(false)
+        .with_writer(make_writer)
+        .finish();
+    {
+        let _guard = tracing::subscriber::set_default(info);
+        assert_eq!(client.get("/").send().await.status, 200);
+    }
+    assert!(readings.load(Ordering::Relaxed) > 0, "the clock was read");
+    let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
+    assert!(text.contains("framework::access"), "{text}");
+    assert!(text.contains("\"GET / HTTP/1.1\" 200"), "{text}");
+}
+
+/// A `tracing` writer into a shared buffer.
+struct SharedWriter(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
