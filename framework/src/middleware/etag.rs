@@ -52,16 +52,28 @@ pub struct ETag {
     config: ETagConfig,
 }
 
-/// The strong entity tag of `body`: `"<length hex>-<xxh3-128 base64url>"`.
+/// The strong entity tag of `body`: `"<length hex>-<xxh3-128 base64url>"`, written into a
+/// stack buffer (no `format!`, one allocation: the header value's).
 pub fn strong_etag(body: &[u8]) -> HeaderValue {
     let digest = xxhash_rust::xxh3::xxh3_128(body).to_be_bytes();
-    let mut tag = String::with_capacity(2 + 16 + 1 + 22);
-    tag.push('"');
-    tag.push_str(&format!("{:x}-", body.len()));
-    URL_SAFE_NO_PAD.encode_string(digest, &mut tag);
-    tag.push('"');
+    // `"` + up to 16 hex digits + `-` + 22 base64url characters + `"`.
+    let mut tag = [0u8; 1 + 16 + 1 + 22 + 1];
+    tag[0] = b'"';
+    let len = body.len() as u64;
+    let digits = (64 - len.leading_zeros()).div_ceil(4).max(1) as usize;
+    for i in 0..digits {
+        let nibble = (len >> (4 * (digits - 1 - i))) & 0xf;
+        tag[1 + i] = b"0123456789abcdef"[nibble as usize];
+    }
+    let mut end = 1 + digits;
+    tag[end] = b'-';
+    end += 1;
+    end += URL_SAFE_NO_PAD
+        .encode_slice(digest, &mut tag[end..end + 22])
+        .unwrap_or_default();
+    tag[end] = b'"';
     // Hex digits, `-` and the base64url alphabet: always a valid header value.
-    HeaderValue::try_from(tag).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
+    HeaderValue::from_bytes(&tag[..=end]).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
 }
 
 impl ETag {
@@ -120,5 +132,19 @@ mod tests {
                 .unwrap()
                 .starts_with("\"1000-")
         );
+        // The length in lowercase hex, without leading zeros; 0 is `0`.
+        for (len, hex) in [
+            (0usize, "0"),
+            (1, "1"),
+            (15, "f"),
+            (16, "10"),
+            (255, "ff"),
+            (4097, "1001"),
+        ] {
+            let tag = strong_etag(&vec![7u8; len]);
+            let text = tag.to_str().unwrap();
+            assert!(text.starts_with(&format!("\"{hex}-")), "{len}: {text}");
+            assert_eq!(text.len(), 2 + hex.len() + 1 + 22, "{text}");
+        }
     }
 }

@@ -31,7 +31,7 @@ use std::time::SystemTime;
 
 use http::header::{
     CACHE_CONTROL, CONTENT_ENCODING, CONTENT_LANGUAGE, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE,
-    ETAG, LAST_MODIFIED, TRANSFER_ENCODING,
+    ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, TRANSFER_ENCODING,
 };
 use http::{Method, StatusCode};
 
@@ -79,6 +79,12 @@ fn no_cache_requested(ctx: &Context) -> bool {
 fn is_fresh(ctx: &Context) -> bool {
     let method = ctx.method();
     if *method != Method::GET && *method != Method::HEAD {
+        return false;
+    }
+    // Without a condition there is nothing to evaluate: the common case, settled before the
+    // response headers are looked at.
+    let request = ctx.headers();
+    if !request.contains_key(IF_NONE_MATCH) && !request.contains_key(IF_MODIFIED_SINCE) {
         return false;
     }
     if !ctx.status().unwrap_or(StatusCode::OK).is_success() {
