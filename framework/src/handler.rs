@@ -31,9 +31,88 @@ use crate::error::Result;
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Code that runs around the rest of the chain.
+///
+/// [`handle`](Middleware::handle) is the general form: an async function around `next`. A
+/// middleware that never awaits anything of its own (it looks at the request, lets the rest
+/// run, then looks at the response) can also say so with the two synchronous hooks
+/// [`before`](Middleware::before) and [`after`](Middleware::after): the chain then calls them
+/// directly, without a boxed future for this middleware, which is most of what a middleware
+/// costs per request. `handle` must still do the same as the hooks (write it with
+/// [`handle_with_hooks`]); it is what runs when a middleware is called on its own.
+///
+/// ```
+/// use framework::{Before, BoxFuture, Context, Middleware, Next, Result, handle_with_hooks};
+///
+/// struct PoweredBy;
+///
+/// impl Middleware for PoweredBy {
+///     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+///         handle_with_hooks(self, ctx, next)
+///     }
+///     fn before(&self, _ctx: &mut Context) -> Before {
+///         Before::Continue
+///     }
+///     fn after(&self, ctx: &mut Context, result: Result) -> Result {
+///         result?;
+///         ctx.set_header("x-powered-by", http::HeaderValue::from_static("framework"));
+///         Ok(())
+///     }
+/// }
+/// ```
 pub trait Middleware: Send + Sync + 'static {
     /// Handles the request; call `next.run(ctx)` to run the rest of the chain.
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result>;
+
+    /// The synchronous fast path, on the way in: what to do with this request. The default,
+    /// [`Before::Handle`], runs [`handle`](Middleware::handle).
+    #[inline]
+    fn before(&self, _ctx: &mut Context) -> Before {
+        Before::Handle
+    }
+
+    /// The synchronous fast path, on the way out: called with the rest of the chain's result
+    /// after [`before`](Middleware::before) said [`Before::Continue`]; what it returns goes on
+    /// outwards. Not called when the rest panicked or the request was dropped (the client went
+    /// away), as code after `next.run(ctx).await` would not run either.
+    #[inline]
+    fn after(&self, _ctx: &mut Context, result: Result) -> Result {
+        result
+    }
+}
+
+/// What a middleware's [`before`](Middleware::before) hook decides for a request.
+#[derive(Debug)]
+pub enum Before {
+    /// Run the rest of the chain, then this middleware's [`after`](Middleware::after).
+    Continue,
+    /// Run the rest of the chain; this middleware has nothing to do on the way out.
+    Pass,
+    /// Answer now with this result: the rest of the chain does not run, nor this middleware's
+    /// `after` (the middleware outside it see the result as usual).
+    Answer(Result),
+    /// This request needs the middleware's async [`handle`](Middleware::handle) (e.g. it has a
+    /// body to read).
+    Handle,
+}
+
+/// [`Middleware::handle`] for a middleware written as [`before`](Middleware::before) and
+/// [`after`](Middleware::after) hooks: the same steps, as one future. A `before` that says
+/// [`Before::Handle`] is taken as [`Before::Continue`] here (this *is* the handle).
+pub fn handle_with_hooks<'a, M: Middleware + ?Sized>(
+    middleware: &'a M,
+    ctx: &'a mut Context,
+    next: Next<'a>,
+) -> BoxFuture<'a, Result> {
+    Box::pin(async move {
+        match middleware.before(ctx) {
+            Before::Continue | Before::Handle => {
+                let result = next.run(ctx).await;
+                middleware.after(ctx, result)
+            }
+            Before::Pass => next.run(ctx).await,
+            Before::Answer(result) => result,
+        }
+    })
 }
 
 /// The centre of the chain: a route's handler.
@@ -70,21 +149,45 @@ impl<'a> Next<'a> {
     }
 
     /// Runs the rest of the chain.
+    ///
+    /// Middleware with synchronous hooks ([`Middleware::before`]) are run in a loop: their
+    /// `before` on the way in, their `after` in reverse order on the way out, with no future of
+    /// their own. The first middleware that needs its async `handle` (or the endpoint) is
+    /// awaited there, and runs the rest of the chain itself. Hooks are used for the first 64
+    /// middleware of a chain; any further ones run through `handle`.
     pub async fn run(self, ctx: &mut Context) -> Result {
-        match self.rest.split_first() {
-            Some((first, rest)) => {
-                first
-                    .handle(
-                        ctx,
-                        Next {
-                            rest,
-                            endpoint: self.endpoint,
-                        },
-                    )
-                    .await
+        // Bit i: middleware i said `Continue` and waits for its `after`.
+        let mut afters: u64 = 0;
+        let mut index = 0;
+        let mut result = loop {
+            let Some(middleware) = self.rest.get(index) else {
+                break self.endpoint.call(ctx).await;
+            };
+            let before = if index < 64 {
+                middleware.before(ctx)
+            } else {
+                Before::Handle
+            };
+            match before {
+                Before::Continue => afters |= 1 << index,
+                Before::Pass => {}
+                Before::Answer(result) => break result,
+                Before::Handle => {
+                    let rest = Next {
+                        rest: &self.rest[index + 1..],
+                        endpoint: self.endpoint,
+                    };
+                    break middleware.handle(ctx, rest).await;
+                }
             }
-            None => self.endpoint.call(ctx).await,
+            index += 1;
+        };
+        while afters != 0 {
+            let last = 63 - afters.leading_zeros() as usize;
+            afters &= !(1 << last);
+            result = self.rest[last].after(ctx, result);
         }
+        result
     }
 }
 

@@ -34,7 +34,10 @@ pub use error::{Error, HttpError, Result};
 pub use framework_macros::{
     FromState, Validate, controller, delete, get, head, options, patch, post, put,
 };
-pub use handler::{Endpoint, Middleware, Next, SharedMiddleware, Skipper, from_fn, handler_fn};
+pub use handler::{
+    Before, BoxFuture, Endpoint, Middleware, Next, SharedMiddleware, Skipper, from_fn,
+    handle_with_hooks, handler_fn,
+};
 pub use server::{MinDataRate, ServerLimits, default_max_connections, shutdown_signal};
 pub use state::{FromState, State};
 pub use validate::Validate;

@@ -44,7 +44,7 @@ use http::{Method, StatusCode};
 use crate::body::ReadError;
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
 use crate::header::{content_encodings, is_form_media_type, is_json_media_type};
 
 /// Category of body parser errors.
@@ -259,16 +259,33 @@ impl BodyParser {
     }
 }
 
+impl BodyParser {
+    /// Notes that the parser saw the request, and says whether it reads this request's body.
+    fn wants(&self, ctx: &mut Context) -> bool {
+        ctx.body_parser_seen = true;
+        matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH)
+            && (self.config.content_type_validate)(ctx)
+            && !should_skip(ctx, self.config.skipper.as_ref())
+    }
+}
+
 impl Middleware for BodyParser {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            ctx.body_parser_seen = true;
-            let wanted = matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH)
-                && (self.config.content_type_validate)(ctx);
-            if wanted && !should_skip(ctx, self.config.skipper.as_ref()) {
+            if self.wants(ctx) {
                 self.read(ctx).await?;
             }
             next.run(ctx).await
         })
+    }
+
+    /// A request without a body to read (GET, or a type the parser does not take) passes
+    /// through without a future of its own.
+    fn before(&self, ctx: &mut Context) -> Before {
+        if self.wants(ctx) {
+            Before::Handle
+        } else {
+            Before::Pass
+        }
     }
 }

@@ -63,7 +63,9 @@ use tokio_util::io::{ReaderStream, StreamReader};
 use crate::body::BodyStream;
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{
+    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
+};
 use crate::header::{accept_encoding_q, is_compressible};
 
 /// One content coding.
@@ -377,12 +379,18 @@ fn weaken_etag(headers: &mut http::HeaderMap) {
 
 impl Middleware for Compress {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            next.run(ctx).await?;
-            if !should_skip(ctx, self.config.skipper.as_ref()) {
-                self.apply(ctx);
-            }
-            Ok(())
-        })
+        handle_with_hooks(self, ctx, next)
+    }
+
+    fn before(&self, _ctx: &mut Context) -> Before {
+        Before::Continue
+    }
+
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        result?;
+        if !should_skip(ctx, self.config.skipper.as_ref()) {
+            self.apply(ctx);
+        }
+        Ok(())
     }
 }

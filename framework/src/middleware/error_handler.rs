@@ -24,7 +24,9 @@ use http::header::CONTENT_TYPE;
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{
+    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
+};
 use crate::header::{JSON_UTF8, TEXT_UTF8, accepts_json};
 
 /// Error handler settings.
@@ -72,28 +74,35 @@ pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
 
 impl Middleware for ErrorHandler {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) {
-                return next.run(ctx).await;
-            }
-            let Err(err) = next.run(ctx).await else {
-                return Ok(());
-            };
-            if ctx.committed() {
-                return Err(err);
-            }
-            let err = err.into_http();
-            if err.is_exception() {
-                tracing::error!(
-                    request_id = ctx.request_id(),
-                    status = err.status().as_u16(),
-                    category = err.category(),
-                    message = err.message(),
-                    "request failed"
-                );
-            }
-            write_error(ctx, &err, self.config.json);
-            Ok(())
-        })
+        handle_with_hooks(self, ctx, next)
+    }
+
+    fn before(&self, ctx: &mut Context) -> Before {
+        if should_skip(ctx, self.config.skipper.as_ref()) {
+            Before::Pass
+        } else {
+            Before::Continue
+        }
+    }
+
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        let Err(err) = result else {
+            return Ok(());
+        };
+        if ctx.committed() {
+            return Err(err);
+        }
+        let err = err.into_http();
+        if err.is_exception() {
+            tracing::error!(
+                request_id = ctx.request_id(),
+                status = err.status().as_u16(),
+                category = err.category(),
+                message = err.message(),
+                "request failed"
+            );
+        }
+        write_error(ctx, &err, self.config.json);
+        Ok(())
     }
 }

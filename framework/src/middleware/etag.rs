@@ -37,7 +37,9 @@ use http::header::ETAG;
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{
+    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
+};
 
 /// The etag middleware's settings.
 #[derive(Clone, Default)]
@@ -104,13 +106,19 @@ fn apply(ctx: &mut Context) {
 
 impl Middleware for ETag {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            next.run(ctx).await?;
-            if !should_skip(ctx, self.config.skipper.as_ref()) {
-                apply(ctx);
-            }
-            Ok(())
-        })
+        handle_with_hooks(self, ctx, next)
+    }
+
+    fn before(&self, _ctx: &mut Context) -> Before {
+        Before::Continue
+    }
+
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        result?;
+        if !should_skip(ctx, self.config.skipper.as_ref()) {
+            apply(ctx);
+        }
+        Ok(())
     }
 }
 

@@ -38,7 +38,9 @@ use http::{Method, StatusCode};
 use crate::conditional::{Precondition, evaluate};
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{
+    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
+};
 
 /// The fresh middleware's settings.
 #[derive(Clone, Default)]
@@ -124,12 +126,18 @@ fn not_modified(ctx: &mut Context) {
 
 impl Middleware for Fresh {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            next.run(ctx).await?;
-            if !should_skip(ctx, self.config.skipper.as_ref()) && is_fresh(ctx) {
-                not_modified(ctx);
-            }
-            Ok(())
-        })
+        handle_with_hooks(self, ctx, next)
+    }
+
+    fn before(&self, _ctx: &mut Context) -> Before {
+        Before::Continue
+    }
+
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        result?;
+        if !should_skip(ctx, self.config.skipper.as_ref()) && is_fresh(ctx) {
+            not_modified(ctx);
+        }
+        Ok(())
     }
 }

@@ -30,7 +30,9 @@ use http::header::{CONTENT_TYPE, HeaderValue};
 
 use crate::context::{Body, Context};
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{
+    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
+};
 use crate::header::{JSON_UTF8, OCTET_STREAM, TEXT_UTF8};
 
 /// Category of responder errors.
@@ -129,15 +131,22 @@ impl Responder {
 
 impl Middleware for Responder {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) {
-                return next.run(ctx).await;
-            }
-            next.run(ctx).await?;
-            if ctx.committed() {
-                return Ok(());
-            }
-            self.respond(ctx)
-        })
+        handle_with_hooks(self, ctx, next)
+    }
+
+    fn before(&self, ctx: &mut Context) -> Before {
+        if should_skip(ctx, self.config.skipper.as_ref()) {
+            Before::Pass
+        } else {
+            Before::Continue
+        }
+    }
+
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        result?;
+        if ctx.committed() {
+            return Ok(());
+        }
+        self.respond(ctx)
     }
 }

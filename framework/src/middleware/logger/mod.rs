@@ -45,7 +45,7 @@ use http::{HeaderValue, Method, StatusCode, Uri, Version, header};
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
 
 use format::{Capture, Format};
 pub use format::{LOGGER_COMBINED, LOGGER_COMMON, LOGGER_SHORT, LOGGER_TINY};
@@ -300,10 +300,26 @@ impl Logger {
     }
 }
 
+impl Logger {
+    /// Nothing to log for this request: skipped, or nobody would read the line.
+    fn passes(&self, ctx: &Context) -> bool {
+        should_skip(ctx, self.skipper.as_ref()) || !self.shared.wanted()
+    }
+}
+
 impl Middleware for Logger {
+    /// With nothing to log, the request passes through without a future of its own.
+    fn before(&self, ctx: &mut Context) -> Before {
+        if self.passes(ctx) {
+            Before::Pass
+        } else {
+            Before::Handle
+        }
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if should_skip(ctx, self.skipper.as_ref()) || !self.shared.wanted() {
+            if self.passes(ctx) {
                 return next.run(ctx).await;
             }
             let mut pending = self.start(ctx);
