@@ -1,0 +1,228 @@
+//! Middleware written as synchronous `before`/`after` hooks, mixed with async middleware, over
+//! real sockets: the onion order is kept, `Pass` skips the way out, `Answer` stops the chain
+//! inside it, `handle` (what runs when a middleware is called on its own) does the same as the
+//! hooks, and chains longer than the 64 hook slots still run every middleware in order.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use framework::middleware::responder::Responder;
+use framework::{
+    App, Before, BoxFuture, Context, HttpError, Middleware, Next, Result, handle_with_hooks,
+};
+use http::{HeaderValue, StatusCode};
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+/// Notes `in:<name>` and `out:<name>` in the log, and adds its name to `x-trail` on the way
+/// out. `pass` makes it say [`Before::Pass`]; a request whose `x-stop` names it is answered
+/// 403 by it.
+struct Tag {
+    name: &'static str,
+    pass: bool,
+    log: Log,
+}
+
+impl Middleware for Tag {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        handle_with_hooks(self, ctx, next)
+    }
+
+    fn before(&self, ctx: &mut Context) -> Before {
+        self.log.lock().unwrap().push(format!("in:{}", self.name));
+        if ctx.header("x-stop") == Some(self.name) {
+            let refused = HttpError::with(StatusCode::FORBIDDEN, "test", "stopped");
+            return Before::Answer(Err(refused.into()));
+        }
+        if self.pass {
+            Before::Pass
+        } else {
+            Before::Continue
+        }
+    }
+
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        self.log.lock().unwrap().push(format!("out:{}", self.name));
+        ctx.response_headers_mut().append(
+            "x-trail",
+            HeaderValue::from_str(self.name).expect("a plain name"),
+        );
+        result
+    }
+}
+
+fn tag(name: &'static str, log: &Log) -> Arc<Tag> {
+    Arc::new(Tag {
+        name,
+        pass: false,
+        log: Arc::clone(log),
+    })
+}
+
+/// An async middleware: notes `in:async` and `out:async` around the rest.
+struct AsyncTag(Log);
+
+impl Middleware for AsyncTag {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            self.0.lock().unwrap().push("in:async".to_owned());
+            let result = next.run(ctx).await;
+            self.0.lock().unwrap().push("out:async".to_owned());
+            result
+        })
+    }
+}
+
+/// Runs a hook middleware through its `handle`, as code that wraps another middleware would.
+struct Wrapper(Arc<Tag>);
+
+impl Middleware for Wrapper {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        self.0.handle(ctx, next)
+    }
+}
+
+fn app(log: &Log) -> framework::Service {
+    App::new()
+        .with_state(Arc::clone(log))
+        .use_middleware(tag("a", log))
+        .use_middleware(Arc::new(AsyncTag(Arc::clone(log))))
+        .use_middleware(Arc::new(Tag {
+            name: "b",
+            pass: true,
+            log: Arc::clone(log),
+        }))
+        .use_middleware(Arc::new(Wrapper(tag("wrapped", log))))
+        .use_middleware(tag("c", log))
+        .use_middleware(Responder::default().into_shared())
+        .get("/", logged)
+        .build()
+        .expect("valid app")
+}
+
+async fn logged(ctx: &mut Context) -> Result<&'static str> {
+    let log: &Log = ctx.state().require()?;
+    log.lock().unwrap().push("handler".to_owned());
+    Ok("done")
+}
+
+async fn deep(_ctx: &mut Context) -> Result<&'static str> {
+    Ok("deep")
+}
+
+fn trail(response: &reqwest::Response) -> Vec<String> {
+    response
+        .headers()
+        .get_all("x-trail")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn hooks_and_async_middleware_keep_the_onion_order() {
+    let log = Log::default();
+    let server = common::start(app(&log)).await;
+    let response = reqwest::get(server.url("/")).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(trail(&response), ["c", "wrapped", "a"]);
+    assert_eq!(response.text().await.unwrap(), "done");
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "in:a",
+            "in:async",
+            "in:b",
+            "in:wrapped",
+            "in:c",
+            "handler",
+            "out:c",
+            "out:wrapped",
+            "out:async",
+            "out:a"
+        ],
+        "b passed: no way out for it"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_answer_from_before_stops_the_chain_inside_it() {
+    let log = Log::default();
+    let server = common::start(app(&log)).await;
+    let client = reqwest::Client::new();
+    let response = client
+        .get(server.url("/"))
+        .header("x-stop", "c")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    // c answered: its own `after` does not run, the middleware outside it see the result.
+    assert_eq!(trail(&response), ["wrapped", "a"]);
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "in:a",
+            "in:async",
+            "in:b",
+            "in:wrapped",
+            "in:c",
+            "out:wrapped",
+            "out:async",
+            "out:a"
+        ]
+    );
+
+    // The same answer from a hook middleware run through `handle`.
+    log.lock().unwrap().clear();
+    let response = client
+        .get(server.url("/"))
+        .header("x-stop", "wrapped")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 403);
+    assert_eq!(trail(&response), ["a"]);
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "in:a",
+            "in:async",
+            "in:b",
+            "in:wrapped",
+            "out:async",
+            "out:a"
+        ]
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_chain_longer_than_the_hook_slots_runs_every_middleware_in_order() {
+    // Names must be 'static: leak a few short strings, once per test run.
+    let names: Vec<&'static str> = (0..70)
+        .map(|i| &*Box::leak(i.to_string().into_boxed_str()))
+        .collect();
+    let log = Log::default();
+    let mut app = App::new();
+    for name in &names {
+        app = app.use_middleware(tag(name, &log));
+    }
+    let service = app
+        .use_middleware(Responder::default().into_shared())
+        .get("/", deep)
+        .build()
+        .expect("valid app");
+    let server = common::start(service).await;
+    let response = reqwest::get(server.url("/")).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let expected: Vec<String> = names.iter().rev().map(|n| (*n).to_owned()).collect();
+    assert_eq!(trail(&response), expected, "every after, innermost first");
+    assert_eq!(response.text().await.unwrap(), "deep");
+    let log = log.lock().unwrap();
+    let ins: Vec<&str> = log.iter().filter_map(|l| l.strip_prefix("in:")).collect();
+    assert_eq!(ins, names, "every before, outermost first");
+    server.stop().await;
+}
