@@ -122,7 +122,7 @@ impl Service {
                     let result = Next::new(&self.redirect.chain, &*self.redirect.endpoint)
                         .run(&mut ctx)
                         .await;
-                    return into_response(ctx, result);
+                    return into_response(&mut ctx, result);
                 }
                 SlashForm::None => {}
             }
@@ -142,7 +142,7 @@ impl Service {
         let result = Next::new(&route.chain, &*route.endpoint)
             .run(&mut ctx)
             .await;
-        into_response(ctx, result)
+        into_response(&mut ctx, result)
     }
 }
 
@@ -201,7 +201,7 @@ impl Service {
 /// body is the stream if one was set, else `body_buffer`: a `body` value that no responder
 /// converted sends nothing. HEAD answers keep `Content-Length` (a stream's when its length is
 /// known) and drop the body, which also releases whatever the stream held open.
-fn into_response(mut ctx: Context, result: Result) -> Response<ResponseBody> {
+fn into_response(ctx: &mut Context, result: Result) -> Response<ResponseBody> {
     let (status, body) = match result {
         Ok(()) => {
             let status = ctx.status().unwrap_or(StatusCode::OK);
@@ -221,7 +221,11 @@ fn into_response(mut ctx: Context, result: Result) -> Response<ResponseBody> {
     };
     let head = ctx.method() == Method::HEAD;
     let request_id = ctx.take_request_id();
-    let mut headers = std::mem::take(ctx.response_headers_mut());
+    let mut response = Response::new(ResponseBody::empty());
+    *response.status_mut() = status;
+    // Swapped, not moved: the context keeps the empty map the response came with.
+    let headers = response.headers_mut();
+    std::mem::swap(headers, ctx.response_headers_mut());
     headers.insert(crate::header::X_REQUEST_ID, request_id);
     let body = if head {
         match &body {
@@ -241,8 +245,6 @@ fn into_response(mut ctx: Context, result: Result) -> Response<ResponseBody> {
     } else {
         body
     };
-    let mut response = Response::new(body);
-    *response.status_mut() = status;
-    *response.headers_mut() = headers;
+    *response.body_mut() = body;
     response
 }

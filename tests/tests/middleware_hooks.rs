@@ -221,8 +221,8 @@ async fn a_chain_longer_than_the_hook_slots_runs_every_middleware_in_order() {
     let expected: Vec<String> = names.iter().rev().map(|n| (*n).to_owned()).collect();
     assert_eq!(trail(&response), expected, "every after, innermost first");
     assert_eq!(response.text().await.unwrap(), "deep");
+    server.stop().await;
     let log = log.lock().unwrap();
     let ins: Vec<&str> = log.iter().filter_map(|l| l.strip_prefix("in:")).collect();
     assert_eq!(ins, names, "every before, outermost first");
-    server.stop().await;
 }
