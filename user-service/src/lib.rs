@@ -218,12 +218,21 @@ fn names_an_account(ctx: &framework::Context) -> bool {
         .is_some_and(|a| !a.is_empty())
 }
 
-/// A middleware that only runs the rest of the chain.
-async fn pass_through(
-    ctx: &mut framework::Context,
-    next: framework::Next<'_>,
-) -> framework::Result {
-    next.run(ctx).await
+/// A middleware that only runs the rest of the chain, without a future of its own.
+struct PassThrough;
+
+impl framework::Middleware for PassThrough {
+    fn handle<'a>(
+        &'a self,
+        ctx: &'a mut framework::Context,
+        next: framework::Next<'a>,
+    ) -> framework::BoxFuture<'a, framework::Result> {
+        framework::handle_with_hooks(self, ctx, next)
+    }
+
+    fn before(&self, _ctx: &mut framework::Context) -> framework::Before {
+        framework::Before::Pass
+    }
 }
 
 /// A rate limiter per client IP with `quota` (`None`: a middleware that does nothing, so the
@@ -234,7 +243,7 @@ fn per_ip(
     name: &str,
 ) -> Result<SharedMiddleware, BuildError> {
     let Some(quota) = quota else {
-        return Ok(framework::from_fn(pass_through));
+        return Ok(Arc::new(PassThrough));
     };
     RateLimiter::new(RateLimiterConfig::new([":ip"], rates.store(quota, name)))
         .map(RateLimiter::into_shared)

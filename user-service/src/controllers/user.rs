@@ -66,7 +66,10 @@ pub fn login_proof(stored_digest: &str, token: &str) -> String {
 fn new_token() -> Result<String> {
     let mut bits = [0u8; 16];
     getrandom::fill(&mut bits).map_err(|e| Error::msg(format!("random source failed: {e}")))?;
-    Ok(hex::encode(bits))
+    // Into a buffer, then one string: `hex::encode` builds its string a char at a time.
+    let mut text = [0u8; 32];
+    hex::encode_to_slice(bits, &mut text).map_err(Error::msg)?;
+    String::from_utf8(text.to_vec()).map_err(Error::msg)
 }
 
 /// User endpoints; shares the user store and the login throttle, taken from the app state.

@@ -27,6 +27,7 @@
 mod redis;
 mod store;
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -239,11 +240,18 @@ impl SessionMiddleware {
             .map_err(|e| store_error(&e))?;
         match &self.config.mode {
             SessionMode::Cookie(name) => {
-                let secure = if self.config.secure { "; Secure" } else { "" };
-                let cookie = format!(
-                    "{name}={id}; Path=/; Max-Age={}; HttpOnly; SameSite=Lax{secure}",
-                    ttl.as_secs()
-                );
+                // `<name>=<id>; Path=/; Max-Age=<secs>; HttpOnly; SameSite=Lax[; Secure]`,
+                // pushed piece by piece into one string (`format!` costs several times more).
+                let mut cookie = String::with_capacity(name.len() + id.len() + 64);
+                cookie.push_str(name);
+                cookie.push('=');
+                cookie.push_str(&id);
+                cookie.push_str("; Path=/; Max-Age=");
+                let _ = write!(cookie, "{}", ttl.as_secs());
+                cookie.push_str("; HttpOnly; SameSite=Lax");
+                if self.config.secure {
+                    cookie.push_str("; Secure");
+                }
                 if let Ok(v) = HeaderValue::try_from(cookie) {
                     ctx.response_headers_mut().append(SET_COOKIE, v);
                 }
