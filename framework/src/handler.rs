@@ -34,21 +34,19 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///
 /// [`handle`](Middleware::handle) is the general form: an async function around `next`. A
 /// middleware that never awaits anything of its own (it looks at the request, lets the rest
-/// run, then looks at the response) can also say so with the two synchronous hooks
+/// run, then looks at the response) can instead implement the two synchronous hooks
 /// [`before`](Middleware::before) and [`after`](Middleware::after): the chain then calls them
 /// directly, without a boxed future for this middleware, which is most of what a middleware
-/// costs per request. `handle` must still do the same as the hooks (write it with
-/// [`handle_with_hooks`]); it is what runs when a middleware is called on its own.
+/// costs per request. The default `handle` runs the hooks ([`handle_with_hooks`]); it is what
+/// runs when a middleware is called on its own. A middleware that implements `handle` and
+/// hooks both must make them do the same.
 ///
 /// ```
-/// use framework::{Before, BoxFuture, Context, Middleware, Next, Result, handle_with_hooks};
+/// use framework::{Before, Context, Middleware, Result};
 ///
 /// struct PoweredBy;
 ///
 /// impl Middleware for PoweredBy {
-///     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-///         handle_with_hooks(self, ctx, next)
-///     }
 ///     fn before(&self, _ctx: &mut Context) -> Before {
 ///         Before::Continue
 ///     }
@@ -60,11 +58,16 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// }
 /// ```
 pub trait Middleware: Send + Sync + 'static {
-    /// Handles the request; call `next.run(ctx)` to run the rest of the chain.
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result>;
+    /// Handles the request; call `next.run(ctx)` to run the rest of the chain. The default
+    /// runs the hooks, [`before`](Middleware::before) and [`after`](Middleware::after)
+    /// ([`handle_with_hooks`]); a middleware that implements neither passes every request on.
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        handle_with_hooks(self, ctx, next)
+    }
 
     /// The synchronous fast path, on the way in: what to do with this request. The default,
-    /// [`Before::Handle`], runs [`handle`](Middleware::handle).
+    /// [`Before::Handle`], runs [`handle`](Middleware::handle) (with the default `handle`, the
+    /// same as [`Before::Continue`]).
     #[inline]
     fn before(&self, _ctx: &mut Context) -> Before {
         Before::Handle
@@ -96,8 +99,9 @@ pub enum Before {
 }
 
 /// [`Middleware::handle`] for a middleware written as [`before`](Middleware::before) and
-/// [`after`](Middleware::after) hooks: the same steps, as one future. A `before` that says
-/// [`Before::Handle`] is taken as [`Before::Continue`] here (this *is* the handle).
+/// [`after`](Middleware::after) hooks: the same steps, as one future (the default `handle`).
+/// A `before` that says [`Before::Handle`] is taken as [`Before::Continue`] here (this *is*
+/// the handle).
 pub fn handle_with_hooks<'a, M: Middleware + ?Sized>(
     middleware: &'a M,
     ctx: &'a mut Context,

@@ -1,16 +1,14 @@
 //! Middleware written as synchronous `before`/`after` hooks, mixed with async middleware, over
 //! real sockets: the onion order is kept, `Pass` skips the way out, `Answer` stops the chain
-//! inside it, `handle` (what runs when a middleware is called on its own) does the same as the
-//! hooks, and chains longer than the 64 hook slots still run every middleware in order.
+//! inside it, the default `handle` (what runs when a middleware is called on its own) does the
+//! same as the hooks, and chains longer than the 64 hook slots still run every middleware in order.
 
 mod common;
 
 use std::sync::{Arc, Mutex};
 
 use framework::middleware::responder::Responder;
-use framework::{
-    App, Before, BoxFuture, Context, HttpError, Middleware, Next, Result, handle_with_hooks,
-};
+use framework::{App, Before, BoxFuture, Context, HttpError, Middleware, Next, Result};
 use http::{HeaderValue, StatusCode};
 
 type Log = Arc<Mutex<Vec<String>>>;
@@ -25,10 +23,6 @@ struct Tag {
 }
 
 impl Middleware for Tag {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        handle_with_hooks(self, ctx, next)
-    }
-
     fn before(&self, ctx: &mut Context) -> Before {
         self.log.lock().unwrap().push(format!("in:{}", self.name));
         if ctx.header("x-stop") == Some(self.name) {

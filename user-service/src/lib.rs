@@ -222,14 +222,6 @@ fn names_an_account(ctx: &framework::Context) -> bool {
 struct PassThrough;
 
 impl framework::Middleware for PassThrough {
-    fn handle<'a>(
-        &'a self,
-        ctx: &'a mut framework::Context,
-        next: framework::Next<'a>,
-    ) -> framework::BoxFuture<'a, framework::Result> {
-        framework::handle_with_hooks(self, ctx, next)
-    }
-
     fn before(&self, _ctx: &mut framework::Context) -> framework::Before {
         framework::Before::Pass
     }

@@ -63,9 +63,7 @@ use tokio_util::io::{ReaderStream, StreamReader};
 use crate::body::BodyStream;
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{
-    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
-};
+use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
 use crate::header::{accept_encoding_q, is_compressible};
 
 /// One content coding.
@@ -378,10 +376,6 @@ fn weaken_etag(headers: &mut http::HeaderMap) {
 }
 
 impl Middleware for Compress {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        handle_with_hooks(self, ctx, next)
-    }
-
     fn before(&self, _ctx: &mut Context) -> Before {
         Before::Continue
     }

@@ -24,9 +24,7 @@ use http::header::CONTENT_TYPE;
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{
-    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
-};
+use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
 use crate::header::{JSON_UTF8, TEXT_UTF8, accepts_json};
 
 /// Error handler settings.
@@ -73,10 +71,6 @@ pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
 }
 
 impl Middleware for ErrorHandler {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        handle_with_hooks(self, ctx, next)
-    }
-
     fn before(&self, ctx: &mut Context) -> Before {
         if should_skip(ctx, self.config.skipper.as_ref()) {
             Before::Pass

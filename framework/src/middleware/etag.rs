@@ -37,9 +37,7 @@ use http::header::ETAG;
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{
-    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
-};
+use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
 
 /// The etag middleware's settings.
 #[derive(Clone, Default)]
@@ -105,10 +103,6 @@ fn apply(ctx: &mut Context) {
 }
 
 impl Middleware for ETag {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        handle_with_hooks(self, ctx, next)
-    }
-
     fn before(&self, _ctx: &mut Context) -> Before {
         Before::Continue
     }

@@ -38,9 +38,7 @@ use http::{Method, StatusCode};
 use crate::conditional::{Precondition, evaluate};
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{
-    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
-};
+use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
 
 /// The fresh middleware's settings.
 #[derive(Clone, Default)]
@@ -125,10 +123,6 @@ fn not_modified(ctx: &mut Context) {
 }
 
 impl Middleware for Fresh {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        handle_with_hooks(self, ctx, next)
-    }
-
     fn before(&self, _ctx: &mut Context) -> Before {
         Before::Continue
     }

@@ -30,9 +30,7 @@ use http::header::{CONTENT_TYPE, HeaderValue};
 
 use crate::context::{Body, Context};
 use crate::error::{HttpError, Result};
-use crate::handler::{
-    Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, handle_with_hooks, should_skip,
-};
+use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
 use crate::header::{JSON_UTF8, OCTET_STREAM, TEXT_UTF8};
 
 /// Category of responder errors.
@@ -130,10 +128,6 @@ impl Responder {
 }
 
 impl Middleware for Responder {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        handle_with_hooks(self, ctx, next)
-    }
-
     fn before(&self, ctx: &mut Context) -> Before {
         if should_skip(ctx, self.config.skipper.as_ref()) {
             Before::Pass
