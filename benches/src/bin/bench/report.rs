@@ -309,7 +309,7 @@ impl Report<'_> {
             let _ = writeln!(
                 s,
                 "`cargo bench -p benches --bench router|chain|middleware -- --warm-up-time 1 --measurement-time 3`; \
-                 `[low estimate high]` per iteration (router: 12 lookups per iteration; chain: one \
+                 `[low estimate high]` per iteration (router: the 4 static or the 8 dynamic lookups per iteration; chain: one \
                  in-process request through N pass-through middlewares; middleware: one in-process \
                  request through one component, to compare with `pass-through`).\n\n| benchmark | time |\n|---|---|"
             );
