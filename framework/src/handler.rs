@@ -98,6 +98,19 @@ pub enum Before {
     Handle,
 }
 
+impl Before {
+    /// [`Before::Pass`] when the middleware should pass this request straight on (its skipper
+    /// says so, or the response is committed: [`should_skip`]), else [`Before::Continue`]: the
+    /// `before` of a middleware that only works on the way out.
+    pub fn continue_unless_skipped(ctx: &Context, skipper: Option<&Skipper>) -> Self {
+        if should_skip(ctx, skipper) {
+            Before::Pass
+        } else {
+            Before::Continue
+        }
+    }
+}
+
 /// [`Middleware::handle`] for a middleware written as [`before`](Middleware::before) and
 /// [`after`](Middleware::after) hooks: the same steps, as one future (the default `handle`).
 /// A `before` that says [`Before::Handle`] is taken as [`Before::Continue`] here (this *is*

@@ -7,7 +7,8 @@ mod common;
 
 use std::sync::{Arc, Mutex};
 
-use framework::middleware::responder::Responder;
+use framework::middleware::error_handler::{ErrorHandler, ErrorHandlerConfig};
+use framework::middleware::responder::{Responder, ResponderConfig};
 use framework::{App, Before, BoxFuture, Context, HttpError, Middleware, Next, Result};
 use http::{HeaderValue, StatusCode};
 
@@ -219,4 +220,55 @@ async fn a_chain_longer_than_the_hook_slots_runs_every_middleware_in_order() {
     let log = log.lock().unwrap();
     let ins: Vec<&str> = log.iter().filter_map(|l| l.strip_prefix("in:")).collect();
     assert_eq!(ins, names, "every before, outermost first");
+}
+
+async fn refuse(_ctx: &mut Context) -> Result<&'static str> {
+    Err(HttpError::with(StatusCode::CONFLICT, "test", "taken").into())
+}
+
+#[tokio::test]
+async fn skipped_error_handler_and_responder_pass_requests_straight_on() {
+    let skip_raw: framework::Skipper = Arc::new(|ctx: &Context| ctx.path().starts_with("/raw/"));
+    let service = App::new()
+        .use_middleware(
+            ErrorHandler::new(ErrorHandlerConfig {
+                json: true,
+                skipper: Some(Arc::clone(&skip_raw)),
+            })
+            .into_shared(),
+        )
+        .use_middleware(
+            Responder::new(ResponderConfig {
+                skipper: Some(skip_raw),
+                ..ResponderConfig::default()
+            })
+            .into_shared(),
+        )
+        .get("/json/conflict", refuse)
+        .get("/raw/conflict", refuse)
+        .get("/json/deep", deep)
+        .get("/raw/deep", deep)
+        .build()
+        .expect("valid app");
+    let server = common::start(service).await;
+    let handled = reqwest::get(server.url("/json/conflict")).await.unwrap();
+    assert_eq!(handled.status(), 409);
+    assert_eq!(
+        handled.headers()["content-type"],
+        "application/json; charset=utf-8"
+    );
+    let skipped = reqwest::get(server.url("/raw/conflict")).await.unwrap();
+    assert_eq!(skipped.status(), 409);
+    assert_eq!(
+        skipped.headers()["content-type"],
+        "text/plain; charset=utf-8"
+    );
+
+    let converted = reqwest::get(server.url("/json/deep")).await.unwrap();
+    assert_eq!(converted.text().await.unwrap(), "deep");
+    // No responder: the handler's value is never turned into bytes.
+    let unconverted = reqwest::get(server.url("/raw/deep")).await.unwrap();
+    assert_eq!(unconverted.status(), 200);
+    assert_eq!(unconverted.text().await.unwrap(), "");
+    server.stop().await;
 }

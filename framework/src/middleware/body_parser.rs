@@ -257,9 +257,7 @@ impl BodyParser {
         ctx.request_body = body;
         Ok(())
     }
-}
 
-impl BodyParser {
     /// Notes that the parser saw the request, and says whether it reads this request's body.
     fn wants(&self, ctx: &mut Context) -> bool {
         ctx.body_parser_seen = true;

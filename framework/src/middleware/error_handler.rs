@@ -24,7 +24,7 @@ use http::header::CONTENT_TYPE;
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, Middleware, SharedMiddleware, Skipper};
 use crate::header::{JSON_UTF8, TEXT_UTF8, accepts_json};
 
 /// Error handler settings.
@@ -72,11 +72,7 @@ pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
 
 impl Middleware for ErrorHandler {
     fn before(&self, ctx: &mut Context) -> Before {
-        if should_skip(ctx, self.config.skipper.as_ref()) {
-            Before::Pass
-        } else {
-            Before::Continue
-        }
+        Before::continue_unless_skipped(ctx, self.config.skipper.as_ref())
     }
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {

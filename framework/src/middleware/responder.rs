@@ -30,7 +30,7 @@ use http::header::{CONTENT_TYPE, HeaderValue};
 
 use crate::context::{Body, Context};
 use crate::error::{HttpError, Result};
-use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, Middleware, SharedMiddleware, Skipper};
 use crate::header::{JSON_UTF8, OCTET_STREAM, TEXT_UTF8};
 
 /// Category of responder errors.
@@ -129,11 +129,7 @@ impl Responder {
 
 impl Middleware for Responder {
     fn before(&self, ctx: &mut Context) -> Before {
-        if should_skip(ctx, self.config.skipper.as_ref()) {
-            Before::Pass
-        } else {
-            Before::Continue
-        }
+        Before::continue_unless_skipped(ctx, self.config.skipper.as_ref())
     }
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {

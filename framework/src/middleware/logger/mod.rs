@@ -298,9 +298,7 @@ impl Logger {
             finished: false,
         }
     }
-}
 
-impl Logger {
     /// Nothing to log for this request: skipped, or nobody would read the line.
     fn passes(&self, ctx: &Context) -> bool {
         should_skip(ctx, self.skipper.as_ref()) || !self.shared.wanted()
