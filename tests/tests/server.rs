@@ -256,3 +256,49 @@ async fn listen_names_an_address_it_cannot_bind() {
         "{err}"
     );
 }
+
+/// The protocol is told from the first bytes: a request that starts like the HTTP/2 preface
+/// (`P`, as `POST` does) and arrives in pieces is still HTTP/1, and hyper reads the bytes the
+/// detection took, in order, before the rest.
+#[tokio::test]
+async fn a_request_split_inside_the_preface_prefix_is_read_whole_as_http1() {
+    let server = common::start(service()).await;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let request = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n\
+                   Content-Length: 7\r\nConnection: close\r\n\r\n{\"a\":1}";
+    for piece in [
+        &request[..1],
+        &request[1..2],
+        &request[2..30],
+        &request[30..],
+    ] {
+        stream.write_all(piece.as_bytes()).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    let mut buf = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut buf))
+        .await
+        .unwrap()
+        .unwrap();
+    let text = String::from_utf8_lossy(&buf);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(text.ends_with("\r\n\r\n7"), "{text}");
+    server.stop().await;
+}
+
+/// A client that connects and leaves before sending a byte costs the server nothing and stops
+/// nothing: the next client is answered.
+#[tokio::test]
+async fn a_connection_closed_before_its_first_byte_is_dropped_quietly() {
+    let server = common::start(service()).await;
+    for _ in 0..3 {
+        drop(tokio::net::TcpStream::connect(server.addr).await.unwrap());
+    }
+    let answer = common::raw_request(
+        server.addr,
+        "GET /hello HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!((answer.status, answer.text().as_str()), (200, "hello"));
+    server.stop().await;
+}

@@ -1,12 +1,13 @@
 //! One connection's life: what it is doing, its timers, and how it ends on shutdown.
 //!
-//! A [`ConnState`] is shared by three parties that all run on the connection's task (HTTP/2
-//! streams may run elsewhere, hence the atomics): the socket wrapper [`TrackedStream`] notes the
-//! first byte of a new request head and unflushed writes; the service notes a request starting
+//! A [`ConnState`] is shared by the parties that run on the connection's task (HTTP/2 streams
+//! may run elsewhere, hence the atomics): the socket wrapper [`TrackedStream`] notes the first
+//! byte of a new request head and unflushed writes; the service notes a request starting
 //! ([`ConnState::request_started`]) and the [`ActiveGuard`] inside its response body notes it
-//! ending (last byte sent, or the body dropped); the driver ([`drive`]) wakes when a deadline
-//! is due and closes the connection if it is idle or its head is late. One timer per
-//! connection, reset only when a deadline passes; no clock read per byte.
+//! ending (last byte sent, or the body dropped). The server's sweep ([`super::reaper`]) checks
+//! the deadlines ([`ConnState::sweep`]) and signals a connection that is idle or late with its
+//! head; the driver ([`drive`]) closes it then, or on shutdown. Times come from the server's
+//! coarse [`Clock`]: no system clock read and no timer per connection.
 
 use std::future::Future;
 use std::io;
@@ -14,18 +15,18 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::task::AtomicWaker;
 use http_body::{Body, Frame, SizeHint};
-use hyper_util::server::graceful::GracefulConnection;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 use crate::body::{BoxError, ResponseBody};
 
 use super::limits::ServerLimits;
+use super::reaper::Clock;
 
 const SIGNAL_NONE: u8 = 0;
 const SIGNAL_SHUTDOWN: u8 = 1;
@@ -33,13 +34,13 @@ const SIGNAL_FORCE: u8 = 2;
 
 /// What one connection is doing, shared by its socket, its service and its driver.
 pub(crate) struct ConnState {
-    epoch: Instant,
+    clock: Arc<Clock>,
     /// Requests in the service or still sending their response.
     active: AtomicU32,
-    /// Milliseconds after `epoch` (plus one, so 0 means none) when the current request head
-    /// started: the accept for the first request, then the first byte after a request ended.
+    /// The [`Clock::stamp`] (plus one, so 0 means none) when the current request head started:
+    /// the accept for the first request, then the first byte after a request ended.
     head_started: AtomicU64,
-    /// Milliseconds after `epoch` when the last request ended (or the accept).
+    /// The [`Clock::stamp`] when the last request ended (or the accept).
     last_end: AtomicU64,
     /// Bytes written but not yet flushed: a response may still be on its way out.
     unflushed: AtomicBool,
@@ -50,21 +51,18 @@ pub(crate) struct ConnState {
 }
 
 impl ConnState {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(clock: Arc<Clock>) -> Self {
+        let now = clock.stamp();
         Self {
-            epoch: Instant::now(),
+            clock,
             active: AtomicU32::new(0),
-            head_started: AtomicU64::new(1),
-            last_end: AtomicU64::new(0),
+            head_started: AtomicU64::new(now + 1),
+            last_end: AtomicU64::new(now),
             unflushed: AtomicBool::new(false),
             http2: AtomicBool::new(false),
             signal: AtomicU8::new(SIGNAL_NONE),
             waker: AtomicWaker::new(),
         }
-    }
-
-    fn now_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX - 1)
     }
 
     /// A request head has been parsed and goes to the service.
@@ -83,7 +81,7 @@ impl ConnState {
             && !self.http2.load(Ordering::Relaxed)
         {
             self.head_started
-                .store(self.now_ms() + 1, Ordering::Relaxed);
+                .store(self.clock.stamp() + 1, Ordering::Relaxed);
         }
     }
 
@@ -93,12 +91,19 @@ impl ConnState {
         self.active.load(Ordering::Relaxed) == 0 && !self.unflushed.load(Ordering::Relaxed)
     }
 
-    /// When to look again, or why to close now.
-    fn check(&self, limits: &ServerLimits) -> Result<Duration, &'static str> {
-        let now = self.now_ms();
+    /// The sweep, at the exact time `now` (milliseconds on the server's clock): signals the
+    /// connection to close if it is idle or late with its head. Returns why, if it did.
+    pub(crate) fn sweep(&self, now: u64, limits: &ServerLimits) -> Option<&'static str> {
+        let reason = self.overdue(now, limits)?;
+        self.signal(true);
+        Some(reason)
+    }
+
+    /// Why the connection should close at `now`, if it should.
+    fn overdue(&self, now: u64, limits: &ServerLimits) -> Option<&'static str> {
         if self.active.load(Ordering::Relaxed) > 0 {
-            // Busy: look again later (the end of the request resets the clocks).
-            return Ok(limits.header_read_timeout.min(limits.keep_alive_timeout));
+            // Busy: the end of the request starts the clocks again.
+            return None;
         }
         let head = self.head_started.load(Ordering::Relaxed);
         let (deadline, reason) = if head == 0 {
@@ -114,11 +119,7 @@ impl ConnState {
                 "request head not received in time",
             )
         };
-        if now >= deadline {
-            Err(reason)
-        } else {
-            Ok(Duration::from_millis(deadline - now))
-        }
+        (now >= deadline).then_some(reason)
     }
 
     pub(crate) fn signal(&self, force: bool) {
@@ -139,7 +140,7 @@ impl Drop for ActiveGuard {
     fn drop(&mut self) {
         let state = &self.0;
         if state.active.fetch_sub(1, Ordering::Relaxed) == 1 {
-            state.last_end.store(state.now_ms(), Ordering::Relaxed);
+            state.last_end.store(state.clock.stamp(), Ordering::Relaxed);
         }
     }
 }
@@ -183,15 +184,62 @@ impl Body for ConnBody {
     }
 }
 
-/// The socket, noting reads and writes in the connection's state.
+/// The HTTP/2 connection preface (RFC 9113 section 3.4), which a prior-knowledge client sends
+/// first.
+const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Which protocol a new connection speaks, from its first bytes: HTTP/2 if they are the preface,
+/// HTTP/1 as soon as they differ from it (for any HTTP/1 request, at its second byte at the
+/// latest). Returns the bytes read, to be read again by hyper through [`TrackedStream`], and
+/// whether it is HTTP/2; `None` when the client closed first, the read failed, or a signal came
+/// (shutdown or the sweep: nothing is in progress yet, so the connection just closes).
+pub(crate) async fn detect(stream: &mut TcpStream, state: &ConnState) -> Option<(Bytes, bool)> {
+    let mut buf = [0u8; H2_PREFACE.len()];
+    let mut filled = 0;
+    let read = async {
+        loop {
+            let n = tokio::io::AsyncReadExt::read(stream, &mut buf[filled..]).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            filled += n;
+            if buf[..filled] != H2_PREFACE[..filled] {
+                return Ok(false);
+            }
+            if filled == H2_PREFACE.len() {
+                return Ok(true);
+            }
+        }
+    };
+    let http2: io::Result<bool> = tokio::select! {
+        biased;
+        http2 = read => http2,
+        _ = Signal { state, seen: SIGNAL_NONE } => return None,
+    };
+    match http2 {
+        Ok(http2) => Some((Bytes::copy_from_slice(&buf[..filled]), http2)),
+        Err(err) => {
+            tracing::debug!(%err, "connection closed before its first request");
+            None
+        }
+    }
+}
+
+/// The socket, noting reads and writes in the connection's state; it first gives back the
+/// bytes [`detect`] read.
 pub(crate) struct TrackedStream {
     inner: TcpStream,
     state: Arc<ConnState>,
+    read_first: Bytes,
 }
 
 impl TrackedStream {
-    pub(crate) fn new(inner: TcpStream, state: Arc<ConnState>) -> Self {
-        Self { inner, state }
+    pub(crate) fn new(inner: TcpStream, state: Arc<ConnState>, read_first: Bytes) -> Self {
+        Self {
+            inner,
+            state,
+            read_first,
+        }
     }
 }
 
@@ -202,6 +250,11 @@ impl AsyncRead for TrackedStream {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        if !this.read_first.is_empty() {
+            let n = this.read_first.len().min(buf.remaining());
+            buf.put_slice(&this.read_first.split_to(n));
+            return Poll::Ready(Ok(()));
+        }
         let before = buf.filled().len();
         let result = Pin::new(&mut this.inner).poll_read(cx, buf);
         if matches!(result, Poll::Ready(Ok(()))) && buf.filled().len() > before {
@@ -250,17 +303,11 @@ impl AsyncWrite for TrackedStream {
     }
 }
 
-/// Runs a connection to its end: closes it when idle or late with its head, on shutdown when
-/// nothing is in progress (otherwise after its requests are answered), and at once when forced.
-pub(crate) async fn drive<C>(connection: C, state: Arc<ConnState>, limits: Arc<ServerLimits>)
-where
-    C: GracefulConnection,
-    C::Error: std::fmt::Display,
-{
+/// Runs a connection to its end: closes it when the sweep finds it idle or late with its head
+/// (a forced signal), on shutdown when nothing is in progress (otherwise after its requests are
+/// answered), and at once when forced.
+pub(crate) async fn drive<C: Graceful>(connection: C, state: Arc<ConnState>) {
     let mut connection = std::pin::pin!(connection);
-    let first = limits.header_read_timeout.min(limits.keep_alive_timeout);
-    let timer = tokio::time::sleep(first);
-    let mut timer = std::pin::pin!(timer);
     let mut seen = SIGNAL_NONE;
     loop {
         tokio::select! {
@@ -278,14 +325,40 @@ where
                 seen = signal;
                 connection.as_mut().graceful_shutdown();
             }
-            () = timer.as_mut() => match state.check(&limits) {
-                Ok(next) => timer.as_mut().reset(tokio::time::Instant::now() + next),
-                Err(reason) => {
-                    tracing::debug!(reason, "closing connection");
-                    return;
-                }
-            },
         }
+    }
+}
+
+/// A hyper server connection: a future that ends with the connection, and can be asked to
+/// finish its requests and close.
+pub(crate) trait Graceful: Future<Output = hyper::Result<()>> {
+    fn graceful_shutdown(self: Pin<&mut Self>);
+}
+
+impl<I, S, B> Graceful for hyper::server::conn::http1::UpgradeableConnection<I, S>
+where
+    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = B>,
+    S::Error: Into<BoxError>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    B: Body + 'static,
+    B::Error: Into<BoxError>,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        hyper::server::conn::http1::UpgradeableConnection::graceful_shutdown(self);
+    }
+}
+
+impl<I, S, B, E> Graceful for hyper::server::conn::http2::Connection<I, S, E>
+where
+    S: hyper::service::HttpService<hyper::body::Incoming, ResBody = B>,
+    S::Error: Into<BoxError>,
+    I: hyper::rt::Read + hyper::rt::Write + Unpin,
+    B: Body + 'static,
+    B::Error: Into<BoxError>,
+    E: hyper::rt::bounds::Http2ServerConnExec<S::Future, B>,
+{
+    fn graceful_shutdown(self: Pin<&mut Self>) {
+        hyper::server::conn::http2::Connection::graceful_shutdown(self);
     }
 }
 
@@ -309,5 +382,49 @@ impl Future for Signal<'_> {
             signal if signal > self.seen => Poll::Ready(signal),
             _ => Poll::Pending,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits() -> ServerLimits {
+        ServerLimits {
+            header_read_timeout: Duration::from_millis(400),
+            keep_alive_timeout: Duration::from_millis(1200),
+            ..ServerLimits::default()
+        }
+    }
+
+    fn state() -> Arc<ConnState> {
+        Arc::new(ConnState::new(Arc::new(Clock::new(&limits()))))
+    }
+
+    #[test]
+    fn a_late_head_is_closed_at_its_limit_and_not_before() {
+        let state = state();
+        // Accepted at stamp 40 (the end of the first 40 ms tick): the head is due by 440.
+        assert_eq!(state.sweep(439, &limits()), None);
+        assert_eq!(state.signal.load(Ordering::Relaxed), SIGNAL_NONE);
+        assert_eq!(
+            state.sweep(440, &limits()),
+            Some("request head not received in time")
+        );
+        assert_eq!(state.signal.load(Ordering::Relaxed), SIGNAL_FORCE);
+    }
+
+    #[test]
+    fn a_request_in_progress_is_never_cut_and_its_end_starts_the_idle_timer() {
+        let state = state();
+        let guard = state.request_started(false);
+        assert_eq!(state.sweep(1_000_000, &limits()), None);
+        drop(guard);
+        // Ended at stamp 40: idle until 1240.
+        assert_eq!(state.sweep(1239, &limits()), None);
+        assert_eq!(
+            state.sweep(1240, &limits()),
+            Some("idle connection timed out")
+        );
     }
 }

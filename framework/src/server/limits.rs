@@ -19,6 +19,10 @@ use std::time::Duration;
 /// | `max_connections` | ¾ of the open-file limit (`ulimit -n`), 10 000 where unknown | connections open at once; above it new ones wait in the listen backlog |
 /// | `shutdown_timeout` | 30 s | on shutdown, how long requests being handled may finish; idle and half-received connections close at once |
 ///
+/// The head and idle timeouts are checked by one sweep per server on a clock that ticks every
+/// tenth of the shorter of the two (between 5 ms and 250 ms): a connection closes at most about
+/// two ticks after its limit, never before it.
+///
 /// A request being handled (its handler running, or its response being sent, for as long as a
 /// stream lasts) is never cut by these timers: the idle and head timers start again when it
 /// ends. On HTTP/2 the head timer covers the first request only (a multiplexed connection reads

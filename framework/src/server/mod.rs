@@ -1,8 +1,10 @@
 //! Serving a [`Service`] on a TCP listener with hyper 1.x.
 //!
-//! HTTP/1.1 with keep-alive and HTTP/2 (prior knowledge) on the same port, through hyper-util's
-//! auto builder. Accepted sockets set `TCP_NODELAY`, so small responses do not wait on Nagle's
-//! algorithm.
+//! HTTP/1.1 with keep-alive and HTTP/2 (prior knowledge) on the same port: a connection whose
+//! first bytes are the HTTP/2 preface is served by hyper's HTTP/2 connection, any other by its
+//! HTTP/1 connection (with upgrades), each driven directly rather than through hyper-util's
+//! auto connection, whose rewinding reader every read would pass through. Accepted sockets set
+//! `TCP_NODELAY`, so small responses do not wait on Nagle's algorithm.
 //!
 //! Slow and idle clients are bounded by [`ServerLimits`] (set with
 //! [`App::server_limits`](crate::App::server_limits)): a connection whose request head is late
@@ -21,6 +23,7 @@
 
 mod connection;
 mod limits;
+mod reaper;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -30,8 +33,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hyper::body::Incoming;
+use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -61,6 +64,15 @@ impl Registry {
     fn signal_all(&self, force: bool) {
         for state in self.lock().values() {
             state.signal(force);
+        }
+    }
+
+    /// Closes the connections that are idle or late with their head at `now`.
+    fn sweep(&self, now: u64, limits: &ServerLimits) {
+        for state in self.lock().values() {
+            if let Some(reason) = state.sweep(now, limits) {
+                tracing::debug!(reason, "closing connection");
+            }
         }
     }
 }
@@ -113,13 +125,17 @@ impl Service {
         let max = u32::try_from(limits.max_connections.max(1)).unwrap_or(u32::MAX >> 3);
         let slots = Arc::new(Semaphore::new(max as usize));
         let registry = Arc::new(Registry::default());
+        let clock = Arc::new(reaper::Clock::new(&limits));
+        let _sweeper = reaper::Sweeper::start(Arc::clone(&clock), {
+            let (registry, limits) = (Arc::clone(&registry), Arc::clone(&limits));
+            move |now| registry.sweep(now, &limits)
+        })?;
         let service = Arc::new(self);
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http2()
-            .timer(TokioTimer::new())
+        let mut h2 = http2::Builder::new(TokioExecutor::new());
+        h2.timer(TokioTimer::new())
             .keep_alive_interval(limits.http2_keep_alive_interval)
             .keep_alive_timeout(limits.http2_keep_alive_timeout);
+        let protocols = Arc::new((http1::Builder::new(), h2));
         let mut signal = std::pin::pin!(signal);
         loop {
             // Above `max_connections`, stop accepting: new connections wait in the backlog.
@@ -145,7 +161,7 @@ impl Service {
             if let Err(err) = stream.set_nodelay(true) {
                 tracing::debug!(%err, "set TCP_NODELAY failed");
             }
-            let state = Arc::new(ConnState::new());
+            let state = Arc::new(ConnState::new(Arc::clone(&clock)));
             let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
             registry.lock().insert(id, Arc::clone(&state));
             let ticket = Ticket {
@@ -164,21 +180,29 @@ impl Service {
                     if let Some(refused) = check_host(&request) {
                         return Ok::<_, Infallible>(refused.map(|body| ConnBody::new(body, guard)));
                     }
-                    let request = request
-                        .map(|body| RequestBody::incoming(body, body_timeout, body_min_rate));
-                    let response = service.handle(request, peer).await;
+                    // Taken apart here, not passed on whole: each move of a request copies
+                    // a few hundred bytes.
+                    let (parts, body) = request.into_parts();
+                    let body = RequestBody::incoming(body, body_timeout, body_min_rate);
+                    let mut ctx = service.context(parts, body, peer);
+                    let response = service.respond(&mut ctx).await;
                     Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
                 }
             });
-            let connection = builder
-                .serve_connection_with_upgrades(
-                    TokioIo::new(TrackedStream::new(stream, state.clone())),
-                    handler,
-                )
-                .into_owned();
-            let limits = Arc::clone(&limits);
+            let protocols = Arc::clone(&protocols);
             tokio::spawn(async move {
-                connection::drive(connection, state, limits).await;
+                let mut stream = stream;
+                if let Some((read_first, http2)) = connection::detect(&mut stream, &state).await {
+                    let io =
+                        TokioIo::new(TrackedStream::new(stream, Arc::clone(&state), read_first));
+                    let (h1, h2) = &*protocols;
+                    if http2 {
+                        connection::drive(h2.serve_connection(io, handler), state).await;
+                    } else {
+                        let connection = h1.serve_connection(io, handler).with_upgrades();
+                        connection::drive(connection, state).await;
+                    }
+                }
                 drop(ticket);
             });
         }
@@ -207,7 +231,11 @@ fn check_host<B>(request: &http::Request<B>) -> Option<http::Response<ResponseBo
     if request.version() != http::Version::HTTP_11 {
         return None;
     }
-    let mut hosts = request.headers().get_all(http::header::HOST).iter();
+    // A scan of the few headers a request has costs less than hashing the name for a lookup.
+    let mut hosts = request
+        .headers()
+        .iter()
+        .filter(|(name, _)| **name == http::header::HOST);
     if hosts.next().is_some() && hosts.next().is_none() {
         return None;
     }
