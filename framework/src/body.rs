@@ -32,8 +32,10 @@ pub enum RequestBody {
     Empty,
     /// Bytes already in memory.
     Full(Bytes),
-    /// hyper's stream from the connection, with the wait for each chunk bounded.
-    Incoming(IncomingBody),
+    /// hyper's stream from the connection, with the wait for each chunk bounded. Boxed: a
+    /// request without a body (most of them) is [`RequestBody::Empty`] and pays nothing for it,
+    /// and the context every request carries stays small.
+    Incoming(Box<IncomingBody>),
 }
 
 /// hyper's request body stream, failing with a timeout [`BodyError`] when the next chunk does not
@@ -175,13 +177,17 @@ pub enum ReadError {
 
 impl RequestBody {
     /// hyper's body from a connection, each chunk awaited at most `timeout`, and the whole
-    /// arriving at least at `min_rate` (see [`crate::ServerLimits::body_min_rate`]).
+    /// arriving at least at `min_rate` (see [`crate::ServerLimits::body_min_rate`]). A body
+    /// that has already ended (a request without one) is [`RequestBody::Empty`].
     pub fn incoming(
         inner: hyper::body::Incoming,
         timeout: Duration,
         min_rate: Option<crate::server::MinDataRate>,
     ) -> Self {
-        RequestBody::Incoming(IncomingBody {
+        if hyper::body::Body::is_end_stream(&inner) {
+            return RequestBody::Empty;
+        }
+        RequestBody::Incoming(Box::new(IncomingBody {
             inner,
             timeout,
             min_rate,
@@ -189,7 +195,7 @@ impl RequestBody {
             wait_started: None,
             waited: Duration::ZERO,
             received: 0,
-        })
+        }))
     }
 
     /// True when the body may still hold bytes nobody read.
@@ -245,7 +251,7 @@ impl Body for RequestBody {
                 RequestBody::Full(b) if !b.is_empty() => Poll::Ready(Some(Ok(Frame::data(b)))),
                 _ => Poll::Ready(None),
             },
-            RequestBody::Incoming(incoming) => Pin::new(incoming).poll_frame(cx),
+            RequestBody::Incoming(incoming) => Pin::new(&mut **incoming).poll_frame(cx),
         }
     }
 

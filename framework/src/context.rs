@@ -8,7 +8,6 @@
 
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -113,7 +112,9 @@ pub struct Context {
     /// Set by the body parser for every request it sees, so [`Context::bind`] can tell a
     /// missing parser from a body the parser chose not to read.
     pub(crate) body_parser_seen: bool,
-    values: HashMap<Cow<'static, str>, Box<dyn Any + Send + Sync>>,
+    /// Per-request values: a handful at most, so a list searched in order beats hashing (and
+    /// an empty one costs nothing to make).
+    values: Vec<(Cow<'static, str>, Box<dyn Any + Send + Sync>)>,
     pub(crate) session: Option<Session>,
     shared: Arc<AppShared>,
 }
@@ -154,7 +155,7 @@ impl Context {
             body_stream: None,
             committed: false,
             body_parser_seen: false,
-            values: HashMap::new(),
+            values: Vec::new(),
             session: None,
             shared,
         }
@@ -453,16 +454,28 @@ impl Context {
     // ----- values, state, session -----
 
     /// Stores a per-request value under `key`.
+    /// Stores a per-request value under `key`, replacing the value stored under it before.
     pub fn set_value<T: Any + Send + Sync>(&mut self, key: impl Into<Cow<'static, str>>, value: T) {
-        self.values.insert(key.into(), Box::new(value));
+        let key = key.into();
+        let value: Box<dyn Any + Send + Sync> = Box::new(value);
+        match self.values.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, slot)) => *slot = value,
+            None => self.values.push((key, value)),
+        }
+    }
+    fn any_value(&self, key: &str) -> Option<&(dyn Any + Send + Sync)> {
+        self.values
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| &**v)
     }
     /// A per-request value stored under `key`, if it has type `T`.
     pub fn value<T: Any>(&self, key: &str) -> Option<&T> {
-        self.values.get(key)?.downcast_ref()
+        self.any_value(key)?.downcast_ref()
     }
     /// A per-request string value (`String` or `&'static str`).
     pub fn value_str(&self, key: &str) -> Option<&str> {
-        let v = self.values.get(key)?;
+        let v = self.any_value(key)?;
         v.downcast_ref::<String>()
             .map(String::as_str)
             .or_else(|| v.downcast_ref::<&'static str>().copied())

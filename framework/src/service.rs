@@ -113,16 +113,32 @@ impl Service {
         remote_addr: SocketAddr,
     ) -> Response<ResponseBody> {
         let (parts, body) = request.into_parts();
-        let mut ctx = Context::new(parts, body, remote_addr, Arc::clone(&self.shared));
+        let mut ctx = self.context(parts, body, remote_addr);
+        self.respond(&mut ctx).await
+    }
+
+    /// The context of a request.
+    #[inline]
+    pub(crate) fn context(
+        &self,
+        parts: http::request::Parts,
+        body: RequestBody,
+        remote_addr: SocketAddr,
+    ) -> Context {
+        Context::new(parts, body, remote_addr, Arc::clone(&self.shared))
+    }
+
+    /// Routes `ctx`, runs its chain and turns the finished context into the response.
+    pub(crate) async fn respond(&self, ctx: &mut Context) -> Response<ResponseBody> {
         let mut found = self.router.find(ctx.path());
         if found.is_none() && self.trailing_slash != TrailingSlash::Strict {
-            match self.other_slash_form(&mut ctx) {
+            match self.other_slash_form(ctx) {
                 SlashForm::Routed(other) => found = Some(other),
                 SlashForm::Redirect => {
                     let result = Next::new(&self.redirect.chain, &*self.redirect.endpoint)
-                        .run(&mut ctx)
+                        .run(ctx)
                         .await;
-                    return into_response(&mut ctx, result);
+                    return into_response(ctx, result);
                 }
                 SlashForm::None => {}
             }
@@ -139,10 +155,8 @@ impl Service {
             }
             None => &self.not_found,
         };
-        let result = Next::new(&route.chain, &*route.endpoint)
-            .run(&mut ctx)
-            .await;
-        into_response(&mut ctx, result)
+        let result = Next::new(&route.chain, &*route.endpoint).run(ctx).await;
+        into_response(ctx, result)
     }
 }
 
@@ -247,4 +261,21 @@ fn into_response(ctx: &mut Context, result: Result) -> Response<ResponseBody> {
     };
     *response.body_mut() = body;
     response
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_context_value_set_again_replaces_the_first() {
+        let service = crate::App::new().build().unwrap();
+        let (parts, body) = http::Request::new(crate::body::RequestBody::Empty).into_parts();
+        let mut ctx = service.context(parts, body, "127.0.0.1:1".parse().unwrap());
+        ctx.set_value("a", 1u32);
+        ctx.set_value("b", "x");
+        ctx.set_value(String::from("a"), 2u32);
+        assert_eq!(ctx.value::<u32>("a"), Some(&2));
+        assert_eq!(ctx.value::<String>("a"), None);
+        assert_eq!(ctx.value_str("b"), Some("x"));
+        assert_eq!(ctx.value::<u32>("c"), None);
+    }
 }
