@@ -173,7 +173,15 @@ fn new_id() -> Result<String, HttpError> {
         HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, e.to_string())
             .with_exception(true)
     })?;
-    Ok(URL_SAFE_NO_PAD.encode(bits))
+    // Into a buffer on the stack, then one exact allocation: `encode` zero-fills a heap buffer
+    // first (calloc) and checks it again as UTF-8.
+    let mut id = [0u8; 22];
+    let written = URL_SAFE_NO_PAD
+        .encode_slice(bits, &mut id)
+        .map_err(|e| HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, e.to_string()))?;
+    std::str::from_utf8(&id[..written])
+        .map(str::to_owned)
+        .map_err(|e| HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, e.to_string()))
 }
 
 fn is_valid_id(id: &str) -> bool {
@@ -241,17 +249,25 @@ impl SessionMiddleware {
         match &self.config.mode {
             SessionMode::Cookie(name) => {
                 // `<name>=<id>; Path=/; Max-Age=<secs>; HttpOnly; SameSite=Lax[; Secure]`,
-                // pushed piece by piece into one string (`format!` costs several times more).
-                let mut cookie = String::with_capacity(name.len() + id.len() + 64);
+                // pushed piece by piece into one string (`format!` costs several times more) of
+                // exactly its length, so the header value takes it over without another
+                // allocation.
+                const PATH: &str = "; Path=/; Max-Age=";
+                const FLAGS: &str = "; HttpOnly; SameSite=Lax";
+                const SECURE: &str = "; Secure";
+                let secs = ttl.as_secs();
+                let digits = secs.checked_ilog10().map_or(1, |d| d as usize + 1);
+                let secure = if self.config.secure { SECURE } else { "" };
+                let mut cookie = String::with_capacity(
+                    name.len() + 1 + id.len() + PATH.len() + digits + FLAGS.len() + secure.len(),
+                );
                 cookie.push_str(name);
                 cookie.push('=');
                 cookie.push_str(&id);
-                cookie.push_str("; Path=/; Max-Age=");
-                let _ = write!(cookie, "{}", ttl.as_secs());
-                cookie.push_str("; HttpOnly; SameSite=Lax");
-                if self.config.secure {
-                    cookie.push_str("; Secure");
-                }
+                cookie.push_str(PATH);
+                let _ = write!(cookie, "{secs}");
+                cookie.push_str(FLAGS);
+                cookie.push_str(secure);
                 if let Ok(v) = HeaderValue::try_from(cookie) {
                     ctx.response_headers_mut().append(SET_COOKIE, v);
                 }
