@@ -7,7 +7,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::session::{
-    MemoryStore, SessionConfig, SessionMiddleware, SessionMode, SessionStore, X_SESSION_ID,
+    ImmediateSessionStore, MemoryStore, SessionConfig, SessionMiddleware, SessionMode,
+    SessionStore, X_SESSION_ID,
 };
 use framework::testing::TestClient;
 use framework::{App, Context, Error, HttpError, Result};
@@ -140,54 +141,145 @@ async fn forged_or_unknown_ids_start_a_new_session() {
     }
 }
 
-/// A store that fails while `down` is set.
+/// A store that fails while `down` is set; with `immediate` it also answers at once, so the
+/// middleware takes its hook path, and without it the middleware awaits it.
 #[derive(Default)]
 struct FlakyStore {
     inner: MemoryStore,
     down: AtomicBool,
+    immediate: bool,
+}
+
+impl FlakyStore {
+    fn check(&self) -> Result {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(Error::msg("connection refused"));
+        }
+        Ok(())
+    }
+}
+
+impl ImmediateSessionStore for FlakyStore {
+    fn load_now(&self, id: &str) -> Result<Option<Bytes>> {
+        self.check()?;
+        self.inner.load_now(id)
+    }
+    fn save_now(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
+        self.check()?;
+        self.inner.save_now(id, data, ttl)
+    }
+    fn destroy_now(&self, id: &str) -> Result {
+        self.inner.destroy_now(id)
+    }
 }
 
 #[async_trait::async_trait]
 impl SessionStore for FlakyStore {
     async fn load(&self, id: &str) -> Result<Option<Bytes>> {
-        if self.down.load(Ordering::SeqCst) {
-            return Err(Error::msg("connection refused"));
-        }
+        self.check()?;
         self.inner.load(id).await
     }
     async fn save(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
-        if self.down.load(Ordering::SeqCst) {
-            return Err(Error::msg("connection refused"));
-        }
+        self.check()?;
         self.inner.save(id, data, ttl).await
     }
     async fn destroy(&self, id: &str) -> Result {
         self.inner.destroy(id).await
     }
+    fn immediate(&self) -> Option<&dyn ImmediateSessionStore> {
+        self.immediate.then_some(self as &dyn ImmediateSessionStore)
+    }
 }
 
 #[tokio::test]
 async fn store_failure_is_500_session_category_then_recovers() {
+    for immediate in [false, true] {
+        let store = Arc::new(FlakyStore {
+            immediate,
+            ..FlakyStore::default()
+        });
+        let c = TestClient::new(
+            app(store.clone(), SessionConfig::default())
+                .build()
+                .unwrap(),
+        );
+        c.get("/put?v=before").send().await;
+        store.down.store(true, Ordering::SeqCst);
+        for path in ["/read", "/regenerate"] {
+            // Loading fails on both; so would saving the new id.
+            let res = c
+                .get(path)
+                .header("accept", "application/json")
+                .send()
+                .await;
+            assert_eq!(res.status, 500, "immediate: {immediate}, {path}");
+            let body = res.json();
+            assert_eq!(body["category"], "framework-session");
+            assert_eq!(body["exception"], true);
+            assert_eq!(body["message"], "session store is unavailable");
+        }
+        store.down.store(false, Ordering::SeqCst);
+        assert_eq!(c.get("/read").send().await.text(), "before");
+    }
+}
+
+/// A failure to save, after the handler ran: 500, and no cookie for a session that was not
+/// stored; the same whether the store is awaited or answers at once.
+#[tokio::test]
+async fn a_failed_save_is_500_without_a_cookie() {
+    for immediate in [false, true] {
+        let store = Arc::new(FlakyStore {
+            immediate,
+            ..FlakyStore::default()
+        });
+        let c = TestClient::new(
+            app(store.clone(), SessionConfig::default())
+                .build()
+                .unwrap(),
+        );
+        store.down.store(true, Ordering::SeqCst);
+        // No cookie: nothing to load, so only the save meets the failure.
+        let res = c
+            .get("/put?v=x")
+            .header("accept", "application/json")
+            .send()
+            .await;
+        assert_eq!(res.status, 500, "immediate: {immediate}");
+        assert_eq!(res.json()["category"], "framework-session");
+        assert_eq!(res.header("set-cookie"), None);
+        assert!(store.inner.is_empty());
+    }
+}
+
+/// The awaited path (a store without [`SessionStore::immediate`]) keeps, regenerates and
+/// refuses to save exactly as the hook path does with the memory store.
+#[tokio::test]
+async fn an_awaited_store_behaves_as_the_memory_store() {
     let store = Arc::new(FlakyStore::default());
+    assert!(store.immediate().is_none());
     let c = TestClient::new(
         app(store.clone(), SessionConfig::default())
             .build()
             .unwrap(),
     );
-    c.get("/put?v=before").send().await;
-    store.down.store(true, Ordering::SeqCst);
-    let res = c
-        .get("/read")
-        .header("accept", "application/json")
-        .send()
-        .await;
-    assert_eq!(res.status, 500);
-    let body = res.json();
-    assert_eq!(body["category"], "framework-session");
-    assert_eq!(body["exception"], true);
-    assert_eq!(body["message"], "session store is unavailable");
-    store.down.store(false, Ordering::SeqCst);
-    assert_eq!(c.get("/read").send().await.text(), "before");
+    let first = c.get("/put?v=keep").send().await;
+    let cookie = first.header("set-cookie").unwrap().to_owned();
+    assert!(
+        cookie.ends_with("; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax"),
+        "{cookie}"
+    );
+    let old = cookie[4..26].to_owned();
+    assert_eq!(c.get("/read").send().await.text(), "keep");
+    let res = c.get("/regenerate").send().await;
+    let new = res.header("set-cookie").unwrap()[4..26].to_owned();
+    assert_ne!(old, new);
+    assert_eq!(c.get("/read").send().await.text(), "keep");
+    assert!(store.inner.load_now(&old).unwrap().is_none());
+    assert_eq!(store.inner.len(), 1);
+    let res = c.get("/fail").send().await;
+    assert_eq!(res.status, 400);
+    assert_eq!(res.header("set-cookie"), None);
+    assert_eq!(c.get("/read").send().await.text(), "keep");
 }
 
 #[tokio::test]

@@ -41,11 +41,11 @@ use serde_json::{Map, Value};
 
 #[cfg(feature = "session-redis")]
 pub use self::redis::RedisStore;
-pub use store::{DEFAULT_MEMORY_CAPACITY, MemoryStore, SessionStore};
+pub use store::{DEFAULT_MEMORY_CAPACITY, ImmediateSessionStore, MemoryStore, SessionStore};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
 
 /// Category of session errors.
 pub const CATEGORY: &str = "framework-session";
@@ -214,38 +214,62 @@ impl SessionMiddleware {
         let Some(id) = self.client_id(ctx) else {
             return Ok(Session::default());
         };
-        let Some(bytes) = self.store.load(id).await.map_err(|e| store_error(&e))? else {
+        let record = self.store.load(id).await.map_err(|e| store_error(&e))?;
+        Ok(Session::from_record(id, record))
+    }
+
+    fn load_now(
+        &self,
+        store: &dyn ImmediateSessionStore,
+        ctx: &Context,
+    ) -> Result<Session, HttpError> {
+        let Some(id) = self.client_id(ctx) else {
             return Ok(Session::default());
         };
-        // A record that no longer parses (format change, corruption) starts a fresh session
-        // rather than locking the client out.
-        let data = serde_json::from_slice(&bytes).unwrap_or_default();
-        Ok(Session {
-            id: Some(id.to_owned()),
-            data,
-            modified: false,
-            regenerate: false,
-            save_on_error: false,
-            ttl: None,
-        })
+        let record = store.load_now(id).map_err(|e| store_error(&e))?;
+        Ok(Session::from_record(id, record))
     }
 
     async fn save(&self, ctx: &mut Context, session: Session) -> Result<(), HttpError> {
-        let id = match (&session.id, session.regenerate) {
-            (Some(id), false) => id.clone(),
-            (old, _) => {
-                if let Some(old) = old {
-                    self.store.destroy(old).await.map_err(|e| store_error(&e))?;
-                }
-                new_id()?
-            }
-        };
-        let bytes = serde_json::to_vec(&session.data).map_err(|e| store_error(&e.into()))?;
-        let ttl = session.ttl.unwrap_or(self.config.ttl);
+        let (id, old) = save_id(&session)?;
+        if let Some(old) = old {
+            self.store.destroy(old).await.map_err(|e| store_error(&e))?;
+        }
+        let (record, ttl) = self.record(&session)?;
         self.store
-            .save(&id, &bytes, ttl)
+            .save(&id, &record, ttl)
             .await
             .map_err(|e| store_error(&e))?;
+        self.send_id(ctx, &id, ttl);
+        Ok(())
+    }
+
+    fn save_now(
+        &self,
+        store: &dyn ImmediateSessionStore,
+        ctx: &mut Context,
+        session: &Session,
+    ) -> Result<(), HttpError> {
+        let (id, old) = save_id(session)?;
+        if let Some(old) = old {
+            store.destroy_now(old).map_err(|e| store_error(&e))?;
+        }
+        let (record, ttl) = self.record(session)?;
+        store
+            .save_now(&id, &record, ttl)
+            .map_err(|e| store_error(&e))?;
+        self.send_id(ctx, &id, ttl);
+        Ok(())
+    }
+
+    /// The stored form of `session` and how long it lives.
+    fn record(&self, session: &Session) -> Result<(Vec<u8>, Duration), HttpError> {
+        let record = serde_json::to_vec(&session.data).map_err(|e| store_error(&e.into()))?;
+        Ok((record, session.ttl.unwrap_or(self.config.ttl)))
+    }
+
+    /// Tells the client its session id: the cookie, or the header.
+    fn send_id(&self, ctx: &mut Context, id: &str, ttl: Duration) {
         match &self.config.mode {
             SessionMode::Cookie(name) => {
                 // `<name>=<id>; Path=/; Max-Age=<secs>; HttpOnly; SameSite=Lax[; Secure]`,
@@ -263,7 +287,7 @@ impl SessionMiddleware {
                 );
                 cookie.push_str(name);
                 cookie.push('=');
-                cookie.push_str(&id);
+                cookie.push_str(id);
                 cookie.push_str(PATH);
                 let _ = write!(cookie, "{secs}");
                 cookie.push_str(FLAGS);
@@ -278,11 +302,68 @@ impl SessionMiddleware {
                 }
             }
         }
-        Ok(())
     }
 }
 
+/// The id a session is saved under, and the old id to delete first (a new session, or one
+/// being regenerated, gets a new id).
+fn save_id(session: &Session) -> Result<(String, Option<&str>), HttpError> {
+    match (&session.id, session.regenerate) {
+        (Some(id), false) => Ok((id.clone(), None)),
+        (old, _) => Ok((new_id()?, old.as_deref())),
+    }
+}
+
+impl Session {
+    /// The session stored under `id`: empty when there is no record, or when the record no
+    /// longer parses (a format change, corruption), which starts a fresh session rather than
+    /// locking the client out.
+    fn from_record(id: &str, record: Option<bytes::Bytes>) -> Self {
+        let Some(bytes) = record else {
+            return Session::default();
+        };
+        Session {
+            id: Some(id.to_owned()),
+            data: serde_json::from_slice(&bytes).unwrap_or_default(),
+            modified: false,
+            regenerate: false,
+            save_on_error: false,
+            ttl: None,
+        }
+    }
+}
+
+/// With a store that answers at once ([`SessionStore::immediate`], the memory store) the session
+/// is loaded in `before` and saved in `after`, without a future; with any other store (Redis)
+/// `handle` awaits it around the rest of the chain. Both do the same.
 impl Middleware for SessionMiddleware {
+    fn before(&self, ctx: &mut Context) -> Before {
+        if should_skip(ctx, self.config.skipper.as_ref()) {
+            return Before::Pass;
+        }
+        let Some(store) = self.store.immediate() else {
+            return Before::Handle;
+        };
+        match self.load_now(store, ctx) {
+            Ok(session) => {
+                ctx.session = Some(session);
+                Before::Continue
+            }
+            Err(err) => Before::Answer(Err(err.into())),
+        }
+    }
+
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        // Only after `before` said `Continue`, so the store is an immediate one.
+        let (Some(store), Some(session)) = (self.store.immediate(), ctx.session.take()) else {
+            return result;
+        };
+        if session.modified && (result.is_ok() || session.save_on_error) {
+            self.save_now(store, ctx, &session)?;
+        }
+        result
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             if should_skip(ctx, self.config.skipper.as_ref()) {

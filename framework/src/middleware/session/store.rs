@@ -24,6 +24,24 @@ pub trait SessionStore: Send + Sync + 'static {
     async fn save(&self, id: &str, data: &[u8], ttl: Duration) -> Result;
     /// Deletes the record under `id`.
     async fn destroy(&self, id: &str) -> Result;
+
+    /// The same store answering at once, for a store that never waits (it keeps its records
+    /// in this process's memory): the session middleware then loads and saves in its
+    /// synchronous hooks, without a future per request. `None` (the default) for a store that
+    /// does I/O.
+    fn immediate(&self) -> Option<&dyn ImmediateSessionStore> {
+        None
+    }
+}
+
+/// A [`SessionStore`] whose calls complete without waiting; see [`SessionStore::immediate`].
+pub trait ImmediateSessionStore: Send + Sync {
+    /// The record under `id`, `None` when missing or expired.
+    fn load_now(&self, id: &str) -> Result<Option<Bytes>>;
+    /// Stores the record under `id` for `ttl`.
+    fn save_now(&self, id: &str, data: &[u8], ttl: Duration) -> Result;
+    /// Deletes the record under `id`.
+    fn destroy_now(&self, id: &str) -> Result;
 }
 
 /// How many sessions [`MemoryStore::new`] keeps at most.
@@ -135,9 +153,8 @@ impl MemoryStore {
     }
 }
 
-#[async_trait]
-impl SessionStore for MemoryStore {
-    async fn load(&self, id: &str) -> Result<Option<Bytes>> {
+impl ImmediateSessionStore for MemoryStore {
+    fn load_now(&self, id: &str) -> Result<Option<Bytes>> {
         match self.cache.get(id) {
             Some((data, expires)) if expires > Instant::now() => Ok(Some(data)),
             Some(_) => {
@@ -148,7 +165,7 @@ impl SessionStore for MemoryStore {
         }
     }
 
-    async fn save(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
+    fn save_now(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
         self.cache.insert(
             id.to_owned(),
             (Bytes::copy_from_slice(data), Instant::now() + ttl),
@@ -156,9 +173,28 @@ impl SessionStore for MemoryStore {
         Ok(())
     }
 
-    async fn destroy(&self, id: &str) -> Result {
+    fn destroy_now(&self, id: &str) -> Result {
         self.cache.remove(id);
         Ok(())
+    }
+}
+
+#[async_trait]
+impl SessionStore for MemoryStore {
+    async fn load(&self, id: &str) -> Result<Option<Bytes>> {
+        self.load_now(id)
+    }
+
+    async fn save(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
+        self.save_now(id, data, ttl)
+    }
+
+    async fn destroy(&self, id: &str) -> Result {
+        self.destroy_now(id)
+    }
+
+    fn immediate(&self) -> Option<&dyn ImmediateSessionStore> {
+        Some(self)
     }
 }
 
