@@ -75,6 +75,14 @@ pub fn new_request_id() -> HeaderValue {
     })
 }
 
+/// Whether `headers` holds any of `names`, by one scan of its entries: a request or response
+/// carries few headers, and comparing a standard name costs less than hashing it for a lookup
+/// (`contains_key`), the more so when several names are asked for at once.
+#[inline]
+pub fn has_any(headers: &HeaderMap, names: &[HeaderName]) -> bool {
+    headers.keys().any(|key| names.contains(key))
+}
+
 /// The media type of a `Content-Type` value without parameters, as written. Media types are
 /// case-insensitive: compare with `eq_ignore_ascii_case` and the helpers below, which do not
 /// allocate.
@@ -130,12 +138,12 @@ pub fn accepts_json(headers: &HeaderMap) -> bool {
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 section 5.4 form:
-/// `a=1; b=2`).
+/// `a=1; b=2`). The headers are scanned rather than looked up, as in [`has_any`].
 pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     headers
-        .get_all(header::COOKIE)
         .iter()
-        .filter_map(|v| v.to_str().ok())
+        .filter(|(key, _)| **key == header::COOKIE)
+        .filter_map(|(_, v)| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
         .find(|(k, _)| *k == name)

@@ -89,7 +89,7 @@ impl ETag {
 }
 
 fn apply(ctx: &mut Context) {
-    if ctx.has_body_stream() || ctx.response_headers().contains_key(ETAG) {
+    if ctx.has_body_stream() || crate::header::has_any(ctx.response_headers(), &[ETAG]) {
         return;
     }
     if !ctx.status().unwrap_or(http::StatusCode::OK).is_success() {

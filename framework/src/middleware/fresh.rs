@@ -84,7 +84,7 @@ fn is_fresh(ctx: &Context) -> bool {
     // Without a condition there is nothing to evaluate: the common case, settled before the
     // response headers are looked at.
     let request = ctx.headers();
-    if !request.contains_key(IF_NONE_MATCH) && !request.contains_key(IF_MODIFIED_SINCE) {
+    if !crate::header::has_any(request, &[IF_NONE_MATCH, IF_MODIFIED_SINCE]) {
         return false;
     }
     if !ctx.status().unwrap_or(StatusCode::OK).is_success() {

@@ -119,7 +119,7 @@ impl Responder {
                 (Bytes::from(bytes), self.config.content_type.clone())
             }
         };
-        if !ctx.response_headers().contains_key(CONTENT_TYPE) {
+        if !crate::header::has_any(ctx.response_headers(), &[CONTENT_TYPE]) {
             ctx.set_header(CONTENT_TYPE, content_type);
         }
         ctx.body_buffer = Some(bytes);
