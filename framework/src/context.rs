@@ -453,7 +453,6 @@ impl Context {
 
     // ----- values, state, session -----
 
-    /// Stores a per-request value under `key`.
     /// Stores a per-request value under `key`, replacing the value stored under it before.
     pub fn set_value<T: Any + Send + Sync>(&mut self, key: impl Into<Cow<'static, str>>, value: T) {
         let key = key.into();
@@ -463,6 +462,7 @@ impl Context {
             None => self.values.push((key, value)),
         }
     }
+
     fn any_value(&self, key: &str) -> Option<&(dyn Any + Send + Sync)> {
         self.values
             .iter()

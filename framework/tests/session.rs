@@ -191,18 +191,24 @@ impl SessionStore for FlakyStore {
     }
 }
 
+/// A client for the test app on a [`FlakyStore`], and the store.
+fn flaky_client(immediate: bool) -> (Arc<FlakyStore>, TestClient) {
+    let store = Arc::new(FlakyStore {
+        immediate,
+        ..FlakyStore::default()
+    });
+    let client = TestClient::new(
+        app(store.clone(), SessionConfig::default())
+            .build()
+            .unwrap(),
+    );
+    (store, client)
+}
+
 #[tokio::test]
 async fn store_failure_is_500_session_category_then_recovers() {
     for immediate in [false, true] {
-        let store = Arc::new(FlakyStore {
-            immediate,
-            ..FlakyStore::default()
-        });
-        let c = TestClient::new(
-            app(store.clone(), SessionConfig::default())
-                .build()
-                .unwrap(),
-        );
+        let (store, c) = flaky_client(immediate);
         c.get("/put?v=before").send().await;
         store.down.store(true, Ordering::SeqCst);
         for path in ["/read", "/regenerate"] {
@@ -228,15 +234,7 @@ async fn store_failure_is_500_session_category_then_recovers() {
 #[tokio::test]
 async fn a_failed_save_is_500_without_a_cookie() {
     for immediate in [false, true] {
-        let store = Arc::new(FlakyStore {
-            immediate,
-            ..FlakyStore::default()
-        });
-        let c = TestClient::new(
-            app(store.clone(), SessionConfig::default())
-                .build()
-                .unwrap(),
-        );
+        let (store, c) = flaky_client(immediate);
         store.down.store(true, Ordering::SeqCst);
         // No cookie: nothing to load, so only the save meets the failure.
         let res = c
@@ -255,13 +253,8 @@ async fn a_failed_save_is_500_without_a_cookie() {
 /// refuses to save exactly as the hook path does with the memory store.
 #[tokio::test]
 async fn an_awaited_store_behaves_as_the_memory_store() {
-    let store = Arc::new(FlakyStore::default());
+    let (store, c) = flaky_client(false);
     assert!(store.immediate().is_none());
-    let c = TestClient::new(
-        app(store.clone(), SessionConfig::default())
-            .build()
-            .unwrap(),
-    );
     let first = c.get("/put?v=keep").send().await;
     let cookie = first.header("set-cookie").unwrap().to_owned();
     assert!(
@@ -298,4 +291,44 @@ async fn session_without_middleware_is_a_clear_error() {
         .await;
     assert_eq!(res.status, 500);
     assert_eq!(res.json()["category"], "framework-session");
+}
+
+/// A hook middleware that passes every request on.
+struct PassOn;
+
+impl framework::Middleware for PassOn {
+    fn before(&self, _ctx: &mut Context) -> framework::Before {
+        framework::Before::Pass
+    }
+}
+
+/// Beyond the first 64 middleware of a chain the hooks are not used and `handle` does it all:
+/// with the memory store too, the session is loaded, kept and regenerated as usual. (At 65th
+/// place the session middleware is run by `handle`; a middleware further on would be hooked
+/// again, by the next run of the rest of the chain.)
+#[tokio::test]
+async fn the_session_middleware_works_whole_beyond_the_hooked_part_of_a_chain() {
+    let store = Arc::new(MemoryStore::new());
+    let mut app = App::new().use_middleware(ErrorHandler::default().into_shared());
+    for _ in 0..63 {
+        app = app.use_middleware(Arc::new(PassOn));
+    }
+    let c = TestClient::new(
+        app.use_middleware(
+            SessionMiddleware::new(store.clone(), SessionConfig::default()).into_shared(),
+        )
+        .get("/put", put)
+        .get("/read", read)
+        .get("/regenerate", regenerate)
+        .build()
+        .unwrap(),
+    );
+    let first = c.get("/put?v=far").send().await;
+    let old = first.header("set-cookie").unwrap()[4..26].to_owned();
+    assert_eq!(c.get("/read").send().await.text(), "far");
+    let res = c.get("/regenerate").send().await;
+    let new = res.header("set-cookie").unwrap()[4..26].to_owned();
+    assert_ne!(old, new);
+    assert_eq!(c.get("/read").send().await.text(), "far");
+    assert_eq!(store.len(), 1);
 }

@@ -302,3 +302,86 @@ async fn a_connection_closed_before_its_first_byte_is_dropped_quietly() {
     assert_eq!((answer.status, answer.text().as_str()), (200, "hello"));
     server.stop().await;
 }
+
+/// Drops the first `skip` bytes written through it (they were sent by hand already).
+struct SkipFirst {
+    inner: tokio::net::TcpStream,
+    skip: usize,
+}
+
+impl tokio::io::AsyncRead for SkipFirst {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for SkipFirst {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        if self.skip > 0 {
+            let n = self.skip.min(buf.len());
+            self.skip -= n;
+            return std::task::Poll::Ready(Ok(n));
+        }
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// An HTTP/2 client whose connection preface arrives in pieces is still told apart from
+/// HTTP/1 and served as HTTP/2: the detection waits for the whole preface.
+#[tokio::test]
+async fn an_http2_preface_split_across_writes_is_still_http2() {
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    let server = common::start(service()).await;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream.set_nodelay(true).unwrap();
+    for piece in [&PREFACE[..1], &PREFACE[1..10]] {
+        stream.write_all(piece).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+    }
+    // hyper writes the whole preface; its first ten bytes are already on the wire.
+    let io = hyper_util::rt::TokioIo::new(SkipFirst {
+        inner: stream,
+        skip: 10,
+    });
+    let (mut sender, connection) =
+        hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io)
+            .await
+            .unwrap();
+    let driver = tokio::spawn(connection);
+    let request = http::Request::get(format!("http://{}/hello", server.addr))
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let response = sender.send_request(request).await.unwrap();
+    assert_eq!(response.version(), http::Version::HTTP_2);
+    assert_eq!(response.status(), 200);
+    let body = http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .unwrap()
+        .to_bytes();
+    assert_eq!(&body[..], b"hello");
+    drop(sender);
+    driver.abort();
+    server.stop().await;
+}

@@ -1,13 +1,15 @@
 //! One connection's life: what it is doing, its timers, and how it ends on shutdown.
 //!
-//! A [`ConnState`] is shared by the parties that run on the connection's task (HTTP/2 streams
-//! may run elsewhere, hence the atomics): the socket wrapper [`TrackedStream`] notes the first
-//! byte of a new request head and unflushed writes; the service notes a request starting
-//! ([`ConnState::request_started`]) and the [`ActiveGuard`] inside its response body notes it
-//! ending (last byte sent, or the body dropped). The server's sweep ([`super::reaper`]) checks
-//! the deadlines ([`ConnState::sweep`]) and signals a connection that is idle or late with its
-//! head; the driver ([`drive`]) closes it then, or on shutdown. Times come from the server's
-//! coarse [`Clock`]: no system clock read and no timer per connection.
+//! A [`ConnState`] is shared by the connection's task (its socket wrapper [`TrackedStream`]
+//! notes the first byte of a new request head and unflushed writes; the service notes a
+//! request starting, [`ConnState::request_started`]), the [`ActiveGuard`] inside each response
+//! body, which notes the request ending (last byte sent, or the body dropped) wherever the body
+//! is dropped (HTTP/2 streams run on other tasks), and the server's sweeper thread
+//! ([`super::reaper`]); hence the atomics. The sweep marks a connection that is idle or late
+//! with its head ([`ConnState::expire`]); its driver ([`drive`]) then looks again on the
+//! connection's own task, where no request can start meanwhile, and closes it if it is still
+//! overdue. Times come from the server's coarse [`Clock`]: no system clock read and no timer
+//! per connection.
 
 use std::future::Future;
 use std::io;
@@ -47,6 +49,8 @@ pub(crate) struct ConnState {
     /// HTTP/2: frames arrive all the time, so the head timer only covers the first request.
     http2: AtomicBool,
     signal: AtomicU8,
+    /// Set by the sweep when a deadline passed; the driver checks again and closes, or clears it.
+    expired: AtomicBool,
     waker: AtomicWaker,
 }
 
@@ -61,6 +65,7 @@ impl ConnState {
             unflushed: AtomicBool::new(false),
             http2: AtomicBool::new(false),
             signal: AtomicU8::new(SIGNAL_NONE),
+            expired: AtomicBool::new(false),
             waker: AtomicWaker::new(),
         }
     }
@@ -91,17 +96,30 @@ impl ConnState {
         self.active.load(Ordering::Relaxed) == 0 && !self.unflushed.load(Ordering::Relaxed)
     }
 
-    /// The sweep, at the exact time `now` (milliseconds on the server's clock): signals the
-    /// connection to close if it is idle or late with its head. Returns why, if it did.
-    pub(crate) fn sweep(&self, now: u64, limits: &ServerLimits) -> Option<&'static str> {
+    /// The sweep, at the exact time `now` (milliseconds on the server's clock): marks the
+    /// connection expired if it is idle or late with its head, and says why. The caller wakes
+    /// it ([`ConnState::wake`]), outside the registry's lock. A connection already marked, or
+    /// being closed, is passed over.
+    pub(crate) fn expire(&self, now: u64, limits: &ServerLimits) -> Option<&'static str> {
+        if self.expired.load(Ordering::Relaxed)
+            || self.signal.load(Ordering::Relaxed) == SIGNAL_FORCE
+        {
+            return None;
+        }
         let reason = self.overdue(now, limits)?;
-        self.signal(true);
+        self.expired.store(true, Ordering::Relaxed);
         Some(reason)
+    }
+
+    /// Wakes the connection's driver to look at its signals.
+    pub(crate) fn wake(&self) {
+        self.waker.wake();
     }
 
     /// Why the connection should close at `now`, if it should.
     fn overdue(&self, now: u64, limits: &ServerLimits) -> Option<&'static str> {
-        if self.active.load(Ordering::Relaxed) > 0 {
+        // Acquire: a request's end stored `last_end` before it released `active`.
+        if self.active.load(Ordering::Acquire) > 0 {
             // Busy: the end of the request starts the clocks again.
             return None;
         }
@@ -139,9 +157,9 @@ pub(crate) struct ActiveGuard(Arc<ConnState>);
 impl Drop for ActiveGuard {
     fn drop(&mut self) {
         let state = &self.0;
-        if state.active.fetch_sub(1, Ordering::Relaxed) == 1 {
-            state.last_end.store(state.clock.stamp(), Ordering::Relaxed);
-        }
+        // The end time first: whoever sees `active` drop (the sweep) sees it too.
+        state.last_end.store(state.clock.stamp(), Ordering::Relaxed);
+        state.active.fetch_sub(1, Ordering::Release);
     }
 }
 
@@ -303,10 +321,14 @@ impl AsyncWrite for TrackedStream {
     }
 }
 
-/// Runs a connection to its end: closes it when the sweep finds it idle or late with its head
-/// (a forced signal), on shutdown when nothing is in progress (otherwise after its requests are
+/// Runs a connection to its end: closes it when the sweep found it idle or late with its head
+/// and it still is, on shutdown when nothing is in progress (otherwise after its requests are
 /// answered), and at once when forced.
-pub(crate) async fn drive<C: Graceful>(connection: C, state: Arc<ConnState>) {
+pub(crate) async fn drive<C: Graceful>(
+    connection: C,
+    state: Arc<ConnState>,
+    limits: &ServerLimits,
+) {
     let mut connection = std::pin::pin!(connection);
     let mut seen = SIGNAL_NONE;
     loop {
@@ -319,6 +341,16 @@ pub(crate) async fn drive<C: Graceful>(connection: C, state: Arc<ConnState>) {
                 return;
             }
             signal = Signal { state: &state, seen } => {
+                if signal == EXPIRED {
+                    // The sweep's verdict may be stale: a request may have started since. Here
+                    // on the connection's task none can start while we look.
+                    if let Some(reason) = state.overdue(state.clock.exact(), limits) {
+                        tracing::debug!(reason, "closing connection");
+                        return;
+                    }
+                    state.expired.store(false, Ordering::Relaxed);
+                    continue;
+                }
                 if signal == SIGNAL_FORCE || state.is_quiet() {
                     return;
                 }
@@ -362,7 +394,11 @@ where
     }
 }
 
-/// Ready when a shutdown signal newer than `seen` has come (shutdown once, force once).
+/// What [`Signal`] gives when the sweep marked the connection expired.
+const EXPIRED: u8 = u8::MAX;
+
+/// Ready when a shutdown signal newer than `seen` has come (shutdown once, force once), or
+/// with [`EXPIRED`] when the sweep marked the connection.
 struct Signal<'a> {
     state: &'a ConnState,
     seen: u8,
@@ -373,14 +409,17 @@ impl Future for Signal<'_> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
         let state = self.state;
-        let signal = state.signal.load(Ordering::Relaxed);
-        if signal > self.seen {
+        let ready = |state: &ConnState| match state.signal.load(Ordering::Relaxed) {
+            signal if signal > self.seen => Some(signal),
+            _ => state.expired.load(Ordering::Relaxed).then_some(EXPIRED),
+        };
+        if let Some(signal) = ready(state) {
             return Poll::Ready(signal);
         }
         state.waker.register(cx.waker());
-        match state.signal.load(Ordering::Relaxed) {
-            signal if signal > self.seen => Poll::Ready(signal),
-            _ => Poll::Pending,
+        match ready(state) {
+            Some(signal) => Poll::Ready(signal),
+            None => Poll::Pending,
         }
     }
 }
@@ -402,29 +441,104 @@ mod tests {
     }
 
     #[test]
-    fn a_late_head_is_closed_at_its_limit_and_not_before() {
+    fn a_late_head_expires_at_its_limit_and_not_before() {
         let state = state();
         // Accepted at stamp 40 (the end of the first 40 ms tick): the head is due by 440.
-        assert_eq!(state.sweep(439, &limits()), None);
-        assert_eq!(state.signal.load(Ordering::Relaxed), SIGNAL_NONE);
+        assert_eq!(state.expire(439, &limits()), None);
+        assert!(!state.expired.load(Ordering::Relaxed));
         assert_eq!(
-            state.sweep(440, &limits()),
+            state.expire(440, &limits()),
             Some("request head not received in time")
         );
-        assert_eq!(state.signal.load(Ordering::Relaxed), SIGNAL_FORCE);
+        assert!(state.expired.load(Ordering::Relaxed));
+        // Marked once: later sweeps pass it over until the driver has looked.
+        assert_eq!(state.expire(10_000, &limits()), None);
     }
 
     #[test]
-    fn a_request_in_progress_is_never_cut_and_its_end_starts_the_idle_timer() {
+    fn a_request_in_progress_never_expires_and_its_end_starts_the_idle_timer() {
         let state = state();
         let guard = state.request_started(false);
-        assert_eq!(state.sweep(1_000_000, &limits()), None);
+        assert_eq!(state.expire(1_000_000, &limits()), None);
         drop(guard);
         // Ended at stamp 40: idle until 1240.
-        assert_eq!(state.sweep(1239, &limits()), None);
+        assert_eq!(state.expire(1239, &limits()), None);
         assert_eq!(
-            state.sweep(1240, &limits()),
+            state.expire(1240, &limits()),
             Some("idle connection timed out")
         );
+    }
+
+    /// A connection that never ends by itself, and notes a graceful shutdown.
+    struct Idle;
+
+    impl Future for Idle {
+        type Output = hyper::Result<()>;
+        fn poll(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+            Poll::Pending
+        }
+    }
+
+    impl Graceful for Idle {
+        fn graceful_shutdown(self: Pin<&mut Self>) {}
+    }
+
+    /// The sweep marked the connection while it was idle, and a request started before the
+    /// driver looked: the driver keeps it, and closes it once it is overdue for real.
+    #[tokio::test]
+    async fn the_driver_keeps_a_connection_whose_request_started_after_the_sweep() {
+        let limits = ServerLimits {
+            header_read_timeout: Duration::from_millis(30),
+            keep_alive_timeout: Duration::from_millis(30),
+            ..ServerLimits::default()
+        };
+        let state = Arc::new(ConnState::new(Arc::new(Clock::new(&limits))));
+        let guard = state.request_started(false);
+        state.expired.store(true, Ordering::Relaxed);
+        let driver = tokio::spawn({
+            let state = Arc::clone(&state);
+            let limits = limits.clone();
+            async move { drive(Idle, state, &limits).await }
+        });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(!driver.is_finished(), "a request in progress was cut");
+        assert!(
+            !state.expired.load(Ordering::Relaxed),
+            "the mark was not cleared"
+        );
+        drop(guard);
+        // Idle now: long past its 30 ms once the sweep marks it again.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            state.expire(state.clock.exact(), &limits),
+            Some("idle connection timed out")
+        );
+        state.wake();
+        tokio::time::timeout(Duration::from_secs(5), driver)
+            .await
+            .expect("closed once overdue")
+            .unwrap();
+    }
+
+    /// The bytes `detect` read come back first, in pieces as small as the reader asks for,
+    /// then the socket's.
+    #[tokio::test]
+    async fn the_stream_gives_back_what_detection_read_before_the_socket() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap())
+            .await
+            .unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        client.write_all(b"xyz").await.unwrap();
+        let mut stream = TrackedStream::new(server, state(), Bytes::from_static(b"abcdef"));
+        let mut buf = [0u8; 4];
+        let n = stream.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"abcd");
+        let n = stream.read(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"ef");
+        let mut rest = [0u8; 3];
+        stream.read_exact(&mut rest).await.unwrap();
+        assert_eq!(&rest, b"xyz");
     }
 }

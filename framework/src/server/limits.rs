@@ -21,7 +21,7 @@ use std::time::Duration;
 ///
 /// The head and idle timeouts are checked by one sweep per server on a clock that ticks every
 /// tenth of the shorter of the two (between 5 ms and 250 ms): a connection closes at most about
-/// two ticks after its limit, never before it.
+/// two ticks after its limit, and not before it while the sweep's thread runs on time.
 ///
 /// A request being handled (its handler running, or its response being sent, for as long as a
 /// stream lasts) is never cut by these timers: the idle and head timers start again when it

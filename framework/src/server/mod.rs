@@ -67,14 +67,29 @@ impl Registry {
         }
     }
 
-    /// Closes the connections that are idle or late with their head at `now`.
+    /// Marks the connections that are idle or late with their head at `now`, then wakes them
+    /// outside the lock (their drivers close them if they still are).
     fn sweep(&self, now: u64, limits: &ServerLimits) {
+        let mut expired = Vec::new();
         for state in self.lock().values() {
-            if let Some(reason) = state.sweep(now, limits) {
-                tracing::debug!(reason, "closing connection");
+            if let Some(reason) = state.expire(now, limits) {
+                expired.push((Arc::clone(state), reason));
             }
         }
+        for (state, reason) in expired {
+            tracing::debug!(reason, "connection expired");
+            state.wake();
+        }
     }
+}
+
+/// What every connection of a server shares: hyper's two protocol builders, the limits, and
+/// the sweep, which runs while any of them holds this.
+struct Serving {
+    http1: http1::Builder,
+    http2: http2::Builder<TokioExecutor>,
+    limits: Arc<ServerLimits>,
+    _sweeper: reaper::Sweeper,
 }
 
 /// A connection's place: its slot under `max_connections` and its registry entry, both given
@@ -126,7 +141,7 @@ impl Service {
         let slots = Arc::new(Semaphore::new(max as usize));
         let registry = Arc::new(Registry::default());
         let clock = Arc::new(reaper::Clock::new(&limits));
-        let _sweeper = reaper::Sweeper::start(Arc::clone(&clock), {
+        let sweeper = reaper::Sweeper::start(Arc::clone(&clock), {
             let (registry, limits) = (Arc::clone(&registry), Arc::clone(&limits));
             move |now| registry.sweep(now, &limits)
         })?;
@@ -135,7 +150,14 @@ impl Service {
         h2.timer(TokioTimer::new())
             .keep_alive_interval(limits.http2_keep_alive_interval)
             .keep_alive_timeout(limits.http2_keep_alive_timeout);
-        let protocols = Arc::new((http1::Builder::new(), h2));
+        // Each connection holds it, so the sweep goes on for as long as a connection is open,
+        // even when the caller drops this future (e.g. in a `select!`).
+        let serving = Arc::new(Serving {
+            http1: http1::Builder::new(),
+            http2: h2,
+            limits: Arc::clone(&limits),
+            _sweeper: sweeper,
+        });
         let mut signal = std::pin::pin!(signal);
         loop {
             // Above `max_connections`, stop accepting: new connections wait in the backlog.
@@ -189,18 +211,20 @@ impl Service {
                     Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
                 }
             });
-            let protocols = Arc::clone(&protocols);
+            let serving = Arc::clone(&serving);
             tokio::spawn(async move {
                 let mut stream = stream;
                 if let Some((read_first, http2)) = connection::detect(&mut stream, &state).await {
                     let io =
                         TokioIo::new(TrackedStream::new(stream, Arc::clone(&state), read_first));
-                    let (h1, h2) = &*protocols;
+                    let limits = &serving.limits;
                     if http2 {
-                        connection::drive(h2.serve_connection(io, handler), state).await;
+                        let connection = serving.http2.serve_connection(io, handler);
+                        connection::drive(connection, state, limits).await;
                     } else {
-                        let connection = h1.serve_connection(io, handler).with_upgrades();
-                        connection::drive(connection, state).await;
+                        let connection =
+                            serving.http1.serve_connection(io, handler).with_upgrades();
+                        connection::drive(connection, state, limits).await;
                     }
                 }
                 drop(ticket);

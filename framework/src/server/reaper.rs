@@ -8,9 +8,10 @@
 //! atomic load, and checks every open connection against its deadlines (nginx and Kestrel keep
 //! a cached clock and a heartbeat sweep the same way).
 //!
-//! Resolution: a note is stamped with the end of the tick it falls in, so while the sweep runs
-//! on time a connection is never closed before its limit (a sweep delayed by an overloaded
-//! runtime can close one early by its delay); it is closed at most about two ticks after it (the tick is a tenth
+//! Resolution: a note is stamped with the end of the tick it falls in, so a connection is not
+//! closed before its limit as long as the sweeper thread gets its ticks on time (one the OS
+//! schedules late stamps late notes early by that delay); it is closed at most about two ticks
+//! after it (the tick is a tenth
 //! of the shorter of the head and idle timeouts, between 5 ms and 250 ms). The sweep holds the
 //! registry's lock while it looks at each open connection once: a few atomic loads each, so
 //! 10 000 connections take tens of microseconds, four times a second with the default limits.
@@ -52,9 +53,14 @@ impl Clock {
         self.now_ms.load(Ordering::Relaxed) + self.tick_ms
     }
 
+    /// The exact time, read from the system clock.
+    pub(crate) fn exact(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX / 2)
+    }
+
     /// Reads the system clock and advances to it; returns the exact time.
     pub(crate) fn advance(&self) -> u64 {
-        let now = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX / 2);
+        let now = self.exact();
         self.now_ms.store(now, Ordering::Relaxed);
         now
     }

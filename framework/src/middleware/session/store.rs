@@ -28,7 +28,8 @@ pub trait SessionStore: Send + Sync + 'static {
     /// The same store answering at once, for a store that never waits (it keeps its records
     /// in this process's memory): the session middleware then loads and saves in its
     /// synchronous hooks, without a future per request. `None` (the default) for a store that
-    /// does I/O.
+    /// does I/O. A store answers the same way every time (the middleware asks before the chain
+    /// and again after it), and its immediate calls see the same records as its async ones.
     fn immediate(&self) -> Option<&dyn ImmediateSessionStore> {
         None
     }
