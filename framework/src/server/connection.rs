@@ -46,7 +46,8 @@ pub(crate) struct ConnState {
     last_end: AtomicU64,
     /// Bytes written but not yet flushed: a response may still be on its way out.
     unflushed: AtomicBool,
-    /// HTTP/2: frames arrive all the time, so the head timer only covers the first request.
+    /// HTTP/2 (set by [`detect`]): frames arrive all the time, so the head timer only covers
+    /// the first request.
     http2: AtomicBool,
     signal: AtomicU8,
     /// Set by the sweep when a deadline passed; the driver checks again and closes, or clears it.
@@ -71,12 +72,9 @@ impl ConnState {
     }
 
     /// A request head has been parsed and goes to the service.
-    pub(crate) fn request_started(self: &Arc<Self>, http2: bool) -> ActiveGuard {
+    pub(crate) fn request_started(self: &Arc<Self>) -> ActiveGuard {
         self.active.fetch_add(1, Ordering::Relaxed);
         self.head_started.store(0, Ordering::Relaxed);
-        if http2 {
-            self.http2.store(true, Ordering::Relaxed);
-        }
         ActiveGuard(Arc::clone(self))
     }
 
@@ -235,7 +233,10 @@ pub(crate) async fn detect(stream: &mut TcpStream, state: &ConnState) -> Option<
         _ = Signal { state, seen: SIGNAL_NONE } => return None,
     };
     match http2 {
-        Ok(http2) => Some((Bytes::copy_from_slice(&buf[..filled]), http2)),
+        Ok(http2) => {
+            state.http2.store(http2, Ordering::Relaxed);
+            Some((Bytes::copy_from_slice(&buf[..filled]), http2))
+        }
         Err(err) => {
             tracing::debug!(%err, "connection closed before its first request");
             None
@@ -458,7 +459,7 @@ mod tests {
     #[test]
     fn a_request_in_progress_never_expires_and_its_end_starts_the_idle_timer() {
         let state = state();
-        let guard = state.request_started(false);
+        let guard = state.request_started();
         assert_eq!(state.expire(1_000_000, &limits()), None);
         drop(guard);
         // Ended at stamp 40: idle until 1240.
@@ -493,7 +494,7 @@ mod tests {
             ..ServerLimits::default()
         };
         let state = Arc::new(ConnState::new(Arc::new(Clock::new(&limits))));
-        let guard = state.request_started(false);
+        let guard = state.request_started();
         state.expired.store(true, Ordering::Relaxed);
         let driver = tokio::spawn({
             let state = Arc::clone(&state);

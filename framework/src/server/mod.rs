@@ -168,7 +168,7 @@ impl Service {
                 },
                 () = &mut signal => break,
             };
-            let (stream, peer) = tokio::select! {
+            let (mut stream, peer) = tokio::select! {
                 accepted = listener.accept() => match accepted {
                     Ok(pair) => pair,
                     Err(err) => {
@@ -196,7 +196,7 @@ impl Service {
             let body_timeout = limits.body_read_timeout;
             let body_min_rate = limits.body_min_rate;
             let handler = hyper::service::service_fn(move |request: http::Request<Incoming>| {
-                let guard = conn_state.request_started(request.version() == http::Version::HTTP_2);
+                let guard = conn_state.request_started();
                 let service = Arc::clone(&service);
                 async move {
                     if let Some(refused) = check_host(&request) {
@@ -213,7 +213,6 @@ impl Service {
             });
             let serving = Arc::clone(&serving);
             tokio::spawn(async move {
-                let mut stream = stream;
                 if let Some((read_first, http2)) = connection::detect(&mut stream, &state).await {
                     let io =
                         TokioIo::new(TrackedStream::new(stream, Arc::clone(&state), read_first));

@@ -112,10 +112,7 @@ impl Session {
     }
     /// Stores a value.
     pub fn set(&mut self, key: impl Into<String>, value: impl Serialize) -> Result<(), HttpError> {
-        let value = serde_json::to_value(value).map_err(|e| {
-            HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, e.to_string())
-                .with_exception(true)
-        })?;
+        let value = serde_json::to_value(value).map_err(internal_error)?;
         self.data.insert(key.into(), value);
         self.modified = true;
         Ok(())
@@ -156,6 +153,12 @@ pub struct SessionMiddleware {
     config: SessionConfig,
 }
 
+/// A 500 exception in the session category, with the cause as its message.
+fn internal_error(err: impl std::fmt::Display) -> HttpError {
+    HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, err.to_string())
+        .with_exception(true)
+}
+
 fn store_error(err: &crate::Error) -> HttpError {
     tracing::error!(error = %err, "session store failed");
     HttpError::with(
@@ -169,19 +172,16 @@ fn store_error(err: &crate::Error) -> HttpError {
 /// A new id: 128 bits from the OS generator, base64url without padding.
 fn new_id() -> Result<String, HttpError> {
     let mut bits = [0u8; 16];
-    getrandom::fill(&mut bits).map_err(|e| {
-        HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, e.to_string())
-            .with_exception(true)
-    })?;
+    getrandom::fill(&mut bits).map_err(internal_error)?;
     // Into a buffer on the stack, then one exact allocation: `encode` zero-fills a heap buffer
     // first (calloc) and checks it again as UTF-8.
     let mut id = [0u8; 22];
     let written = URL_SAFE_NO_PAD
         .encode_slice(bits, &mut id)
-        .map_err(|e| HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, e.to_string()))?;
+        .map_err(internal_error)?;
     std::str::from_utf8(&id[..written])
         .map(str::to_owned)
-        .map_err(|e| HttpError::with(StatusCode::INTERNAL_SERVER_ERROR, CATEGORY, e.to_string()))
+        .map_err(internal_error)
 }
 
 fn is_valid_id(id: &str) -> bool {
@@ -230,12 +230,12 @@ impl SessionMiddleware {
         Ok(Session::from_record(id, record))
     }
 
-    async fn save(&self, ctx: &mut Context, session: Session) -> Result<(), HttpError> {
-        let (id, old) = save_id(&session)?;
+    async fn save(&self, ctx: &mut Context, session: &Session) -> Result<(), HttpError> {
+        let (id, old) = save_id(session)?;
         if let Some(old) = old {
             self.store.destroy(old).await.map_err(|e| store_error(&e))?;
         }
-        let (record, ttl) = self.record(&session)?;
+        let (record, ttl) = self.record(session)?;
         self.store
             .save(&id, &record, ttl)
             .await
@@ -377,7 +377,7 @@ impl Middleware for SessionMiddleware {
                 && session.modified
                 && (result.is_ok() || session.save_on_error)
             {
-                self.save(ctx, session).await?;
+                self.save(ctx, &session).await?;
             }
             result
         })
