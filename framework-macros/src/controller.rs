@@ -322,8 +322,8 @@ fn registration(
             fn #call_fn<'a>(
                 this: &'a #self_ty,
                 ctx: &'a mut ::framework::Context,
-            ) -> ::framework::__private::BoxFuture<'a, ::framework::Result> {
-                ::std::boxed::Box::pin(async move { #finish })
+            ) -> ::framework::__private::EndpointFuture<'a> {
+                ::framework::__private::endpoint_future(async move { #finish })
             }
             fn #endpoint_fn(
                 controller: &::std::sync::Arc<dyn ::std::any::Any + Send + Sync>,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{BoxFuture, Endpoint};
+use crate::handler::{Endpoint, EndpointFuture};
 use crate::state::{FromState, State};
 
 /// A controller registered by `#[controller]`; collected with `inventory`.
@@ -45,11 +45,11 @@ pub fn build_controller<C: FromState>(state: &State) -> Result<Arc<dyn Any + Sen
 /// A controller method bound to its controller instance.
 struct MethodEndpoint<C> {
     controller: Arc<C>,
-    call: for<'a> fn(&'a C, &'a mut Context) -> BoxFuture<'a, Result>,
+    call: for<'a> fn(&'a C, &'a mut Context) -> EndpointFuture<'a>,
 }
 
 impl<C: Send + Sync + 'static> Endpoint for MethodEndpoint<C> {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
         (self.call)(&self.controller, ctx)
     }
 }
@@ -59,7 +59,7 @@ impl<C: Send + Sync + 'static> Endpoint for MethodEndpoint<C> {
 #[doc(hidden)]
 pub fn method_endpoint<C: Send + Sync + 'static>(
     controller: &Arc<dyn Any + Send + Sync>,
-    call: for<'a> fn(&'a C, &'a mut Context) -> BoxFuture<'a, Result>,
+    call: for<'a> fn(&'a C, &'a mut Context) -> EndpointFuture<'a>,
 ) -> Option<Arc<dyn Endpoint>> {
     let controller = Arc::clone(controller).downcast::<C>().ok()?;
     Some(Arc::new(MethodEndpoint { controller, call }))

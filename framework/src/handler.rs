@@ -132,16 +132,52 @@ pub fn handle_with_hooks<'a, M: Middleware + ?Sized>(
     })
 }
 
+/// The bytes an [`EndpointFuture`] holds in place. An endpoint's future this size or smaller
+/// lives inside the future of the chain that awaits it, with no allocation of its own; a
+/// larger one (a handler that holds big values across an `.await`) is boxed, as any future
+/// returned through a trait object would be.
+pub const ENDPOINT_FUTURE_INLINE: usize = 128;
+
+/// The future an [`Endpoint`] returns: a `dyn Future` stored in place (up to
+/// [`ENDPOINT_FUTURE_INLINE`] bytes) rather than always in a box. Make one with
+/// [`endpoint_future`].
+pub type EndpointFuture<'a> = stackfuture::StackFuture<'a, Result, ENDPOINT_FUTURE_INLINE>;
+
+/// Wraps an endpoint's work as its [`EndpointFuture`]: in place when the future fits in
+/// [`ENDPOINT_FUTURE_INLINE`] bytes and is no more aligned than a pointer, else boxed.
+#[inline]
+pub fn endpoint_future<'a, F>(future: F) -> EndpointFuture<'a>
+where
+    F: Future<Output = Result> + Send + 'a,
+{
+    EndpointFuture::from_or_box(future)
+}
+
 /// The centre of the chain: a route's handler.
+///
+/// ```
+/// use framework::{Context, Endpoint, EndpointFuture, Result, endpoint_future};
+///
+/// struct Hello;
+///
+/// impl Endpoint for Hello {
+///     fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
+///         endpoint_future(async move {
+///             ctx.body_buffer = Some("hello".into());
+///             Ok(())
+///         })
+///     }
+/// }
+/// ```
 pub trait Endpoint: Send + Sync + 'static {
     /// Handles the request.
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result>;
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a>;
 }
 
 /// A shared endpoint is an endpoint, so one built with [`handler_fn`] can be registered with
 /// [`App::endpoint`](crate::App::endpoint) or [`App::any`](crate::App::any).
 impl<E: Endpoint + ?Sized> Endpoint for Arc<E> {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
         (**self).call(ctx)
     }
 }
@@ -277,8 +313,8 @@ where
     F: for<'a> HandlerFn<'a, Output = Result<T>>,
     T: Serialize + Send + Sync + 'static,
 {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
+        endpoint_future(async move {
             let out = self.0.call(ctx).await;
             finish(out, ctx)
         })

@@ -35,8 +35,8 @@ pub use framework_macros::{
     FromState, Validate, controller, delete, get, head, options, patch, post, put,
 };
 pub use handler::{
-    Before, BoxFuture, Endpoint, Middleware, Next, SharedMiddleware, Skipper, from_fn,
-    handle_with_hooks, handler_fn,
+    Before, BoxFuture, ENDPOINT_FUTURE_INLINE, Endpoint, EndpointFuture, Middleware, Next,
+    SharedMiddleware, Skipper, endpoint_future, from_fn, handle_with_hooks, handler_fn,
 };
 pub use server::{MinDataRate, ServerLimits, default_max_connections, shutdown_signal};
 pub use state::{FromState, State};
@@ -48,7 +48,7 @@ pub mod __private {
     pub use crate::controller::{
         ControllerDef, EndpointFactory, RouteDef, build_controller, method_endpoint,
     };
-    pub use crate::handler::{BoxFuture, finish, finish_value};
+    pub use crate::handler::{BoxFuture, EndpointFuture, endpoint_future, finish, finish_value};
     pub use crate::state::field as state_field;
     pub use crate::validate::{failure, rules};
     pub use inventory;

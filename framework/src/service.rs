@@ -11,7 +11,7 @@ use crate::app::TrailingSlash;
 use crate::body::{RequestBody, ResponseBody};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Endpoint, Next};
+use crate::handler::{Endpoint, EndpointFuture, Next, endpoint_future};
 use crate::route::{AppShared, ROUTER_CATEGORY, Route, RouteInfo};
 use crate::router::Router;
 use crate::server::ServerLimits;
@@ -40,8 +40,8 @@ impl CompiledPath {
 pub(crate) struct NotFound;
 
 impl Endpoint for NotFound {
-    fn call<'a>(&'a self, _ctx: &'a mut Context) -> BoxFuture<'a, Result> {
-        Box::pin(async {
+    fn call<'a>(&'a self, _ctx: &'a mut Context) -> EndpointFuture<'a> {
+        endpoint_future(async {
             Err(HttpError::with(StatusCode::NOT_FOUND, ROUTER_CATEGORY, "not found").into())
         })
     }
@@ -51,9 +51,9 @@ impl Endpoint for NotFound {
 pub(crate) struct SlashRedirect;
 
 impl Endpoint for SlashRedirect {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
         ctx.set_status(StatusCode::PERMANENT_REDIRECT);
-        Box::pin(std::future::ready(Ok(())))
+        endpoint_future(std::future::ready(Ok(())))
     }
 }
 
@@ -62,8 +62,8 @@ pub(crate) struct MethodNotAllowed {
 }
 
 impl Endpoint for MethodNotAllowed {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
+        endpoint_future(async move {
             ctx.set_header(header::ALLOW, self.allow.clone());
             Err(HttpError::with(
                 StatusCode::METHOD_NOT_ALLOWED,

@@ -23,6 +23,13 @@ async fn hello(_ctx: &mut Context) -> Result<&'static str> {
     Ok("hello")
 }
 
+/// Holds more than `ENDPOINT_FUTURE_INLINE` bytes across an `.await`, so its future is boxed.
+async fn big_future(_ctx: &mut Context) -> Result<String> {
+    let bytes = std::hint::black_box([b'b'; 4 * framework::ENDPOINT_FUTURE_INLINE]);
+    tokio::task::yield_now().await;
+    Ok(String::from_utf8_lossy(&bytes[..3]).into_owned())
+}
+
 async fn slow(_ctx: &mut Context) -> Result<&'static str> {
     tokio::time::sleep(Duration::from_millis(300)).await;
     Ok("slow done")
@@ -37,9 +44,24 @@ fn service() -> Service {
         .post("/echo", echo_len)
         .get("/boom", boom)
         .get("/hello", hello)
+        .get("/big-future", big_future)
         .get("/slow", slow)
         .build()
         .unwrap()
+}
+
+#[tokio::test]
+async fn handlers_with_small_and_large_futures_both_answer() {
+    let server = common::start(service()).await;
+    let client = reqwest::Client::new();
+    for _ in 0..3 {
+        let small = client.get(server.url("/hello")).send().await.unwrap();
+        assert_eq!(small.text().await.unwrap(), "hello");
+        let large = client.get(server.url("/big-future")).send().await.unwrap();
+        assert_eq!(large.status(), 200);
+        assert_eq!(large.text().await.unwrap(), "bbb");
+    }
+    server.stop().await;
 }
 
 fn json_of_len(len: usize) -> String {

@@ -61,7 +61,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use crate::body::{BodyStream, RequestBody};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Endpoint};
+use crate::handler::{Endpoint, EndpointFuture, endpoint_future};
 use crate::header::X_FORWARDED_FOR;
 
 use rewrite::{Rewrite, rewrite_path};
@@ -346,8 +346,8 @@ fn append_forwarded_for(headers: &mut http::HeaderMap, ip: IpAddr) {
 }
 
 impl Endpoint for Proxy {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
+        endpoint_future(async move {
             let result = self.forward(ctx).await;
             if let Some(done) = &self.done {
                 done(ctx);

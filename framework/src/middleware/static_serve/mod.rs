@@ -74,7 +74,10 @@ use crate::body::BodyStream;
 use crate::conditional::{self, Precondition};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Endpoint, Middleware, Next, SharedMiddleware, Skipper};
+use crate::handler::{
+    BoxFuture, Endpoint, EndpointFuture, Middleware, Next, SharedMiddleware, Skipper,
+    endpoint_future,
+};
 use crate::header::accept_encoding_q;
 
 use path::{SafePath, resolve_static_path};
@@ -546,8 +549,8 @@ fn single_range(value: &str, size: u64) -> RangeOutcome {
 }
 
 impl Endpoint for StaticServe {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
+        endpoint_future(async move {
             match self.serve(ctx).await? {
                 Served::Done => Ok(()),
                 Served::NotFound => Err(error(StatusCode::NOT_FOUND, "not found")),
