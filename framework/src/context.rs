@@ -126,13 +126,11 @@ impl Context {
         remote_addr: SocketAddr,
         shared: Arc<AppShared>,
     ) -> Self {
-        // A scan of the few headers a request has costs less than hashing the name for a
-        // lookup; the first `X-Request-Id` counts, as `get` would take it.
-        let request_id = parts
-            .headers
-            .iter()
-            .find(|(name, _)| *name == crate::header::X_REQUEST_ID)
-            .map(|(_, value)| value)
+        // A scan of the few header names a request has costs less than hashing the name for a
+        // lookup, which only a request that sends an id pays; the first `X-Request-Id` counts.
+        let request_id = crate::header::has_any(&parts.headers, &[crate::header::X_REQUEST_ID])
+            .then(|| parts.headers.get(crate::header::X_REQUEST_ID))
+            .flatten()
             .filter(|v| crate::header::is_valid_request_id(v.as_bytes()))
             .cloned()
             .unwrap_or_else(crate::header::new_request_id);

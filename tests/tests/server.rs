@@ -214,6 +214,21 @@ async fn http11_needs_exactly_one_host() {
     assert_eq!(twice.status, 400);
     let one = send("GET /hello HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n").await;
     assert_eq!((one.status, one.text().as_str()), (200, "hello"));
+    // Another header repeated: the Host count is still what decides.
+    let other_repeated = send(
+        "GET /hello HTTP/1.1\r\nAccept: a/b\r\nHost: a\r\nAccept: c/d\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(other_repeated.status, 200);
+    let other_repeated_no_host =
+        send("GET /hello HTTP/1.1\r\nAccept: a/b\r\nAccept: c/d\r\nConnection: close\r\n\r\n")
+            .await;
+    assert_eq!(other_repeated_no_host.status, 400);
+    let both_repeated = send(
+        "GET /hello HTTP/1.1\r\nAccept: a/b\r\nHost: a\r\nAccept: c/d\r\nHost: a\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(both_repeated.status, 400);
     // HTTP/1.0 may leave it out.
     let old = send("GET /hello HTTP/1.0\r\n\r\n").await;
     assert_eq!(old.status, 200);

@@ -254,12 +254,16 @@ fn check_host<B>(request: &http::Request<B>) -> Option<http::Response<ResponseBo
     if request.version() != http::Version::HTTP_11 {
         return None;
     }
-    // A scan of the few headers a request has costs less than hashing the name for a lookup.
-    let mut hosts = request
-        .headers()
-        .iter()
-        .filter(|(name, _)| **name == http::header::HOST);
-    if hosts.next().is_some() && hosts.next().is_none() {
+    // A scan of the few header names a request has costs less than hashing the name for a
+    // lookup. When no name repeats (as many values as names), one `Host` name is one value.
+    let headers = request.headers();
+    let once = if headers.len() == headers.keys_len() {
+        crate::header::has_any(headers, &[http::header::HOST])
+    } else {
+        let mut hosts = headers.get_all(http::header::HOST).iter();
+        hosts.next().is_some() && hosts.next().is_none()
+    };
+    if once {
         return None;
     }
     let body =
