@@ -6,7 +6,9 @@
 //! servers built (`--no-default-features` leaves axum and actix-web out of the build).
 //!
 //! A change that makes the framework faster should lower the committed figure, so the gain is
-//! kept; the check says so when the measurement is well under it.
+//! kept; the check says so when the measurement is well under it. A figure over the limit is
+//! measured once more before the check fails, and the lower of the two counts: a lone outlier
+//! (seen once, a first run after the build) does not fail CI, a real regression does.
 
 use std::path::PathBuf;
 
@@ -88,10 +90,26 @@ pub(crate) fn run(options: &Options) -> std::io::Result<()> {
         ..options.clone()
     };
     let counts = callgrind::measure_all(&runtime, Route::Json, REQUESTS, &options)?;
-    let figure = |kind| counts.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v);
-    let framework = figure(ServerKind::Framework)
+    let figure = |counts: &[(ServerKind, f64)], kind| {
+        counts.iter().find(|(k, _)| *k == kind).map(|(_, v)| *v)
+    };
+    let mut framework = figure(&counts, ServerKind::Framework)
         .ok_or_else(|| std::io::Error::other("the framework's server could not be measured"))?;
-    let hyper = figure(ServerKind::Hyper).unwrap_or(f64::NAN);
+    let hyper = figure(&counts, ServerKind::Hyper).unwrap_or(f64::NAN);
+    if judge(framework, baseline) == Verdict::Regressed {
+        // Counts repeat for the same binary, but a run has been seen to come out far off once
+        // (on a machine that had just built the servers). A real regression measures the same
+        // again; the lower of the two figures is judged.
+        println!("callgrind check: {framework:.0} is over the limit; measuring once more");
+        let again = Options {
+            servers: Some(vec!["framework".to_owned()]),
+            ..options
+        };
+        let counts = callgrind::measure_all(&runtime, Route::Json, REQUESTS, &again)?;
+        if let Some(second) = figure(&counts, ServerKind::Framework) {
+            framework = framework.min(second);
+        }
+    }
     println!(
         "callgrind check, GET /json: framework {framework:.0} instructions/request \
          ({:.2}× raw hyper's {hyper:.0}), baseline {baseline:.0}, limit {:.0} (+{:.0}%)",
