@@ -30,8 +30,6 @@
 
 use std::sync::Arc;
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::HeaderValue;
 use http::header::ETAG;
 
@@ -68,9 +66,8 @@ pub fn strong_etag(body: &[u8]) -> HeaderValue {
     let mut end = 1 + digits;
     tag[end] = b'-';
     end += 1;
-    end += URL_SAFE_NO_PAD
-        .encode_slice(digest, &mut tag[end..end + 22])
-        .unwrap_or_default();
+    tag[end..end + 22].copy_from_slice(&crate::header::base64url_128(digest));
+    end += 22;
     tag[end] = b'"';
     // Hex digits, `-` and the base64url alphabet: always a valid header value.
     HeaderValue::from_bytes(&tag[..=end]).unwrap_or_else(|_| HeaderValue::from_static("\"\""))

@@ -27,12 +27,9 @@
 mod redis;
 mod store;
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use http::StatusCode;
 use http::header::{HeaderName, HeaderValue, SET_COOKIE};
 use serde::Serialize;
@@ -173,13 +170,9 @@ fn store_error(err: &crate::Error) -> HttpError {
 fn new_id() -> Result<String, HttpError> {
     let mut bits = [0u8; 16];
     getrandom::fill(&mut bits).map_err(internal_error)?;
-    // Into a buffer on the stack, then one exact allocation: `encode` zero-fills a heap buffer
-    // first (calloc) and checks it again as UTF-8.
-    let mut id = [0u8; 22];
-    let written = URL_SAFE_NO_PAD
-        .encode_slice(bits, &mut id)
-        .map_err(internal_error)?;
-    std::str::from_utf8(&id[..written])
+    // Written on the stack, then one exact allocation.
+    let id = crate::header::base64url_128(bits);
+    std::str::from_utf8(&id)
         .map(str::to_owned)
         .map_err(internal_error)
 }
@@ -279,17 +272,23 @@ impl SessionMiddleware {
                 const PATH: &str = "; Path=/; Max-Age=";
                 const FLAGS: &str = "; HttpOnly; SameSite=Lax";
                 const SECURE: &str = "; Secure";
-                let secs = ttl.as_secs();
-                let digits = secs.checked_ilog10().map_or(1, |d| d as usize + 1);
+                let mut digits = itoa::Buffer::new();
+                let secs = digits.format(ttl.as_secs());
                 let secure = if self.config.secure { SECURE } else { "" };
                 let mut cookie = String::with_capacity(
-                    name.len() + 1 + id.len() + PATH.len() + digits + FLAGS.len() + secure.len(),
+                    name.len()
+                        + 1
+                        + id.len()
+                        + PATH.len()
+                        + secs.len()
+                        + FLAGS.len()
+                        + secure.len(),
                 );
                 cookie.push_str(name);
                 cookie.push('=');
                 cookie.push_str(id);
                 cookie.push_str(PATH);
-                let _ = write!(cookie, "{secs}");
+                cookie.push_str(secs);
                 cookie.push_str(FLAGS);
                 cookie.push_str(secure);
                 if let Ok(v) = HeaderValue::try_from(cookie) {
