@@ -1,6 +1,5 @@
 //! An endpoint's future is stored in place up to `ENDPOINT_FUTURE_INLINE` bytes and boxed
-//! beyond, and a JSON body costs one allocation: counted with dhat's heap profiler in testing
-//! mode.
+//! beyond, counted with dhat's heap profiler in testing mode.
 //!
 //! Its own test binary without libtest's harness (`harness = false`), so `main` is the only
 //! thread and every block counted is the future's (see `router_alloc.rs` for why the harness's
@@ -39,28 +38,6 @@ fn main() {
     println!(
         "endpoint_alloc: futures_up_to_the_limit_are_stored_in_place_and_larger_ones_boxed ... ok"
     );
-    a_json_body_is_one_allocation();
-    println!("endpoint_alloc: a_json_body_is_one_allocation ... ok");
-}
-
-/// A JSON body through the thread's scratch buffer costs one exact allocation once the buffer
-/// is warm; `serde_json::to_vec` and `Bytes::from` cost two for the same bytes.
-fn a_json_body_is_one_allocation() {
-    let value = ("Hello, World!", 42, [1, 2, 3]);
-    let _profiler = dhat::Profiler::builder().testing().build();
-    framework::json::to_bytes(&value).unwrap();
-    let before = dhat::HeapStats::get().total_blocks;
-    let bytes = framework::json::to_bytes(&value).unwrap();
-    let scratch = dhat::HeapStats::get().total_blocks - before;
-    let before = dhat::HeapStats::get().total_blocks;
-    let plain = bytes::Bytes::from(serde_json::to_vec(&value).unwrap());
-    let to_vec = dhat::HeapStats::get().total_blocks - before;
-    assert_eq!(bytes, plain);
-    assert_eq!(
-        scratch, 1,
-        "a warm scratch buffer costs the copy's allocation only"
-    );
-    assert_eq!(to_vec, 2, "to_vec and Bytes::from allocate twice");
 }
 
 fn futures_up_to_the_limit_are_stored_in_place_and_larger_ones_boxed() {
