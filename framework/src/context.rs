@@ -39,14 +39,13 @@ pub enum Body {
 /// A value the responder can marshal: JSON through the value's own (monomorphised) `Serialize`
 /// impl, or any other format through `erased_serde`.
 pub trait BodyValue: erased_serde::Serialize + Send + Sync {
-    /// The value as JSON, without dynamic dispatch per field, in bytes of exactly its length
-    /// (one allocation: [`crate::json::to_bytes`]).
-    fn to_json(&self) -> serde_json::Result<Bytes>;
+    /// The value as JSON, without dynamic dispatch per field.
+    fn to_json(&self) -> serde_json::Result<Vec<u8>>;
 }
 
 impl<T: Serialize + Send + Sync> BodyValue for T {
-    fn to_json(&self) -> serde_json::Result<Bytes> {
-        crate::json::to_bytes(self)
+    fn to_json(&self) -> serde_json::Result<Vec<u8>> {
+        serde_json::to_vec(self)
     }
 }
 

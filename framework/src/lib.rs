@@ -10,7 +10,6 @@ pub mod error;
 pub mod guide;
 pub mod handler;
 pub mod header;
-pub mod json;
 pub mod middleware;
 #[cfg(any(
     feature = "session-redis",

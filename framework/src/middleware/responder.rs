@@ -106,7 +106,7 @@ impl Responder {
             Some(Body::Value(value)) => {
                 let bytes = match &self.config.marshal {
                     None => value.to_json().map_err(crate::Error::from),
-                    Some(marshal) => marshal(&*value).map(Bytes::from),
+                    Some(marshal) => marshal(&*value),
                 }
                 .map_err(|e| {
                     HttpError::with(
@@ -116,7 +116,7 @@ impl Responder {
                     )
                     .with_exception(true)
                 })?;
-                (bytes, self.config.content_type.clone())
+                (Bytes::from(bytes), self.config.content_type.clone())
             }
         };
         if !crate::header::has_any(ctx.response_headers(), &[CONTENT_TYPE]) {

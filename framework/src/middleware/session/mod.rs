@@ -247,10 +247,9 @@ impl SessionMiddleware {
         if let Some(old) = old {
             store.destroy_now(old).map_err(|e| store_error(&e))?;
         }
-        // Written through the thread's JSON scratch buffer: the store copies it once.
-        let ttl = self.ttl(session);
-        crate::json::with_serialized(&session.data, |record| store.save_now(&id, record, ttl))
-            .map_err(|e| store_error(&e.into()))?
+        let (record, ttl) = self.record(session)?;
+        store
+            .save_now(&id, &record, ttl)
             .map_err(|e| store_error(&e))?;
         self.send_id(ctx, &id, ttl);
         Ok(())
@@ -259,11 +258,7 @@ impl SessionMiddleware {
     /// The stored form of `session` and how long it lives.
     fn record(&self, session: &Session) -> Result<(Vec<u8>, Duration), HttpError> {
         let record = serde_json::to_vec(&session.data).map_err(|e| store_error(&e.into()))?;
-        Ok((record, self.ttl(session)))
-    }
-
-    fn ttl(&self, session: &Session) -> Duration {
-        session.ttl.unwrap_or(self.config.ttl)
+        Ok((record, session.ttl.unwrap_or(self.config.ttl)))
     }
 
     /// Tells the client its session id: the cookie, or the header.
