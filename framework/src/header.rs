@@ -245,12 +245,14 @@ mod tests {
         use base64::engine::general_purpose::URL_SAFE_NO_PAD;
         use rand::{Rng, SeedableRng};
         let mut cases = vec![[0u8; 16], [0xff; 16], *b"0123456789abcdef"];
-        // Every value of the last byte (its two characters) and of one byte in each group.
+        // Every value of the last byte (its two characters) and of one byte in each 3-byte
+        // group, at each of the three positions across the groups.
         cases.extend((0..=255u8).map(|b| {
             let mut bits = [0u8; 16];
+            for (group, position) in [(0, 0), (1, 1), (2, 2), (3, 0), (4, 1)] {
+                bits[3 * group + position] = b.rotate_left(group as u32);
+            }
             bits[15] = b;
-            bits[1] = b;
-            bits[14] = b.rotate_left(3);
             bits
         }));
         let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
