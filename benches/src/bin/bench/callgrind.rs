@@ -4,6 +4,9 @@
 //! requests to one route, sent one after another on one connection. The difference of the two
 //! totals divided by `n2 - n1` is the cost of a request with start-up and shutdown cancelled
 //! out.
+//!
+//! With `BENCH_CALLGRIND_KEEP=<dir>` set, each callgrind output file is copied to
+//! `<dir>/<server>.<route>.<requests>.out` before it is removed, for `callgrind_annotate`.
 
 use std::time::Duration;
 
@@ -83,6 +86,15 @@ fn total_instructions(
     })?;
     server.stop();
     let text = std::fs::read_to_string(&out).unwrap_or_default();
+    if let Some(dir) = std::env::var_os("BENCH_CALLGRIND_KEEP") {
+        let keep = std::path::Path::new(&dir).join(format!(
+            "{}.{}.{requests}.out",
+            kind.name(),
+            route.name()
+        ));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::copy(&out, keep)?;
+    }
     let _ = std::fs::remove_file(&out);
     Ok(text
         .lines()

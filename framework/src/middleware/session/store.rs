@@ -9,6 +9,7 @@ use quick_cache::{DefaultHashBuilder, Lifecycle, UnitWeighter};
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use compact_str::CompactString;
 
 use crate::error::Result;
 
@@ -59,10 +60,10 @@ struct WarnOnEvict {
     started: Instant,
 }
 
-impl Lifecycle<String, Record> for WarnOnEvict {
+impl Lifecycle<CompactString, Record> for WarnOnEvict {
     type RequestState = ();
 
-    fn on_evict(&self, _state: &mut (), _id: String, (_, expires): Record) {
+    fn on_evict(&self, _state: &mut (), _id: CompactString, (_, expires): Record) {
         if expires <= Instant::now() {
             // An expired record going is no loss.
             return;
@@ -91,9 +92,10 @@ impl Lifecycle<String, Record> for WarnOnEvict {
 /// that start sessions without end cannot exhaust memory. When full, the least recently used
 /// records are evicted (quick_cache's CLOCK-based approximation of LRU) and a warning is logged
 /// at most once a minute. Expired records are dropped when read or evicted first in practice.
-/// The cache is sharded, so there is no global lock on the hot path.
+/// The cache is sharded, so there is no global lock on the hot path. Ids of up to 24 bytes
+/// (the middleware's are 22) are kept inline in the key, so a save allocates only the record.
 pub struct MemoryStore {
-    cache: Cache<String, Record, UnitWeighter, DefaultHashBuilder, WarnOnEvict>,
+    cache: Cache<CompactString, Record, UnitWeighter, DefaultHashBuilder, WarnOnEvict>,
     evicted: Arc<AtomicU64>,
 }
 
@@ -168,7 +170,7 @@ impl ImmediateSessionStore for MemoryStore {
 
     fn save_now(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
         self.cache.insert(
-            id.to_owned(),
+            CompactString::new(id),
             (Bytes::copy_from_slice(data), Instant::now() + ttl),
         );
         Ok(())
@@ -216,6 +218,34 @@ mod tests {
         store.destroy("a").await.unwrap();
         assert_eq!(store.load("a").await.unwrap(), None);
         assert!(store.is_empty());
+    }
+
+    /// Keys up to 24 bytes are kept inline, longer ones on the heap: both are found again by
+    /// the same string, and not by a prefix or an extension of it.
+    #[test]
+    fn finds_inline_and_heap_keys() {
+        let store = MemoryStore::new();
+        let ttl = Duration::from_secs(60);
+        let ids = [
+            "",
+            "a",
+            "0123456789abcdefghij-_",    // 22 bytes: the middleware's ids
+            "0123456789abcdefghijklmn",  // 24: the longest inline key
+            "0123456789abcdefghijklmno", // 25: the shortest heap key
+            "an id of a custom store user, longer than any inline key",
+        ];
+        for (i, id) in ids.iter().enumerate() {
+            store.save_now(id, i.to_string().as_bytes(), ttl).unwrap();
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let record = store.load_now(id).unwrap();
+            assert_eq!(record.as_deref(), Some(i.to_string().as_bytes()), "{id:?}");
+        }
+        assert_eq!(store.load_now("0123456789abcdefghijklm").unwrap(), None);
+        assert_eq!(store.load_now("0123456789abcdefghijklmnop").unwrap(), None);
+        store.destroy_now(ids[4]).unwrap();
+        assert_eq!(store.load_now(ids[4]).unwrap(), None);
+        assert_eq!(store.len(), ids.len() - 1);
     }
 
     #[tokio::test]
