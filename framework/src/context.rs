@@ -116,6 +116,8 @@ pub struct Context {
     /// an empty one costs nothing to make).
     values: Vec<(Cow<'static, str>, Box<dyn Any + Send + Sync>)>,
     pub(crate) session: Option<Session>,
+    /// Counted slots (stats, concurrency limiters) given back when the request ends.
+    held: crate::slot::HeldSlots,
     shared: Arc<AppShared>,
 }
 
@@ -155,6 +157,7 @@ impl Context {
             body_parser_seen: false,
             values: Vec::new(),
             session: None,
+            held: crate::slot::HeldSlots::default(),
             shared,
         }
     }
@@ -392,6 +395,17 @@ impl Context {
         if let Some(stream) = self.body_stream.take() {
             self.body_stream = Some(stream.with_guard(guard));
         }
+    }
+    /// Keeps a counted slot until the request ends: dropped with the context, or, when the
+    /// response is a stream, moved into the body when the response is made, so it is given
+    /// back once the body has been sent or the client went away. For middleware that only
+    /// count (stats, concurrency limiters): they take the slot in `before` and need no future.
+    pub(crate) fn hold_slot(&mut self, slot: crate::slot::Slot) {
+        self.held.push(slot);
+    }
+    /// The slots held, taken out to go with a streamed body.
+    pub(crate) fn take_held_slots(&mut self) -> crate::slot::HeldSlots {
+        std::mem::take(&mut self.held)
     }
     /// Takes the response stream out, e.g. to wrap it in an encoder and set it back.
     pub fn take_body_stream(&mut self) -> Option<BodyStream> {

@@ -22,6 +22,7 @@ mod route;
 pub mod router;
 mod server;
 mod service;
+mod slot;
 pub mod state;
 pub mod testing;
 pub mod validate;

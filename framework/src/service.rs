@@ -220,7 +220,14 @@ fn into_response(ctx: &mut Context, result: Result) -> Response<ResponseBody> {
         Ok(()) => {
             let status = ctx.status().unwrap_or(StatusCode::OK);
             match ctx.take_body_stream() {
-                Some(stream) => (status, ResponseBody::stream(stream)),
+                Some(mut stream) => {
+                    // The request is over when its body has been sent.
+                    let held = ctx.take_held_slots();
+                    if !held.is_empty() {
+                        stream = stream.with_guard(held);
+                    }
+                    (status, ResponseBody::stream(stream))
+                }
                 None => (
                     status,
                     ResponseBody::full(ctx.body_buffer.take().unwrap_or_default()),

@@ -255,6 +255,58 @@ async fn stats_figures_and_in_flight_count() {
     server.stop().await;
 }
 
+/// Without a hook (and with `tracing` not wanting the debug event) stats only counts: the
+/// request's slot stays with the context, which gives it back when the request ends in any
+/// way, and with a streamed body only once the body has been sent.
+#[tokio::test]
+async fn stats_without_a_listener_still_counts_in_flight() {
+    let stats = Stats::new(StatsConfig::default());
+    let in_flight = stats.in_flight();
+    let (open, gate) = watch::channel(false);
+    let server = common::start(service(stats.into_shared(), gate)).await;
+    let client = reqwest::Client::new();
+    let res = client.post(server.url("/tagged")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(in_flight.load(Ordering::SeqCst), 0);
+
+    // Two at once, then a client that leaves while its request waits.
+    let requests: Vec<_> = (0..2)
+        .map(|_| tokio::spawn(client.get(server.url("/gated")).send()))
+        .collect();
+    common::wait_for(|| in_flight.load(Ordering::SeqCst) == 2).await;
+    let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(b"GET /gated HTTP/1.1\r\nHost: t\r\n\r\n")
+        .await
+        .unwrap();
+    common::wait_for(|| in_flight.load(Ordering::SeqCst) == 3).await;
+    drop(socket);
+    common::wait_for(|| in_flight.load(Ordering::SeqCst) == 2).await;
+    open.send_replace(true);
+    for r in requests {
+        assert_eq!(r.await.unwrap().unwrap().status(), 200);
+    }
+    assert_eq!(in_flight.load(Ordering::SeqCst), 0);
+
+    // A stream holds its slot until the body has been sent.
+    open.send_replace(false);
+    let mut res = client.get(server.url("/stream")).send().await.unwrap();
+    assert_eq!(res.chunk().await.unwrap().unwrap(), "first\n");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(in_flight.load(Ordering::SeqCst), 1, "held while streaming");
+    open.send_replace(true);
+    while res.chunk().await.unwrap().is_some() {}
+    common::wait_for(|| in_flight.load(Ordering::SeqCst) == 0).await;
+
+    // A 404 and a panic.
+    let res = client.get(server.url("/nope")).send().await.unwrap();
+    assert_eq!(res.status(), 404);
+    let res = client.get(server.url("/boom")).send().await.unwrap();
+    assert_eq!(res.status(), 500);
+    assert_eq!(in_flight.load(Ordering::SeqCst), 0, "freed after a panic");
+    server.stop().await;
+}
+
 async fn submit(ctx: &mut Context) -> Result<&'static str> {
     if ctx.param("id").as_deref() == Some("bad") {
         return Err(framework::HttpError::new("refused")

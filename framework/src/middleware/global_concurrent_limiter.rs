@@ -26,8 +26,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use http::StatusCode;
 
 use crate::context::Context;
-use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::error::HttpError;
+use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
+use crate::slot::take_slot;
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-global-concurrent-limiter";
@@ -56,28 +57,6 @@ pub struct GlobalConcurrentLimiter {
     current: Arc<AtomicU32>,
 }
 
-/// A taken slot; dropping it frees the slot.
-pub(crate) struct Slot(pub(crate) Arc<AtomicU32>);
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// Takes a slot of `counter` when fewer than `max` are taken: `Err(count)` with the count this
-/// request would have made otherwise.
-pub(crate) fn take_slot(counter: &Arc<AtomicU32>, max: u32) -> std::result::Result<Slot, u32> {
-    let before = counter.fetch_add(1, Ordering::AcqRel);
-    let slot = Slot(Arc::clone(counter));
-    if before >= max {
-        // Dropping the slot gives the increment back.
-        drop(slot);
-        return Err(before.saturating_add(1));
-    }
-    Ok(slot)
-}
-
 impl GlobalConcurrentLimiter {
     /// A limiter with `config`.
     pub fn new(config: GlobalConcurrentLimiterConfig) -> Self {
@@ -104,22 +83,24 @@ impl GlobalConcurrentLimiter {
 }
 
 impl Middleware for GlobalConcurrentLimiter {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) {
-                return next.run(ctx).await;
+    /// Takes the slot before the chain and leaves it with the context
+    /// (`Context::hold_slot`), which gives it back when the request ends: no future of its
+    /// own.
+    fn before(&self, ctx: &mut Context) -> Before {
+        if should_skip(ctx, self.config.skipper.as_ref()) {
+            return Before::Pass;
+        }
+        match take_slot(&self.current, self.config.max) {
+            Ok(slot) => {
+                ctx.hold_slot(slot);
+                Before::Pass
             }
-            let Ok(slot) = take_slot(&self.current, self.config.max) else {
-                return Err(HttpError::with(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    CATEGORY,
-                    "too many requests",
-                )
-                .into());
-            };
-            let result = next.run(ctx).await;
-            ctx.hold_until_body_ends(slot);
-            result
-        })
+            Err(_) => Before::Answer(Err(HttpError::with(
+                StatusCode::TOO_MANY_REQUESTS,
+                CATEGORY,
+                "too many requests",
+            )
+            .into())),
+        }
     }
 }

@@ -31,9 +31,9 @@ use http::{Method, StatusCode};
 use rustc_hash::FxHashMap;
 
 use crate::context::Context;
-use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
-use crate::middleware::global_concurrent_limiter::take_slot;
+use crate::error::HttpError;
+use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
+use crate::slot::take_slot;
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-router-concurrent-limiter";
@@ -109,31 +109,30 @@ impl RouterConcurrentLimiter {
 }
 
 impl Middleware for RouterConcurrentLimiter {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            if should_skip(ctx, self.skipper.as_ref()) {
-                return next.run(ctx).await;
+    /// Takes the route's slot before the chain and leaves it with the context
+    /// (`Context::hold_slot`), which gives it back when the request ends: no future of its
+    /// own.
+    fn before(&self, ctx: &mut Context) -> Before {
+        if should_skip(ctx, self.skipper.as_ref()) {
+            return Before::Pass;
+        }
+        let Some(limit) = ctx
+            .route_pattern()
+            .and_then(|pattern| self.find(ctx.method(), pattern))
+        else {
+            return Before::Pass;
+        };
+        match take_slot(&limit.current, limit.max) {
+            Ok(slot) => {
+                ctx.hold_slot(slot);
+                Before::Pass
             }
-            let Some(limit) = ctx
-                .route_pattern()
-                .and_then(|pattern| self.find(ctx.method(), pattern))
-            else {
-                return next.run(ctx).await;
-            };
-            let slot = match take_slot(&limit.current, limit.max) {
-                Ok(slot) => slot,
-                Err(current) => {
-                    return Err(HttpError::with(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        CATEGORY,
-                        format!("too many requests, current: {current}, max: {}", limit.max),
-                    )
-                    .into());
-                }
-            };
-            let result = next.run(ctx).await;
-            ctx.hold_until_body_ends(slot);
-            result
-        })
+            Err(current) => Before::Answer(Err(HttpError::with(
+                StatusCode::TOO_MANY_REQUESTS,
+                CATEGORY,
+                format!("too many requests, current: {current}, max: {}", limit.max),
+            )
+            .into())),
+        }
     }
 }

@@ -33,8 +33,8 @@ use http::{Method, StatusCode, Uri};
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
-use crate::middleware::global_concurrent_limiter::Slot;
+use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::slot::Slot;
 
 /// What one request did.
 #[derive(Debug, Clone)]
@@ -117,19 +117,36 @@ fn default_on_stats(info: &StatsInfo<'_>) {
     );
 }
 
+impl Stats {
+    /// Whether anybody wants the figures: a hook, or `tracing` wanting the debug event.
+    fn listening(&self) -> bool {
+        self.config.on_stats.is_some()
+            || tracing::enabled!(target: "framework::middleware::stats", tracing::Level::DEBUG)
+    }
+}
+
 impl Middleware for Stats {
+    /// Nobody to tell: the request is counted in flight and nothing else (no clock reading,
+    /// no record, no future); its slot stays with the context
+    /// (`Context::hold_slot`), which gives it back when the request ends.
+    fn before(&self, ctx: &mut Context) -> Before {
+        if should_skip(ctx, self.config.skipper.as_ref()) {
+            return Before::Pass;
+        }
+        if self.listening() {
+            return Before::Handle;
+        }
+        ctx.hold_slot(Slot::take(&self.in_flight));
+        Before::Pass
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             if should_skip(ctx, self.config.skipper.as_ref()) {
                 return next.run(ctx).await;
             }
-            self.in_flight.fetch_add(1, Ordering::AcqRel);
-            let slot = Slot(Arc::clone(&self.in_flight));
-            // Nobody to tell (no hook, and `tracing` does not want the debug event): count the
-            // request in flight, and nothing else (no clock reading, no record).
-            let listening = self.config.on_stats.is_some()
-                || tracing::enabled!(target: "framework::middleware::stats", tracing::Level::DEBUG);
-            if !listening {
+            let slot = Slot::take(&self.in_flight);
+            if !self.listening() {
                 let result = next.run(ctx).await;
                 ctx.hold_until_body_ends(slot);
                 return result;
