@@ -17,11 +17,14 @@
 //! # let _ = mw;
 //! ```
 
+use std::any::Any;
 use std::future::Future;
 use std::marker::PhantomData;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use futures_util::FutureExt;
 use serde::Serialize;
 
 use crate::context::Context;
@@ -81,6 +84,13 @@ pub trait Middleware: Send + Sync + 'static {
     fn after(&self, _ctx: &mut Context, result: Result) -> Result {
         result
     }
+
+    /// The answer when the rest of the chain panicked, after [`before`](Middleware::before)
+    /// said [`Before::CatchPanic`]: `payload` is what the panic carried. The default lets the
+    /// panic go on unwinding.
+    fn recovered(&self, _ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
+        std::panic::resume_unwind(payload)
+    }
 }
 
 /// What a middleware's [`before`](Middleware::before) hook decides for a request.
@@ -96,6 +106,12 @@ pub enum Before {
     /// This request needs the middleware's async [`handle`](Middleware::handle) (e.g. it has a
     /// body to read).
     Handle,
+    /// Run the rest of the chain with panics caught: a panic ends the rest there (the `after`
+    /// hooks inside it do not run, as code after a panicking `.await` would not) and this
+    /// middleware's [`recovered`](Middleware::recovered) answers in its place. Either result
+    /// goes on outwards; this middleware has no `after`. The first such middleware of a chain
+    /// costs no allocation; one nested inside it boxes its part of the chain.
+    CatchPanic,
 }
 
 impl Before {
@@ -128,6 +144,40 @@ pub fn handle_with_hooks<'a, M: Middleware + ?Sized>(
             }
             Before::Pass => next.run(ctx).await,
             Before::Answer(result) => result,
+            Before::CatchPanic => catching(middleware, ctx, next).await,
+        }
+    })
+}
+
+/// The rest of the chain with its panics answered by `middleware`
+/// ([`Before::CatchPanic`]).
+async fn catching<M: Middleware + ?Sized>(
+    middleware: &M,
+    ctx: &mut Context,
+    rest: Next<'_>,
+) -> Result {
+    // `recovered` gets the context back after the unwind: the middleware that catches resets
+    // what it answers with, so nothing half-written by the panicking code is observed.
+    match AssertUnwindSafe(rest.run_uncaught(ctx))
+        .catch_unwind()
+        .await
+    {
+        Ok(result) => result,
+        Err(payload) => middleware.recovered(ctx, payload),
+    }
+}
+
+/// [`catching`] boxed: for a [`Before::CatchPanic`] inside the part of a chain another one
+/// already catches for (the chain's future cannot contain itself).
+fn catching_boxed<'a>(
+    middleware: &'a dyn Middleware,
+    ctx: &'a mut Context,
+    rest: Next<'a>,
+) -> BoxFuture<'a, Result> {
+    Box::pin(async move {
+        match AssertUnwindSafe(rest.run(ctx)).catch_unwind().await {
+            Ok(result) => result,
+            Err(payload) => middleware.recovered(ctx, payload),
         }
     })
 }
@@ -209,32 +259,57 @@ impl<'a> Next<'a> {
     /// awaited there, and runs the rest of the chain itself. Hooks are used for the first 64
     /// middleware of a chain; any further ones run through `handle`.
     pub async fn run(self, ctx: &mut Context) -> Result {
-        // Bit i: middleware i said `Continue` and waits for its `after`.
-        let mut afters: u64 = 0;
-        let mut index = 0;
-        let mut result = loop {
-            let Some(middleware) = self.rest.get(index) else {
-                break self.endpoint.call(ctx).await;
-            };
+        let mut afters = 0;
+        let result = match self.enter(ctx, &mut afters) {
+            Entered::Endpoint => self.endpoint.call(ctx).await,
+            Entered::Answer(result) => result,
+            Entered::Handle(middleware, rest) => middleware.handle(ctx, rest).await,
+            Entered::CatchPanic(middleware, rest) => catching(middleware, ctx, rest).await,
+        };
+        self.leave(ctx, afters, result)
+    }
+
+    /// [`Next::run`] for the part of a chain that panics are caught around: the same, except
+    /// that a further [`Before::CatchPanic`] is boxed.
+    async fn run_uncaught(self, ctx: &mut Context) -> Result {
+        let mut afters = 0;
+        let result = match self.enter(ctx, &mut afters) {
+            Entered::Endpoint => self.endpoint.call(ctx).await,
+            Entered::Answer(result) => result,
+            Entered::Handle(middleware, rest) => middleware.handle(ctx, rest).await,
+            Entered::CatchPanic(middleware, rest) => catching_boxed(middleware, ctx, rest).await,
+        };
+        self.leave(ctx, afters, result)
+    }
+
+    /// The way in: `before` hooks until one needs an await, or the endpoint is reached.
+    /// Bit i of `afters`: middleware i said `Continue` and waits for its `after`.
+    #[inline]
+    fn enter(self, ctx: &mut Context, afters: &mut u64) -> Entered<'a> {
+        for (index, middleware) in self.rest.iter().enumerate() {
             let before = if index < 64 {
                 middleware.before(ctx)
             } else {
                 Before::Handle
             };
+            let rest = Next {
+                rest: &self.rest[index + 1..],
+                endpoint: self.endpoint,
+            };
             match before {
-                Before::Continue => afters |= 1 << index,
+                Before::Continue => *afters |= 1 << index,
                 Before::Pass => {}
-                Before::Answer(result) => break result,
-                Before::Handle => {
-                    let rest = Next {
-                        rest: &self.rest[index + 1..],
-                        endpoint: self.endpoint,
-                    };
-                    break middleware.handle(ctx, rest).await;
-                }
+                Before::Answer(result) => return Entered::Answer(result),
+                Before::Handle => return Entered::Handle(&**middleware, rest),
+                Before::CatchPanic => return Entered::CatchPanic(&**middleware, rest),
             }
-            index += 1;
-        };
+        }
+        Entered::Endpoint
+    }
+
+    /// The way out: the waiting `after` hooks, innermost first.
+    #[inline]
+    fn leave(self, ctx: &mut Context, mut afters: u64, mut result: Result) -> Result {
         while afters != 0 {
             let last = 63 - afters.leading_zeros() as usize;
             afters &= !(1 << last);
@@ -242,6 +317,14 @@ impl<'a> Next<'a> {
         }
         result
     }
+}
+
+/// Where the way in stopped: what the chain awaits next.
+enum Entered<'a> {
+    Endpoint,
+    Answer(Result),
+    Handle(&'a dyn Middleware, Next<'a>),
+    CatchPanic(&'a dyn Middleware, Next<'a>),
 }
 
 /// An `async fn(&mut Context, Next) -> Result`, for any lifetime. Implemented for every such

@@ -1,15 +1,19 @@
 //! Middleware written as synchronous `before`/`after` hooks, mixed with async middleware, over
 //! real sockets: the onion order is kept, `Pass` skips the way out, `Answer` stops the chain
 //! inside it, the default `handle` (what runs when a middleware is called on its own) does the
-//! same as the hooks, and chains longer than the 64 hook slots still run every middleware in order.
+//! same as the hooks, chains longer than the 64 hook slots still run every middleware in order,
+//! and a panic caught by recover (`Before::CatchPanic`) ends only the part of the chain inside it.
 
 mod common;
 
 use std::sync::{Arc, Mutex};
 
 use framework::middleware::error_handler::{ErrorHandler, ErrorHandlerConfig};
+use framework::middleware::recover::{Recover, RecoverConfig};
 use framework::middleware::responder::{Responder, ResponderConfig};
-use framework::{App, Before, BoxFuture, Context, HttpError, Middleware, Next, Result};
+use framework::{
+    App, Before, BoxFuture, Context, Group, HttpError, Middleware, Next, Result, SharedMiddleware,
+};
 use http::{HeaderValue, StatusCode};
 
 type Log = Arc<Mutex<Vec<String>>>;
@@ -26,6 +30,9 @@ struct Tag {
 impl Middleware for Tag {
     fn before(&self, ctx: &mut Context) -> Before {
         self.log.lock().unwrap().push(format!("in:{}", self.name));
+        if ctx.header("x-panic") == Some(self.name) {
+            panic!("in {}", self.name);
+        }
         if ctx.header("x-stop") == Some(self.name) {
             let refused = HttpError::with(StatusCode::FORBIDDEN, "test", "stopped");
             return Before::Answer(Err(refused.into()));
@@ -39,6 +46,9 @@ impl Middleware for Tag {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         self.log.lock().unwrap().push(format!("out:{}", self.name));
+        if ctx.header("x-panic-after") == Some(self.name) {
+            panic!("out {}", self.name);
+        }
         ctx.response_headers_mut().append(
             "x-trail",
             HeaderValue::from_str(self.name).expect("a plain name"),
@@ -270,5 +280,146 @@ async fn skipped_error_handler_and_responder_pass_requests_straight_on() {
     let unconverted = reqwest::get(server.url("/raw/deep")).await.unwrap();
     assert_eq!(unconverted.status(), 200);
     assert_eq!(unconverted.text().await.unwrap(), "");
+    server.stop().await;
+}
+
+/// Recover, noting `caught:<name>:<panic text>` in the log.
+fn recover(name: &'static str, log: &Log) -> SharedMiddleware {
+    let log = Arc::clone(log);
+    Recover::new(RecoverConfig {
+        on_panic: Some(Arc::new(move |text, _ctx| {
+            log.lock().unwrap().push(format!("caught:{name}:{text}"));
+        })),
+    })
+    .into_shared()
+}
+
+/// Runs any middleware through its `handle`.
+struct Through(SharedMiddleware);
+
+impl Middleware for Through {
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        self.0.handle(ctx, next)
+    }
+}
+
+async fn boom(_ctx: &mut Context) -> Result<&'static str> {
+    panic!("boom");
+}
+
+#[tokio::test]
+async fn a_caught_panic_ends_only_the_chain_inside_the_catcher() {
+    let log = Log::default();
+    let service = App::new()
+        .use_middleware(tag("a", &log))
+        .use_middleware(recover("outer", &log))
+        .use_middleware(tag("b", &log))
+        .get("/boom", boom)
+        // A second recover inside the part the first one catches for (boxed).
+        .group(
+            Group::new("/inner")
+                .use_middleware(recover("inner", &log))
+                .use_middleware(tag("c", &log))
+                .get("/boom", boom)
+                .get("/fine", deep),
+        )
+        // Recover run through its `handle`, as a wrapping middleware would.
+        .group(
+            Group::new("/through")
+                .use_middleware(Arc::new(Through(recover("through", &log))))
+                .use_middleware(tag("c", &log))
+                .get("/boom", boom),
+        )
+        .build()
+        .expect("valid app");
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+    // Path, a header that makes a middleware panic, the log, the `x-trail` answer header.
+    type Case<'a> = (
+        &'a str,
+        Option<(&'a str, &'a str)>,
+        &'a [&'a str],
+        &'a [&'a str],
+    );
+    let cases: [Case<'_>; 5] = [
+        (
+            "/boom",
+            None,
+            &["in:a", "in:b", "caught:outer:boom", "out:a"],
+            &["a"],
+        ),
+        (
+            "/inner/boom",
+            None,
+            &[
+                "in:a",
+                "in:b",
+                "in:c",
+                "caught:inner:boom",
+                "out:b",
+                "out:a",
+            ],
+            &["b", "a"],
+        ),
+        (
+            "/through/boom",
+            None,
+            &[
+                "in:a",
+                "in:b",
+                "in:c",
+                "caught:through:boom",
+                "out:b",
+                "out:a",
+            ],
+            &["b", "a"],
+        ),
+        // A panic in a `before`, and in an `after`, inside the catcher.
+        (
+            "/inner/boom",
+            Some(("x-panic", "c")),
+            &[
+                "in:a",
+                "in:b",
+                "in:c",
+                "caught:inner:in c",
+                "out:b",
+                "out:a",
+            ],
+            &["b", "a"],
+        ),
+        (
+            "/inner/fine",
+            Some(("x-panic-after", "c")),
+            &[
+                "in:a",
+                "in:b",
+                "in:c",
+                "out:c",
+                "caught:inner:out c",
+                "out:b",
+                "out:a",
+            ],
+            &["b", "a"],
+        ),
+    ];
+    for (path, header, expected_log, expected_trail) in cases {
+        log.lock().unwrap().clear();
+        let mut request = client.get(server.url(path));
+        if let Some((name, value)) = header {
+            request = request.header(name, value);
+        }
+        let response = request.send().await.unwrap();
+        assert_eq!(response.status(), 500, "{path} {header:?}");
+        assert_eq!(trail(&response), expected_trail, "{path} {header:?}");
+        assert_eq!(
+            response.text().await.unwrap(),
+            "statusCode=500, category=framework-recover, message=internal server error"
+        );
+        assert_eq!(*log.lock().unwrap(), expected_log, "{path} {header:?}");
+    }
+    // The app keeps answering.
+    let response = client.get(server.url("/inner/fine")).send().await.unwrap();
+    assert_eq!(response.status(), 200);
     server.stop().await;
 }

@@ -17,15 +17,13 @@
 //! ```
 
 use std::any::Any;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
 use http::StatusCode;
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware};
+use crate::handler::{Before, Middleware, SharedMiddleware};
 use crate::middleware::error_handler::write_error;
 
 /// Category of recovered panics.
@@ -67,35 +65,34 @@ fn panic_text(payload: &(dyn Any + Send)) -> &str {
         .unwrap_or("panic with a non-text payload")
 }
 
+/// The chain catches the panics of the rest for it ([`Before::CatchPanic`]): no future of
+/// its own.
 impl Middleware for Recover {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            // The context is reset below, so nothing half-written by the panicking code is
-            // observed afterwards: asserting unwind safety is sound here.
-            let outcome = AssertUnwindSafe(next.run(ctx)).catch_unwind().await;
-            let payload = match outcome {
-                Ok(result) => return result,
-                Err(payload) => payload,
-            };
-            let text = panic_text(&*payload);
-            match &self.config.on_panic {
-                Some(hook) => hook(text, ctx),
-                None => tracing::error!(
-                    request_id = ctx.request_id(),
-                    panic = text,
-                    "handler panicked"
-                ),
-            }
-            ctx.reset_response();
-            ctx.set_committed(false);
-            let err = HttpError::with(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                CATEGORY,
-                "internal server error",
-            )
-            .with_exception(true);
-            write_error(ctx, &err, false);
-            Ok(())
-        })
+    fn before(&self, _ctx: &mut Context) -> Before {
+        Before::CatchPanic
+    }
+
+    fn recovered(&self, ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
+        // The context is reset below, so nothing half-written by the panicking code is
+        // observed afterwards: asserting unwind safety was sound.
+        let text = panic_text(&*payload);
+        match &self.config.on_panic {
+            Some(hook) => hook(text, ctx),
+            None => tracing::error!(
+                request_id = ctx.request_id(),
+                panic = text,
+                "handler panicked"
+            ),
+        }
+        ctx.reset_response();
+        ctx.set_committed(false);
+        let err = HttpError::with(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            CATEGORY,
+            "internal server error",
+        )
+        .with_exception(true);
+        write_error(ctx, &err, false);
+        Ok(())
     }
 }
