@@ -88,6 +88,12 @@ pub trait Middleware: Send + Sync + 'static {
     /// The answer when the rest of the chain panicked, after [`before`](Middleware::before)
     /// said [`Before::CatchPanic`]: `payload` is what the panic carried. The default lets the
     /// panic go on unwinding.
+    ///
+    /// The context is as the panicking code left it: a middleware that answers here decides
+    /// what to reset (recover resets the response, status and headers; values, the session and
+    /// the request body stay, and the middleware outside see them). A middleware that wraps
+    /// another and forwards its `before` must forward `recovered` too, or a panic goes on
+    /// unwinding.
     fn recovered(&self, _ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
         std::panic::resume_unwind(payload)
     }
@@ -144,42 +150,63 @@ pub fn handle_with_hooks<'a, M: Middleware + ?Sized>(
             }
             Before::Pass => next.run(ctx).await,
             Before::Answer(result) => result,
-            Before::CatchPanic => catching(middleware, ctx, next).await,
+            // Already in a box of its own: the rest may catch in place.
+            Before::CatchPanic => catching::<Inline, _>(middleware, ctx, next).await,
         }
     })
 }
 
-/// The rest of the chain with its panics answered by `middleware`
+/// What a chain does with a [`Before::CatchPanic`] met on its way in. A chain's future cannot
+/// contain itself, so the two forms alternate: the first catcher of a chain runs in place
+/// ([`Inline`]) and runs the rest of the chain as [`Boxed`], whose catcher (one nested inside
+/// the first) is boxed and runs its rest inline again.
+trait Catch {
+    fn catch<'a>(
+        middleware: &'a dyn Middleware,
+        ctx: &'a mut Context,
+        rest: Next<'a>,
+    ) -> impl Future<Output = Result> + Send + 'a;
+}
+
+/// The catcher runs in place.
+struct Inline;
+/// The catcher is boxed.
+struct Boxed;
+
+impl Catch for Inline {
+    #[inline]
+    fn catch<'a>(
+        middleware: &'a dyn Middleware,
+        ctx: &'a mut Context,
+        rest: Next<'a>,
+    ) -> impl Future<Output = Result> + Send + 'a {
+        catching::<Boxed, _>(middleware, ctx, rest)
+    }
+}
+
+impl Catch for Boxed {
+    fn catch<'a>(
+        middleware: &'a dyn Middleware,
+        ctx: &'a mut Context,
+        rest: Next<'a>,
+    ) -> impl Future<Output = Result> + Send + 'a {
+        let boxed: BoxFuture<'a, Result> = Box::pin(catching::<Inline, _>(middleware, ctx, rest));
+        boxed
+    }
+}
+
+/// The rest of the chain (run as `C`) with its panics answered by `middleware`
 /// ([`Before::CatchPanic`]).
-async fn catching<M: Middleware + ?Sized>(
+async fn catching<C: Catch, M: Middleware + ?Sized>(
     middleware: &M,
     ctx: &mut Context,
     rest: Next<'_>,
 ) -> Result {
-    // `recovered` gets the context back after the unwind: the middleware that catches resets
-    // what it answers with, so nothing half-written by the panicking code is observed.
-    match AssertUnwindSafe(rest.run_uncaught(ctx))
-        .catch_unwind()
-        .await
-    {
+    // Unwind safety is the catcher's to keep: see `Middleware::recovered`.
+    match AssertUnwindSafe(rest.run_as::<C>(ctx)).catch_unwind().await {
         Ok(result) => result,
         Err(payload) => middleware.recovered(ctx, payload),
     }
-}
-
-/// [`catching`] boxed: for a [`Before::CatchPanic`] inside the part of a chain another one
-/// already catches for (the chain's future cannot contain itself).
-fn catching_boxed<'a>(
-    middleware: &'a dyn Middleware,
-    ctx: &'a mut Context,
-    rest: Next<'a>,
-) -> BoxFuture<'a, Result> {
-    Box::pin(async move {
-        match AssertUnwindSafe(rest.run(ctx)).catch_unwind().await {
-            Ok(result) => result,
-            Err(payload) => middleware.recovered(ctx, payload),
-        }
-    })
 }
 
 /// The bytes an [`EndpointFuture`] holds in place. An endpoint's future this size or smaller
@@ -258,26 +285,18 @@ impl<'a> Next<'a> {
     /// their own. The first middleware that needs its async `handle` (or the endpoint) is
     /// awaited there, and runs the rest of the chain itself. Hooks are used for the first 64
     /// middleware of a chain; any further ones run through `handle`.
-    pub async fn run(self, ctx: &mut Context) -> Result {
-        let mut afters = 0;
-        let result = match self.enter(ctx, &mut afters) {
-            Entered::Endpoint => self.endpoint.call(ctx).await,
-            Entered::Answer(result) => result,
-            Entered::Handle(middleware, rest) => middleware.handle(ctx, rest).await,
-            Entered::CatchPanic(middleware, rest) => catching(middleware, ctx, rest).await,
-        };
-        self.leave(ctx, afters, result)
+    pub fn run(self, ctx: &mut Context) -> impl Future<Output = Result> + Send {
+        self.run_as::<Inline>(ctx)
     }
 
-    /// [`Next::run`] for the part of a chain that panics are caught around: the same, except
-    /// that a further [`Before::CatchPanic`] is boxed.
-    async fn run_uncaught(self, ctx: &mut Context) -> Result {
+    /// [`Next::run`], with a [`Before::CatchPanic`] handled as `C` says.
+    async fn run_as<C: Catch>(self, ctx: &mut Context) -> Result {
         let mut afters = 0;
         let result = match self.enter(ctx, &mut afters) {
             Entered::Endpoint => self.endpoint.call(ctx).await,
             Entered::Answer(result) => result,
             Entered::Handle(middleware, rest) => middleware.handle(ctx, rest).await,
-            Entered::CatchPanic(middleware, rest) => catching_boxed(middleware, ctx, rest).await,
+            Entered::CatchPanic(middleware, rest) => C::catch(middleware, ctx, rest).await,
         };
         self.leave(ctx, afters, result)
     }

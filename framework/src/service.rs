@@ -221,10 +221,13 @@ fn into_response(ctx: &mut Context, result: Result) -> Response<ResponseBody> {
             let status = ctx.status().unwrap_or(StatusCode::OK);
             match ctx.take_body_stream() {
                 Some(mut stream) => {
-                    // The request is over when its body has been sent.
-                    let held = ctx.take_held_slots();
-                    if !held.is_empty() {
-                        stream = stream.with_guard(held);
+                    // The request is over when its body has been sent (a HEAD answer drops
+                    // the stream below, and the slots with the context).
+                    if ctx.method() != Method::HEAD {
+                        let held = ctx.take_held_slots();
+                        if !held.is_empty() {
+                            stream = stream.with_guard(held);
+                        }
                     }
                     (status, ResponseBody::stream(stream))
                 }

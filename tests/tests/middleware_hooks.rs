@@ -341,7 +341,7 @@ async fn a_caught_panic_ends_only_the_chain_inside_the_catcher() {
         &'a [&'a str],
         &'a [&'a str],
     );
-    let cases: [Case<'_>; 5] = [
+    let cases: [Case<'_>; 7] = [
         (
             "/boom",
             None,
@@ -374,7 +374,28 @@ async fn a_caught_panic_ends_only_the_chain_inside_the_catcher() {
             ],
             &["b", "a"],
         ),
-        // A panic in a `before`, and in an `after`, inside the catcher.
+        // A panic in a `before`, and in an `after`, inside the first catcher (in place) and
+        // inside the nested one (boxed).
+        (
+            "/boom",
+            Some(("x-panic", "b")),
+            &["in:a", "in:b", "caught:outer:in b", "out:a"],
+            &["a"],
+        ),
+        (
+            "/inner/fine",
+            Some(("x-panic-after", "b")),
+            &[
+                "in:a",
+                "in:b",
+                "in:c",
+                "out:c",
+                "out:b",
+                "caught:outer:out b",
+                "out:a",
+            ],
+            &["a"],
+        ),
         (
             "/inner/boom",
             Some(("x-panic", "c")),

@@ -5,7 +5,10 @@
 //! through). The count is one atomic, no lock. A request's slot is freed when it ends in any
 //! way — success, error, panic, or the client going away and the request being dropped —
 //! because a guard's `Drop` frees it; for a streamed response the slot is held until the body
-//! has been sent.
+//! has been sent. The slot is taken in `before` and held by the context until the whole
+//! request ends (the middleware outside this one included), so the limiter needs no future of
+//! its own; a middleware outside it that runs the rest of the chain twice (a retry) takes a
+//! second slot while the first is held.
 //!
 //! ```
 //! use framework::middleware::global_concurrent_limiter::{

@@ -73,8 +73,9 @@ impl Middleware for Recover {
     }
 
     fn recovered(&self, ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
-        // The context is reset below, so nothing half-written by the panicking code is
-        // observed afterwards: asserting unwind safety was sound.
+        // The response (status, headers, body) is reset below, so nothing of what the
+        // panicking code had written of it goes out; values and the session stay as it left
+        // them (see `Middleware::recovered`).
         let text = panic_text(&*payload);
         match &self.config.on_panic {
             Some(hook) => hook(text, ctx),

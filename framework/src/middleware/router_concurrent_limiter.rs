@@ -6,7 +6,10 @@
 //! limit: **429** `too many requests, current: N, max: M` (N counts the refused request too,
 //! as the Go reference reports it), category `framework-router-concurrent-limiter`. One atomic
 //! per route, looked up without allocating; the slot is freed by a guard's `Drop` whichever
-//! way the request ends, after a streamed body has been sent.
+//! way the request ends, after a streamed body has been sent. The slot is taken in `before` and
+//! held by the context until the whole request ends (the middleware outside this one
+//! included), so the limiter needs no future of its own; a middleware outside it that runs the
+//! rest of the chain twice (a retry) takes a second slot while the first is held.
 //!
 //! ```
 //! use std::collections::HashMap;

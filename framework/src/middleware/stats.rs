@@ -6,8 +6,10 @@
 //! parser's count), response size, and the number of requests in flight. The in-flight count is
 //! one atomic, raised when a request enters and lowered by a guard's `Drop` when it ends in any
 //! way (a panic or a client that goes away included; with a streamed body, when the body has
-//! been sent); the figure reported counts the request itself. An error returned by the chain is
-//! reported with its status. The default hook emits a `tracing` event at debug level.
+//! been sent); the figure reported counts the request itself. The slot is held by the context,
+//! so it counts the request until the whole request ends (the middleware outside stats
+//! included); with nobody listening, stats is only that count and needs no future of its own.
+//! An error returned by the chain is reported with its status. The default hook emits a `tracing` event at debug level.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -145,11 +147,9 @@ impl Middleware for Stats {
             if should_skip(ctx, self.config.skipper.as_ref()) {
                 return next.run(ctx).await;
             }
-            let slot = Slot::take(&self.in_flight);
+            ctx.hold_slot(Slot::take(&self.in_flight));
             if !self.listening() {
-                let result = next.run(ctx).await;
-                ctx.hold_until_body_ends(slot);
-                return result;
+                return next.run(ctx).await;
             }
             let started = Instant::now();
             let result = next.run(ctx).await;
@@ -179,8 +179,39 @@ impl Middleware for Stats {
                 Some(hook) => hook(&info, ctx),
                 None => default_on_stats(&info),
             }
-            ctx.hold_until_body_ends(slot);
             result
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(service: &crate::Service) -> Context {
+        let (parts, body) = http::Request::new(crate::body::RequestBody::Empty).into_parts();
+        service.context(parts, body, "127.0.0.1:1".parse().expect("an address"))
+    }
+
+    /// With nobody listening, `before` counts the request and passes it on: the context holds
+    /// the slot until it is dropped. With a hook, the request goes through `handle`.
+    #[test]
+    fn with_nobody_listening_the_hook_only_counts() {
+        let service = crate::App::new().build().expect("an app");
+        let stats = Stats::new(StatsConfig::default());
+        let in_flight = stats.in_flight();
+        let mut ctx = context(&service);
+        assert!(matches!(stats.before(&mut ctx), Before::Pass));
+        assert_eq!(in_flight.load(Ordering::Acquire), 1);
+        drop(ctx);
+        assert_eq!(in_flight.load(Ordering::Acquire), 0);
+
+        let listening = Stats::new(StatsConfig {
+            on_stats: Some(Arc::new(|_, _| {})),
+            ..StatsConfig::default()
+        });
+        let mut ctx = context(&service);
+        assert!(matches!(listening.before(&mut ctx), Before::Handle));
+        assert_eq!(listening.in_flight().load(Ordering::Acquire), 0);
     }
 }

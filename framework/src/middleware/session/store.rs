@@ -93,7 +93,8 @@ impl Lifecycle<CompactString, Record> for WarnOnEvict {
 /// records are evicted (quick_cache's CLOCK-based approximation of LRU) and a warning is logged
 /// at most once a minute. Expired records are dropped when read or evicted first in practice.
 /// The cache is sharded, so there is no global lock on the hot path. Ids of up to 24 bytes
-/// (the middleware's are 22) are kept inline in the key, so a save allocates only the record.
+/// (the middleware's are 22) are kept inline in the key on 64-bit targets, so a save allocates
+/// only the record.
 pub struct MemoryStore {
     cache: Cache<CompactString, Record, UnitWeighter, DefaultHashBuilder, WarnOnEvict>,
     evicted: Arc<AtomicU64>,
@@ -220,8 +221,8 @@ mod tests {
         assert!(store.is_empty());
     }
 
-    /// Keys up to 24 bytes are kept inline, longer ones on the heap: both are found again by
-    /// the same string, and not by a prefix or an extension of it.
+    /// Keys up to 24 bytes are kept inline (on 64-bit targets), longer ones on the heap: both
+    /// are found again by the same string, and not by a prefix or an extension of it.
     #[test]
     fn finds_inline_and_heap_keys() {
         let store = MemoryStore::new();
@@ -235,6 +236,13 @@ mod tests {
             "an id of a custom store user, longer than any inline key",
         ];
         for (i, id) in ids.iter().enumerate() {
+            if cfg!(target_pointer_width = "64") {
+                assert_eq!(
+                    CompactString::new(id).is_heap_allocated(),
+                    id.len() > 24,
+                    "{id:?}"
+                );
+            }
             store.save_now(id, i.to_string().as_bytes(), ttl).unwrap();
         }
         for (i, id) in ids.iter().enumerate() {
