@@ -99,8 +99,10 @@ pub trait Middleware: Send + Sync + 'static {
     }
 }
 
-/// What a middleware's [`before`](Middleware::before) hook decides for a request.
+/// What a middleware's [`before`](Middleware::before) hook decides for a request. More
+/// decisions may come: a `match` on it needs a `_` arm.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Before {
     /// Run the rest of the chain, then this middleware's [`after`](Middleware::after).
     Continue,
