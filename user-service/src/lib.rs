@@ -107,6 +107,9 @@ pub enum RateBackend {
 impl RateBackend {
     /// A store with `quota` for the limiter called `name`.
     pub fn store(&self, quota: RateQuota, name: &str) -> Arc<dyn RateStore> {
+        // Only the Redis keys carry the name (a build without Redis has no other use for it).
+        #[cfg(not(feature = "redis"))]
+        let _ = name;
         match self {
             Self::Memory => Arc::new(MemoryRateStore::new(quota)),
             #[cfg(feature = "redis")]
