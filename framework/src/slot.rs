@@ -16,8 +16,13 @@ pub(crate) struct Slot(Arc<AtomicU32>);
 impl Slot {
     /// Counts one more on `counter`, unconditionally.
     pub(crate) fn take(counter: &Arc<AtomicU32>) -> Self {
-        counter.fetch_add(1, Ordering::AcqRel);
-        Slot(Arc::clone(counter))
+        Self::take_counting(counter).0
+    }
+
+    /// Counts one more on `counter`; also returns the count before this one.
+    fn take_counting(counter: &Arc<AtomicU32>) -> (Self, u32) {
+        let before = counter.fetch_add(1, Ordering::AcqRel);
+        (Slot(Arc::clone(counter)), before)
     }
 }
 
@@ -30,8 +35,7 @@ impl Drop for Slot {
 /// Takes a slot of `counter` when fewer than `max` are taken: `Err(count)` with the count this
 /// request would have made otherwise.
 pub(crate) fn take_slot(counter: &Arc<AtomicU32>, max: u32) -> std::result::Result<Slot, u32> {
-    let before = counter.fetch_add(1, Ordering::AcqRel);
-    let slot = Slot(Arc::clone(counter));
+    let (slot, before) = Slot::take_counting(counter);
     if before >= max {
         // Dropping the slot gives the increment back.
         drop(slot);

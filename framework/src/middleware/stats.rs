@@ -9,7 +9,8 @@
 //! been sent); the figure reported counts the request itself. The slot is held by the context,
 //! so it counts the request until the whole request ends (the middleware outside stats
 //! included); with nobody listening, stats is only that count and needs no future of its own.
-//! An error returned by the chain is reported with its status. The default hook emits a `tracing` event at debug level.
+//! An error returned by the chain is reported with its status. The default hook emits a
+//! `tracing` event at debug level.
 //!
 //! ```
 //! use std::sync::Arc;
