@@ -243,15 +243,8 @@ fn into_response(ctx: &mut Context, result: Result) -> Response<ResponseBody> {
             (err.status(), ResponseBody::full(Bytes::from(err.text())))
         }
     };
-    let head = ctx.method() == Method::HEAD;
-    let request_id = ctx.take_request_id();
-    let mut response = Response::new(ResponseBody::empty());
-    *response.status_mut() = status;
-    // Swapped, not moved: the context keeps the empty map the response came with.
-    let headers = response.headers_mut();
-    std::mem::swap(headers, ctx.response_headers_mut());
-    headers.insert(crate::header::X_REQUEST_ID, request_id);
-    let body = if head {
+    let body = if ctx.method() == Method::HEAD {
+        let headers = ctx.response_headers_mut();
         match &body {
             ResponseBody::Full(bytes) => {
                 let len = bytes.as_ref().map_or(0, Bytes::len);
@@ -269,7 +262,13 @@ fn into_response(ctx: &mut Context, result: Result) -> Response<ResponseBody> {
     } else {
         body
     };
-    *response.body_mut() = body;
+    let request_id = ctx.take_request_id();
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    // Swapped, not moved: the context keeps the empty map the response came with.
+    let headers = response.headers_mut();
+    std::mem::swap(headers, ctx.response_headers_mut());
+    headers.insert(crate::header::X_REQUEST_ID, request_id);
     response
 }
 

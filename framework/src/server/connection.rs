@@ -9,7 +9,8 @@
 //! with its head ([`ConnState::expire`]); its driver ([`drive`]) then looks again on the
 //! connection's own task, where no request can start meanwhile, and closes it if it is still
 //! overdue. Times come from the server's coarse [`Clock`]: no system clock read and no timer
-//! per connection.
+//! per connection. The driver of an HTTP/1 connection also closes it when the client goes away
+//! while a request is in progress ([`ClientGone`]), sharing the socket with [`TrackedStream`].
 
 use std::future::Future;
 use std::io;
@@ -246,18 +247,98 @@ pub(crate) async fn detect(stream: &mut TcpStream, state: &ConnState) -> Option<
 
 /// The socket, noting reads and writes in the connection's state; it first gives back the
 /// bytes [`detect`] read.
+///
+/// The socket is shared with the connection's driver, which watches it for the client leaving
+/// while a request is in progress ([`ClientGone`]), so reads and writes go through tokio's
+/// `&self` socket calls rather than its `&mut` `AsyncRead`/`AsyncWrite`:
+/// - the non-blocking call is tried first, as the socket is usually ready when asked; without
+///   readiness it fails at once, with no system call, and the wait that follows registers for
+///   the next event;
+/// - a short read clears the read readiness, as tokio's own `poll_read` does where a short read
+///   shows the socket drained ([`SHORT_READ_DRAINS`]), and the next read goes straight to
+///   waiting for the next event instead of making a system call only to hear `WouldBlock`.
+///   The readiness is looked at before the read and only that event is cleared (the read runs
+///   inside `try_io`), so an event that comes in between is kept;
+/// - on HTTP/2 (`budgeted`), each read and write takes a unit of tokio's cooperative budget, as
+///   tokio's socket calls do: hyper's HTTP/2 connection reads until the socket has nothing, so
+///   a client that never lets it run dry would otherwise keep the worker thread. An HTTP/1
+///   connection yields by itself (hyper's dispatcher, every 16 turns), and an upgraded one is
+///   copied by `copy_bidirectional`, which takes the budget.
 pub(crate) struct TrackedStream {
-    inner: TcpStream,
+    inner: Arc<TcpStream>,
     state: Arc<ConnState>,
     read_first: Bytes,
+    budgeted: bool,
+    /// The last read was short, and cleared the read readiness.
+    drained: bool,
 }
 
+/// Whether a read shorter than asked shows the socket's receive buffer drained: on the
+/// edge-triggered selectors (epoll, kqueue), where tokio's `PollEvented::poll_read` takes the
+/// same shortcut (tokio#5866); the targets are tokio's list.
+const SHORT_READ_DRAINS: bool = cfg!(any(
+    target_os = "android",
+    target_os = "illumos",
+    target_os = "linux",
+    target_os = "redox",
+    target_os = "dragonfly",
+    target_os = "freebsd",
+    target_os = "ios",
+    target_os = "macos",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "tvos",
+    target_os = "visionos",
+    target_os = "watchos",
+));
+
 impl TrackedStream {
-    pub(crate) fn new(inner: TcpStream, state: Arc<ConnState>, read_first: Bytes) -> Self {
+    pub(crate) fn new(
+        inner: Arc<TcpStream>,
+        state: Arc<ConnState>,
+        read_first: Bytes,
+        budgeted: bool,
+    ) -> Self {
         Self {
             inner,
             state,
             read_first,
+            budgeted,
+            drained: false,
+        }
+    }
+
+    /// A unit of tokio's cooperative budget, when this connection takes it: `Pending` (and a
+    /// wake-up) once the task has used its budget.
+    fn budget(&self, cx: &mut Context<'_>) -> Poll<Option<tokio::task::coop::RestoreOnPending>> {
+        if self.budgeted {
+            tokio::task::coop::poll_proceed(cx).map(Some)
+        } else {
+            Poll::Ready(None)
+        }
+    }
+
+    /// Writes with `write`, waiting for the socket to be writable when it is not.
+    fn poll_write_with(
+        &self,
+        cx: &mut Context<'_>,
+        write: impl Fn(&TcpStream) -> io::Result<usize>,
+    ) -> Poll<io::Result<usize>> {
+        self.state.unflushed.store(true, Ordering::Relaxed);
+        let budget = std::task::ready!(self.budget(cx));
+        loop {
+            match write(&self.inner) {
+                Ok(n) => {
+                    if let Some(budget) = budget {
+                        budget.made_progress();
+                    }
+                    return Poll::Ready(Ok(n));
+                }
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {
+                    std::task::ready!(self.inner.poll_write_ready(cx))?;
+                }
+                Err(err) => return Poll::Ready(Err(err)),
+            }
         }
     }
 }
@@ -274,12 +355,44 @@ impl AsyncRead for TrackedStream {
             buf.put_slice(&this.read_first.split_to(n));
             return Poll::Ready(Ok(()));
         }
-        let before = buf.filled().len();
-        let result = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if matches!(result, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            this.state.bytes_read();
+        let budget = std::task::ready!(this.budget(cx));
+        if std::mem::take(&mut this.drained) {
+            // The last read drained the socket: register for the next event straight away
+            // rather than try a read that could only say so. Once woken, the read is tried.
+            std::task::ready!(this.inner.poll_read_ready(cx))?;
         }
-        result
+        loop {
+            let wanted = buf.remaining();
+            let mut got = 0;
+            let result = this.inner.try_io(tokio::io::Interest::READABLE, || {
+                got = this.inner.try_read_buf(buf)?;
+                if SHORT_READ_DRAINS && 0 < got && got < wanted {
+                    // Drained: `try_io` clears the readiness it saw before the read.
+                    Err(io::ErrorKind::WouldBlock.into())
+                } else {
+                    Ok(())
+                }
+            });
+            // Bytes read: a success, whether or not the readiness was cleared. Nothing read:
+            // the end of the stream, or no readiness (wait for it), or an error.
+            if got == 0
+                && let Err(err) = result
+            {
+                if err.kind() != io::ErrorKind::WouldBlock {
+                    return Poll::Ready(Err(err));
+                }
+                std::task::ready!(this.inner.poll_read_ready(cx))?;
+                continue;
+            }
+            if got > 0 {
+                this.state.bytes_read();
+                this.drained = SHORT_READ_DRAINS && got < wanted;
+            }
+            if let Some(budget) = budget {
+                budget.made_progress();
+            }
+            return Poll::Ready(Ok(()));
+        }
     }
 }
 
@@ -289,9 +402,7 @@ impl AsyncWrite for TrackedStream {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        this.state.unflushed.store(true, Ordering::Relaxed);
-        Pin::new(&mut this.inner).poll_write(cx, buf)
+        self.poll_write_with(cx, |socket| socket.try_write(buf))
     }
 
     fn poll_write_vectored(
@@ -299,36 +410,35 @@ impl AsyncWrite for TrackedStream {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        let this = self.get_mut();
-        this.state.unflushed.store(true, Ordering::Relaxed);
-        Pin::new(&mut this.inner).poll_write_vectored(cx, bufs)
+        self.poll_write_with(cx, |socket| socket.try_write_vectored(bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+        true
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        let result = Pin::new(&mut this.inner).poll_flush(cx);
-        if result.is_ready() {
-            this.state.unflushed.store(false, Ordering::Relaxed);
-        }
-        result
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // A TCP socket has no buffer of its own to flush: what was written is with the kernel.
+        self.state.unflushed.store(false, Ordering::Relaxed);
+        Poll::Ready(Ok(()))
     }
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        // What tokio's `poll_shutdown` does: shut the write side, at once.
+        Poll::Ready(socket2::SockRef::from(&*self.inner).shutdown(std::net::Shutdown::Write))
     }
 }
 
 /// Runs a connection to its end: closes it when the sweep found it idle or late with its head
 /// and it still is, on shutdown when nothing is in progress (otherwise after its requests are
-/// answered), and at once when forced.
+/// answered), and at once when forced. With `watch` (HTTP/1), it also closes it when the client
+/// goes away while a request is in progress ([`ClientGone`]), which drops the request being
+/// handled or sent.
 pub(crate) async fn drive<C: Graceful>(
     connection: C,
     state: Arc<ConnState>,
     limits: &ServerLimits,
+    watch: Option<&TcpStream>,
 ) {
     let mut connection = std::pin::pin!(connection);
     let mut seen = SIGNAL_NONE;
@@ -339,6 +449,10 @@ pub(crate) async fn drive<C: Graceful>(
                 if let Err(err) = result {
                     tracing::debug!(%err, "connection ended with an error");
                 }
+                return;
+            }
+            () = ClientGone { socket: watch, state: &state } => {
+                tracing::debug!("client closed the connection while a request was in progress");
                 return;
             }
             signal = Signal { state: &state, seen } => {
@@ -392,6 +506,54 @@ where
 {
     fn graceful_shutdown(self: Pin<&mut Self>) {
         hyper::server::conn::http2::Connection::graceful_shutdown(self);
+    }
+}
+
+/// Ready when the client has closed the connection (or it failed) while a request is in
+/// progress: being handled, or its response being sent.
+///
+/// Hyper can find this out itself, by reading the socket after each request head while the
+/// request is in progress (its default, without `half_close`). But it makes that read before
+/// it has polled the handler even once, into a read buffer the request still shares, so every
+/// request paid for a fresh 8 KiB buffer and a read that found nothing. The server turns that
+/// off (`half_close(true)`) and looks here instead: after the connection has been polled and is
+/// waiting, on every wake-up of its task while a request is in progress. A handler that answers
+/// at once is never looked at; a waiting one costs a check of the socket's read readiness per
+/// wake-up, and a system call only when something arrived.
+///
+/// It looks with a one-byte `peek`, which takes nothing from the socket: end of stream (or an
+/// error such as a reset) means the client is gone, and the driver closes the connection,
+/// which drops the request (its guards run: the logger's 499, limiter slots). Bytes waiting in
+/// the socket (a pipelined request, body bytes hyper has not read yet) are left to hyper, and
+/// nothing is decided until they have been read: hyper's own check likewise skips a connection
+/// whose read buffer holds bytes.
+///
+/// A client that only shuts its write side after a request (a half-close) is taken as gone, as
+/// hyper's default takes it. One case differs from hyper's default: requests pipelined in the
+/// same packet and followed by a half-close. Hyper held the later ones in its buffer and did
+/// not look, so it answered them all; here the socket is found at its end and they are dropped.
+struct ClientGone<'a> {
+    socket: Option<&'a TcpStream>,
+    state: &'a ConnState,
+}
+
+impl Future for ClientGone<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(socket) = self.socket else {
+            return Poll::Pending;
+        };
+        // Nothing in progress: nothing to watch for. A request that starts wakes and polls the
+        // connection first, and this again after it.
+        if self.state.active.load(Ordering::Relaxed) == 0 {
+            return Poll::Pending;
+        }
+        let mut byte = [std::mem::MaybeUninit::uninit()];
+        match socket.poll_peek(cx, &mut ReadBuf::uninit(&mut byte)) {
+            Poll::Ready(Ok(0) | Err(_)) => Poll::Ready(()),
+            Poll::Ready(Ok(_)) | Poll::Pending => Poll::Pending,
+        }
     }
 }
 
@@ -499,7 +661,7 @@ mod tests {
         let driver = tokio::spawn({
             let state = Arc::clone(&state);
             let limits = limits.clone();
-            async move { drive(Idle, state, &limits).await }
+            async move { drive(Idle, state, &limits, None).await }
         });
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(!driver.is_finished(), "a request in progress was cut");
@@ -532,7 +694,12 @@ mod tests {
             .unwrap();
         let (server, _) = listener.accept().await.unwrap();
         client.write_all(b"xyz").await.unwrap();
-        let mut stream = TrackedStream::new(server, state(), Bytes::from_static(b"abcdef"));
+        let mut stream = TrackedStream::new(
+            Arc::new(server),
+            state(),
+            Bytes::from_static(b"abcdef"),
+            false,
+        );
         let mut buf = [0u8; 4];
         let n = stream.read(&mut buf).await.unwrap();
         assert_eq!(&buf[..n], b"abcd");

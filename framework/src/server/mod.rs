@@ -13,6 +13,10 @@
 //! once and the next ones wait in the listen backlog rather than failing with "too many open
 //! files".
 //!
+//! A client that goes away while its request is in progress (being handled, or its response
+//! sent) ends the request: the connection closes and drops it, so its guards run. Over HTTP/1
+//! the connection's driver watches for that, only while a request is in progress.
+//!
 //! On the shutdown signal the server stops accepting, closes at once every connection with
 //! nothing in progress (idle, or a request head not yet complete), lets requests being handled
 //! finish for up to `shutdown_timeout`, then closes what is left and returns.
@@ -153,7 +157,13 @@ impl Service {
         // Each connection holds it, so the sweep goes on for as long as a connection is open,
         // even when the caller drops this future (e.g. in a `select!`).
         let serving = Arc::new(Serving {
-            http1: http1::Builder::new(),
+            http1: {
+                // The driver watches for a client that leaves mid-request instead of hyper,
+                // which paid for it on every request: see `connection::ClientGone`.
+                let mut http1 = http1::Builder::new();
+                http1.half_close(true);
+                http1
+            },
             http2: h2,
             limits: Arc::clone(&limits),
             _sweeper: sweeper,
@@ -214,16 +224,23 @@ impl Service {
             let serving = Arc::clone(&serving);
             tokio::spawn(async move {
                 if let Some((read_first, http2)) = connection::detect(&mut stream, &state).await {
-                    let io =
-                        TokioIo::new(TrackedStream::new(stream, Arc::clone(&state), read_first));
+                    let socket = Arc::new(stream);
+                    let io = TokioIo::new(TrackedStream::new(
+                        Arc::clone(&socket),
+                        Arc::clone(&state),
+                        read_first,
+                        http2,
+                    ));
                     let limits = &serving.limits;
                     if http2 {
+                        // HTTP/2 reads all the time (frames, pings) and resets streams itself:
+                        // no watch. Its reads and writes take tokio's cooperative budget.
                         let connection = serving.http2.serve_connection(io, handler);
-                        connection::drive(connection, state, limits).await;
+                        connection::drive(connection, state, limits, None).await;
                     } else {
                         let connection =
                             serving.http1.serve_connection(io, handler).with_upgrades();
-                        connection::drive(connection, state, limits).await;
+                        connection::drive(connection, state, limits, Some(&socket)).await;
                     }
                 }
                 drop(ticket);
