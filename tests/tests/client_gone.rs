@@ -107,26 +107,31 @@ fn probe() -> (Probe, watch::Sender<bool>) {
 const GATED: &[u8] = b"GET /gated HTTP/1.1\r\nHost: t\r\n\r\n";
 const HELLO: &[u8] = b"GET /hello HTTP/1.1\r\nHost: t\r\n\r\n";
 
-/// Reads until `count` responses (status line to end of body) have come, or the server closed.
-async fn read_responses(socket: &mut tokio::net::TcpStream, count: usize) -> String {
+/// Reads until what came satisfies `done` (and returns it); fails on a close before that or
+/// after 5 s without a byte.
+async fn read_until(socket: &mut tokio::net::TcpStream, done: impl Fn(&str) -> bool) -> String {
     let mut out = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
         let text = String::from_utf8_lossy(&out);
-        if text.matches("HTTP/1.1 ").count() >= count && text.ends_with("done")
-            || text.matches("HTTP/1.1 ").count() >= count && text.ends_with("hello")
-        {
+        if done(&text) {
             return text.into_owned();
         }
         let n = tokio::time::timeout(Duration::from_secs(5), socket.read(&mut buf))
             .await
             .expect("an answer in time")
             .unwrap();
-        if n == 0 {
-            return text.into_owned();
-        }
+        assert_ne!(n, 0, "closed after: {text}");
         out.extend_from_slice(&buf[..n]);
     }
+}
+
+/// Reads until `count` responses have come, the last ending with `last`.
+async fn read_responses(socket: &mut tokio::net::TcpStream, count: usize, last: &str) -> String {
+    read_until(socket, |text| {
+        text.matches("HTTP/1.1 ").count() >= count && text.ends_with(last)
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -163,16 +168,7 @@ async fn a_client_that_leaves_while_its_response_waits_drops_the_stream() {
         .write_all(b"GET /stream HTTP/1.1\r\nHost: t\r\n\r\n")
         .await
         .unwrap();
-    let mut head = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !String::from_utf8_lossy(&head).contains("first") {
-        let n = tokio::time::timeout(Duration::from_secs(5), socket.read(&mut buf))
-            .await
-            .expect("the first part in time")
-            .unwrap();
-        assert_ne!(n, 0);
-        head.extend_from_slice(&buf[..n]);
-    }
+    read_until(&mut socket, |text| text.contains("first")).await;
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(probe.ended.load(Ordering::SeqCst), 0, "the stream waits");
     drop(socket);
@@ -225,14 +221,14 @@ async fn a_request_pipelined_behind_a_waiting_one_is_answered_after_it() {
         "the request was dropped"
     );
     open.send_replace(true);
-    let text = read_responses(&mut socket, 2).await;
+    let text = read_responses(&mut socket, 2, "hello").await;
     let gated = text.find("gated done").expect("first answer");
     let hello = text.find("hello").expect("second answer");
     assert!(gated < hello, "{text}");
     assert_eq!(probe.finished.load(Ordering::SeqCst), 1);
     // The connection is still usable.
     socket.write_all(HELLO).await.unwrap();
-    assert!(read_responses(&mut socket, 1).await.ends_with("hello"));
+    read_responses(&mut socket, 1, "hello").await;
     server.stop().await;
 }
 
@@ -261,16 +257,7 @@ async fn a_slow_upload_is_read_whole() {
         tokio::time::sleep(Duration::from_millis(100)).await;
         socket.write_all(part).await.unwrap();
     }
-    let mut out = Vec::new();
-    let mut buf = [0u8; 1024];
-    while !String::from_utf8_lossy(&out).ends_with("30000") {
-        let n = tokio::time::timeout(Duration::from_secs(5), socket.read(&mut buf))
-            .await
-            .expect("an answer in time")
-            .unwrap();
-        assert_ne!(n, 0, "closed: {}", String::from_utf8_lossy(&out));
-        out.extend_from_slice(&buf[..n]);
-    }
-    assert!(String::from_utf8_lossy(&out).starts_with("HTTP/1.1 200"));
+    let answer = read_until(&mut socket, |text| text.ends_with("30000")).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
     server.stop().await;
 }
