@@ -95,7 +95,8 @@ pub struct Context {
     headers: HeaderMap,
     extensions: http::Extensions,
     remote_addr: SocketAddr,
-    request_id: HeaderValue,
+    /// Taken out (`None`) when the response is made.
+    request_id: Option<HeaderValue>,
     params: Params,
     route: Option<Arc<Route>>,
     raw_body: RequestBody,
@@ -143,7 +144,7 @@ impl Context {
             headers: parts.headers,
             extensions: parts.extensions,
             remote_addr,
-            request_id,
+            request_id: Some(request_id),
             params: Params::default(),
             route: None,
             raw_body,
@@ -245,15 +246,18 @@ impl Context {
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {
         // Only visible ASCII gets here (validated or generated).
-        self.request_id.to_str().unwrap_or("")
+        self.request_id_value().to_str().unwrap_or("")
     }
     /// The request id as a header value (cheap to clone).
     pub(crate) fn request_id_value(&self) -> &HeaderValue {
-        &self.request_id
+        static TAKEN: HeaderValue = HeaderValue::from_static("");
+        self.request_id.as_ref().unwrap_or(&TAKEN)
     }
     /// Moves the request id out, for the response: the context is finished by then.
     pub(crate) fn take_request_id(&mut self) -> HeaderValue {
-        std::mem::replace(&mut self.request_id, HeaderValue::from_static(""))
+        self.request_id
+            .take()
+            .unwrap_or_else(|| HeaderValue::from_static(""))
     }
     /// The matched route pattern, e.g. `/users/:id`; `None` for 404/405 answers.
     pub fn route_pattern(&self) -> Option<&str> {

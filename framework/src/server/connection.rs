@@ -54,6 +54,9 @@ pub(crate) struct ConnState {
     /// Set by the sweep when a deadline passed; the driver checks again and closes, or clears it.
     expired: AtomicBool,
     waker: AtomicWaker,
+    /// How many wake-ups were sent through `waker` (each takes the waker out): a [`Signal`]
+    /// registers again only after one, not on every poll.
+    wakes: AtomicU32,
 }
 
 impl ConnState {
@@ -69,6 +72,7 @@ impl ConnState {
             signal: AtomicU8::new(SIGNAL_NONE),
             expired: AtomicBool::new(false),
             waker: AtomicWaker::new(),
+            wakes: AtomicU32::new(0),
         }
     }
 
@@ -112,6 +116,9 @@ impl ConnState {
 
     /// Wakes the connection's driver to look at its signals.
     pub(crate) fn wake(&self) {
+        // Counted before the waker is taken: a poll that sees the old count finds its waker
+        // still registered, or is about to be woken by this call.
+        self.wakes.fetch_add(1, Ordering::AcqRel);
         self.waker.wake();
     }
 
@@ -142,7 +149,7 @@ impl ConnState {
     pub(crate) fn signal(&self, force: bool) {
         let value = if force { SIGNAL_FORCE } else { SIGNAL_SHUTDOWN };
         self.signal.fetch_max(value, Ordering::Relaxed);
-        self.waker.wake();
+        self.wake();
     }
 }
 
@@ -231,7 +238,7 @@ pub(crate) async fn detect(stream: &mut TcpStream, state: &ConnState) -> Option<
     let http2: io::Result<bool> = tokio::select! {
         biased;
         http2 = read => http2,
-        _ = Signal { state, seen: SIGNAL_NONE } => return None,
+        _ = Signal::new(state, SIGNAL_NONE) => return None,
     };
     match http2 {
         Ok(http2) => {
@@ -455,7 +462,7 @@ pub(crate) async fn drive<C: Graceful>(
                 tracing::debug!("client closed the connection while a request was in progress");
                 return;
             }
-            signal = Signal { state: &state, seen } => {
+            signal = Signal::new(&state, seen) => {
                 if signal == EXPIRED {
                     // The sweep's verdict may be stale: a request may have started since. Here
                     // on the connection's task none can start while we look.
@@ -562,24 +569,47 @@ const EXPIRED: u8 = u8::MAX;
 
 /// Ready when a shutdown signal newer than `seen` has come (shutdown once, force once), or
 /// with [`EXPIRED`] when the sweep marked the connection.
+///
+/// It registers the task's waker on its first poll and again only after a wake-up has taken it
+/// ([`ConnState::wakes`] moved), not on every poll: the connection's task polls it each time it
+/// wakes, and the waker of a task does not change.
 struct Signal<'a> {
     state: &'a ConnState,
     seen: u8,
+    /// The wake-up count when the waker was registered.
+    registered: Option<u32>,
+}
+
+impl<'a> Signal<'a> {
+    fn new(state: &'a ConnState, seen: u8) -> Self {
+        Self {
+            state,
+            seen,
+            registered: None,
+        }
+    }
 }
 
 impl Future for Signal<'_> {
     type Output = u8;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<u8> {
-        let state = self.state;
+        let this = self.get_mut();
+        let state = this.state;
+        let seen = this.seen;
         let ready = |state: &ConnState| match state.signal.load(Ordering::Relaxed) {
-            signal if signal > self.seen => Some(signal),
+            signal if signal > seen => Some(signal),
             _ => state.expired.load(Ordering::Relaxed).then_some(EXPIRED),
         };
         if let Some(signal) = ready(state) {
             return Poll::Ready(signal);
         }
+        let wakes = state.wakes.load(Ordering::Acquire);
+        if this.registered == Some(wakes) {
+            return Poll::Pending;
+        }
         state.waker.register(cx.waker());
+        this.registered = Some(wakes);
         match ready(state) {
             Some(signal) => Poll::Ready(signal),
             None => Poll::Pending,
