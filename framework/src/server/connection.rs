@@ -393,7 +393,8 @@ impl AsyncRead for TrackedStream {
             }
             if got > 0 {
                 this.state.bytes_read();
-                this.drained = SHORT_READ_DRAINS && got < wanted;
+                // With bytes read, the only error is the drained marker above.
+                this.drained = result.is_err();
             }
             if let Some(budget) = budget {
                 budget.made_progress();
