@@ -38,15 +38,68 @@ pub enum Body {
 
 /// A value the responder can marshal: JSON through the value's own (monomorphised) `Serialize`
 /// impl, or any other format through `erased_serde`.
-pub trait BodyValue: erased_serde::Serialize + Send + Sync {
+///
+/// Implemented for every `Serialize + Send + Sync + 'static` type.
+pub trait BodyValue: erased_serde::Serialize + Any + Send + Sync {
     /// The value as JSON, without dynamic dispatch per field.
     fn to_json(&self) -> serde_json::Result<Vec<u8>>;
+
+    /// Hands the value's box back once the value has been marshalled. A small value with no
+    /// drop glue (see [`Body::from_value`]) keeps its box as this thread's spare, which the
+    /// next value of the same type reuses instead of allocating; any other value is dropped.
+    #[doc(hidden)]
+    fn release(self: Box<Self>);
 }
 
-impl<T: Serialize + Send + Sync> BodyValue for T {
+impl<T: Serialize + Send + Sync + 'static> BodyValue for T {
     fn to_json(&self) -> serde_json::Result<Vec<u8>> {
         serde_json::to_vec(self)
     }
+
+    #[inline]
+    fn release(self: Box<Self>) {
+        if recyclable::<T>() {
+            // Replaces (and frees) a spare of another type; after thread-local destruction
+            // the box is simply dropped.
+            let _ = SPARE_VALUE.try_with(|spare| spare.set(Some(self)));
+        }
+    }
+}
+
+/// The largest value whose box is recycled: the spare a thread keeps is at most this size.
+const SPARE_VALUE_MAX: usize = 64;
+
+/// Whether a `T`'s box is kept as the thread's spare after marshalling: `T` allocates (not
+/// zero-sized), is at most [`SPARE_VALUE_MAX`] bytes and has no drop glue, so a value kept in
+/// the spare until the next one replaces it holds no memory, file or lock beyond its own few
+/// bytes.
+const fn recyclable<T>() -> bool {
+    !std::mem::needs_drop::<T>()
+        && std::mem::size_of::<T>() != 0
+        && std::mem::size_of::<T>() <= SPARE_VALUE_MAX
+}
+
+thread_local! {
+    /// One released value box per thread ([`BodyValue::release`]). A handler returning the
+    /// same plain type request after request (an API's usual answer) reuses one box instead
+    /// of an allocation and a free per request.
+    static SPARE_VALUE: std::cell::Cell<Option<Box<dyn BodyValue>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// `value` boxed as a [`Body::Value`], in the thread's spare box when that was a `T`'s.
+fn box_value<T: BodyValue>(value: T) -> Box<dyn BodyValue> {
+    if recyclable::<T>()
+        && let Ok(Some(spare)) = SPARE_VALUE.try_with(std::cell::Cell::take)
+    {
+        let spare: Box<dyn Any> = spare;
+        // A spare of another type is freed: the responder keeps this value's box instead.
+        if let Ok(mut reused) = spare.downcast::<T>() {
+            *reused = value;
+            return reused;
+        }
+    }
+    Box::new(value)
 }
 
 impl std::fmt::Debug for Body {
@@ -62,6 +115,10 @@ impl std::fmt::Debug for Body {
 impl Body {
     /// Sorts a value into the right kind without specialisation: `String`, `&'static str`,
     /// `Cow<'static, str>`, `Bytes` and `Vec<u8>` are recognised by type id; `()` means no body.
+    /// Any other value becomes [`Body::Value`]. Its box is allocated, except for a value of at
+    /// most 64 bytes with no drop glue (plain data: numbers, `&'static str`, structs of them)
+    /// when this thread's responder last marshalled a value of the same type: that value's
+    /// box is reused. The responder keeps at most one such box per thread.
     pub fn from_value<T: Serialize + Send + Sync + 'static>(value: T) -> Option<Self> {
         let mut slot = Some(value);
         let any: &mut dyn Any = &mut slot;
@@ -83,7 +140,7 @@ impl Body {
         if let Some(b) = any.downcast_mut::<Option<Vec<u8>>>() {
             return b.take().map(|b| Body::Bytes(b.into()));
         }
-        slot.map(|v| Body::Value(Box::new(v)))
+        slot.map(|v| Body::Value(box_value(v)))
     }
 }
 
@@ -527,5 +584,94 @@ impl Context {
         })?;
         self.response_headers.insert(name, v);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Body, BodyValue, SPARE_VALUE};
+    use std::any::TypeId;
+
+    #[derive(serde::Serialize)]
+    struct Plain {
+        id: u32,
+        name: &'static str,
+    }
+
+    #[derive(serde::Serialize)]
+    struct Owning {
+        name: String,
+    }
+
+    /// The type of the value in this thread's spare box, if there is one.
+    fn spare_type() -> Option<TypeId> {
+        let spare = SPARE_VALUE.take();
+        let id = spare.as_ref().map(|v| (**v).type_id());
+        SPARE_VALUE.set(spare);
+        id
+    }
+
+    fn value(body: Option<Body>) -> Box<dyn BodyValue> {
+        match body {
+            Some(Body::Value(value)) => value,
+            other => panic!("not a value body: {other:?}"),
+        }
+    }
+
+    fn json(value: &dyn BodyValue) -> String {
+        String::from_utf8(value.to_json().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_plain_value_box_is_kept_after_release_and_reused_by_the_next_value_of_its_type() {
+        SPARE_VALUE.set(None);
+        let first = value(Body::from_value(Plain { id: 1, name: "a" }));
+        assert_eq!(spare_type(), None);
+        let address = std::ptr::from_ref::<dyn BodyValue>(&*first).cast::<u8>();
+        first.release();
+        assert_eq!(spare_type(), Some(TypeId::of::<Plain>()));
+
+        let second = value(Body::from_value(Plain { id: 2, name: "b" }));
+        assert_eq!(spare_type(), None, "the spare was taken");
+        assert_eq!(
+            std::ptr::from_ref::<dyn BodyValue>(&*second).cast::<u8>(),
+            address,
+            "the same box"
+        );
+        assert_eq!(json(&*second), r#"{"id":2,"name":"b"}"#);
+        second.release();
+    }
+
+    #[test]
+    fn a_spare_of_another_type_is_freed_and_the_new_value_is_its_own() {
+        SPARE_VALUE.set(None);
+        value(Body::from_value(Plain { id: 1, name: "a" })).release();
+        let other = value(Body::from_value((7u8, 9u16)));
+        assert_eq!(json(&*other), "[7,9]");
+        assert_eq!(spare_type(), None, "the Plain spare was taken and freed");
+        other.release();
+        assert_eq!(spare_type(), Some(TypeId::of::<(u8, u16)>()));
+    }
+
+    #[test]
+    fn values_with_drop_glue_or_over_64_bytes_are_never_kept() {
+        SPARE_VALUE.set(None);
+        value(Body::from_value(Plain { id: 1, name: "a" })).release();
+
+        let owning = value(Body::from_value(Owning { name: "x".into() }));
+        owning.release();
+        assert_eq!(spare_type(), Some(TypeId::of::<Plain>()), "left as it was");
+
+        let big = value(Body::from_value(([1u64; 4], [2u64; 4], 3u8)));
+        assert_eq!(std::mem::size_of_val(&*big), 72);
+        assert_eq!(json(&*big), "[[1,1,1,1],[2,2,2,2],3]");
+        big.release();
+        assert_eq!(spare_type(), Some(TypeId::of::<Plain>()), "left as it was");
+
+        let at_limit = value(Body::from_value(([1u64; 4], [2u64; 4])));
+        assert_eq!(std::mem::size_of_val(&*at_limit), 64);
+        at_limit.release();
+        assert_eq!(spare_type(), Some(TypeId::of::<([u64; 4], [u64; 4])>()));
+        SPARE_VALUE.set(None);
     }
 }

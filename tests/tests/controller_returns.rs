@@ -67,6 +67,38 @@ impl Notes {
     async fn forgot(&self, _ctx: &mut Context) {}
 }
 
+/// Plain data (no drop glue): the responder recycles its box for the next one.
+#[derive(Serialize)]
+struct Point {
+    x: u32,
+    y: u32,
+}
+
+#[derive(FromState)]
+struct Points;
+
+fn number<T: std::str::FromStr>(ctx: &Context) -> Result<T> {
+    ctx.param("x")
+        .and_then(|x| x.parse().ok())
+        .ok_or_else(|| HttpError::new("x is not a number").into())
+}
+
+#[controller(prefix = "/points")]
+impl Points {
+    #[get("/{x}")]
+    async fn point(&self, ctx: &mut Context) -> Result<Point> {
+        let x: u32 = number(ctx)?;
+        Ok(Point { x, y: x * 2 })
+    }
+
+    /// Another plain type, so the recycled box changes type between requests.
+    #[get("/pair/{x}")]
+    async fn pair(&self, ctx: &mut Context) -> Result<(u8, u64)> {
+        let x: u8 = number(ctx)?;
+        Ok((x, u64::from(x) + 1))
+    }
+}
+
 #[derive(FromState)]
 struct Health;
 
@@ -136,6 +168,40 @@ async fn plain_values_results_and_unit_are_answers() {
     let res = client.get(server.url("/health")).send().await.unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(res.text().await.unwrap(), "ok");
+    server.stop().await;
+}
+
+/// Plain values reuse one box per thread (`Body::from_value`): each answer still carries its
+/// own request's value, also when the type changes between requests on one connection.
+#[tokio::test]
+async fn consecutive_plain_values_each_answer_their_own_request() {
+    let service = app()
+        .with_state(Arc::new(Greeting("hello")))
+        .with_state(Counter(Arc::default()))
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+    for x in 1..=20u32 {
+        let res = client
+            .get(server.url(&format!("/points/{x}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(
+            res.json::<Value>().await.unwrap(),
+            json!({"x": x, "y": x * 2})
+        );
+        if x % 3 == 0 {
+            let res = client
+                .get(server.url(&format!("/points/pair/{x}")))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.json::<Value>().await.unwrap(), json!([x, x + 1]));
+        }
+    }
     server.stop().await;
 }
 

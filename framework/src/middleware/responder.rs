@@ -116,6 +116,7 @@ impl Responder {
                     )
                     .with_exception(true)
                 })?;
+                value.release();
                 (Bytes::from(bytes), self.config.content_type.clone())
             }
         };
