@@ -144,6 +144,9 @@ impl Body {
     }
 }
 
+/// The request id once it has been taken for the response: empty.
+static TAKEN_REQUEST_ID: HeaderValue = HeaderValue::from_static("");
+
 /// Everything one request carries through the chain.
 pub struct Context {
     method: Method,
@@ -307,14 +310,13 @@ impl Context {
     }
     /// The request id as a header value (cheap to clone).
     pub(crate) fn request_id_value(&self) -> &HeaderValue {
-        static TAKEN: HeaderValue = HeaderValue::from_static("");
-        self.request_id.as_ref().unwrap_or(&TAKEN)
+        self.request_id.as_ref().unwrap_or(&TAKEN_REQUEST_ID)
     }
     /// Moves the request id out, for the response: the context is finished by then.
     pub(crate) fn take_request_id(&mut self) -> HeaderValue {
         self.request_id
             .take()
-            .unwrap_or_else(|| HeaderValue::from_static(""))
+            .unwrap_or_else(|| TAKEN_REQUEST_ID.clone())
     }
     /// The matched route pattern, e.g. `/users/:id`; `None` for 404/405 answers.
     pub fn route_pattern(&self) -> Option<&str> {
