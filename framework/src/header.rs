@@ -103,6 +103,34 @@ pub fn has_any(headers: &HeaderMap, names: &[HeaderName]) -> bool {
     headers.keys().any(|key| names.contains(key))
 }
 
+/// Whether the `Cache-Control` headers of `headers` carry `directive` (e.g. `no-store`), with
+/// or without an argument: each value is split at commas, and names compare case-insensitively
+/// (RFC 9111 section 5.2). The headers are scanned as in [`has_any`]; nothing is allocated.
+pub fn has_cache_directive(headers: &HeaderMap, directive: &str) -> bool {
+    headers
+        .iter()
+        .any(|(key, value)| *key == header::CACHE_CONTROL && names_directive(value, directive))
+}
+
+/// Whether one `Cache-Control` value carries `directive`; see [`has_cache_directive`].
+pub(crate) fn names_directive(value: &HeaderValue, directive: &str) -> bool {
+    // On the bytes (a directive name is a token: ASCII, no UTF-8 to check), in a plain loop:
+    // iterator adapters (flatten, split into names) cost several times more here.
+    let directive = directive.as_bytes();
+    for item in value.as_bytes().split(|&b| b == b',') {
+        let Some((name, rest)) = item.trim_ascii_start().split_at_checked(directive.len()) else {
+            continue;
+        };
+        // Lowercase as written nearly always: the exact comparison first.
+        if (name == directive || name.eq_ignore_ascii_case(directive))
+            && matches!(rest.trim_ascii_start().first(), None | Some(b'='))
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// The media type of a `Content-Type` value without parameters, as written. Media types are
 /// case-insensitive: compare with `eq_ignore_ascii_case` and the helpers below, which do not
 /// allocate.
@@ -264,6 +292,29 @@ mod tests {
                 "{bits:?}"
             );
         }
+    }
+
+    #[test]
+    fn cache_directives_by_name_in_any_value() {
+        let has = |values: &[&'static str], directive| {
+            let mut headers = HeaderMap::new();
+            for v in values {
+                headers.append(header::CACHE_CONTROL, HeaderValue::from_static(v));
+            }
+            has_cache_directive(&headers, directive)
+        };
+        assert!(has(&["no-store"], "no-store"));
+        assert!(has(&["private, No-Store"], "no-store"));
+        assert!(has(&["max-age=60", " no-store "], "no-store"));
+        assert!(has(&["public, max-age=60"], "max-age"));
+        assert!(!has(&[], "no-store"));
+        assert!(!has(&["no-cache"], "no-store"));
+        assert!(!has(&["no-storeage"], "no-store"));
+        assert!(!has(&["max-age=60"], "no-store"));
+        assert!(!has(&["no-stor"], "no-store"));
+        assert!(!has(&["no-store-x, public"], "no-store"));
+        assert!(has(&["private=\"x\", no-store"], "no-store"));
+        assert!(has(&["max-age=60,no-store"], "no-store"));
     }
 
     #[test]

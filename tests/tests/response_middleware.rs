@@ -51,6 +51,14 @@ async fn with_cookie(ctx: &mut Context) -> Result<&'static str> {
     Ok("cookie")
 }
 
+async fn private(ctx: &mut Context) -> Result<&'static str> {
+    ctx.set_header(
+        http::header::CACHE_CONTROL,
+        http::HeaderValue::from_static("private, No-Store"),
+    );
+    Ok("per-session")
+}
+
 async fn missing(_ctx: &mut Context) -> Result<&'static str> {
     Err(HttpError::with(http::StatusCode::NOT_FOUND, "test", "nothing here").into())
 }
@@ -67,6 +75,7 @@ fn conditional_app() -> Service {
         .get("/big", big)
         .get("/dated", dated)
         .get("/cookie", with_cookie)
+        .get("/private", private)
         .get("/missing", missing)
         .build()
         .expect("app")
@@ -212,6 +221,35 @@ async fn precedence_no_cache_post_and_request_etag_header() {
     let (status, headers, _) = send(client.get(&cookie).header("if-none-match", &cookie_tag)).await;
     assert_eq!(status, 304);
     assert_eq!(headers["set-cookie"], "sid=1; Path=/");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_no_store_answer_gets_no_tag_and_no_304() {
+    let server = common::start(conditional_app()).await;
+    let client = client();
+    let url = server.url("/private");
+    let (status, headers, body) = send(client.get(&url)).await;
+    assert_eq!(status, 200);
+    assert_eq!(&body[..], b"per-session");
+    assert_eq!(headers["cache-control"], "private, No-Store");
+    assert!(
+        headers.get("etag").is_none(),
+        "no-store: nobody revalidates"
+    );
+    // The tag it would have had does not make it fresh either.
+    let would_be = strong_etag(b"per-session");
+    let (status, _, body) = send(client.get(&url).header("if-none-match", would_be)).await;
+    assert_eq!(status, 200);
+    assert_eq!(&body[..], b"per-session");
+    // The same body without no-store is tagged (the directive is what leaves it alone).
+    assert!(
+        send(client.get(server.url("/dated")))
+            .await
+            .1
+            .get("etag")
+            .is_some()
+    );
     server.stop().await;
 }
 

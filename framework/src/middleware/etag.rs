@@ -9,7 +9,11 @@
 //! negligible, and the length in front separates the common case for free.
 //!
 //! Left alone: streams (their bytes are not in memory; a stream with its own tag, like a static
-//! file's, keeps it), empty bodies, non-2xx answers, and answers that already have an `ETag`.
+//! file's, keeps it), empty bodies, non-2xx answers, answers that already have an `ETag`, and
+//! answers marked `Cache-Control: no-store` (as Django's `ConditionalGetMiddleware` does): no
+//! cache and no browser keeps such an answer, so nobody revalidates it and its tag would be
+//! bytes and a digest spent for nothing (per-session answers such as login tokens are the
+//! usual case).
 //! The tag comes from the response only: an `ETag` *request* header means nothing here, so a
 //! client cannot make the server claim a version it did not send (salvo's issue 1555).
 //!
@@ -31,7 +35,7 @@
 use std::sync::Arc;
 
 use http::HeaderValue;
-use http::header::ETAG;
+use http::header::{CACHE_CONTROL, ETAG};
 
 use crate::context::Context;
 use crate::error::Result;
@@ -86,15 +90,19 @@ impl ETag {
 }
 
 fn apply(ctx: &mut Context) {
-    if ctx.has_body_stream() || crate::header::has_any(ctx.response_headers(), &[ETAG]) {
-        return;
-    }
-    if !ctx.status().unwrap_or(http::StatusCode::OK).is_success() {
+    if ctx.has_body_stream() || !ctx.status().unwrap_or(http::StatusCode::OK).is_success() {
         return;
     }
     let Some(body) = ctx.body_buffer.as_ref().filter(|b| !b.is_empty()) else {
         return;
     };
+    // One scan of the answer's headers for both reasons to leave it alone.
+    let tagged_or_no_store = ctx.response_headers().iter().any(|(key, value)| {
+        *key == ETAG || (*key == CACHE_CONTROL && crate::header::names_directive(value, "no-store"))
+    });
+    if tagged_or_no_store {
+        return;
+    }
     let tag = strong_etag(body);
     ctx.set_header(ETAG, tag);
 }
