@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::session::{
-    ImmediateSessionStore, MemoryStore, SessionConfig, SessionMiddleware, SessionMode,
+    ImmediateSessionStore, MemoryStore, SessionConfig, SessionData, SessionMiddleware, SessionMode,
     SessionStore, X_SESSION_ID,
 };
 use framework::testing::TestClient;
@@ -160,11 +160,11 @@ impl FlakyStore {
 }
 
 impl ImmediateSessionStore for FlakyStore {
-    fn load_now(&self, id: &str) -> Result<Option<Bytes>> {
+    fn load_now(&self, id: &str) -> Result<Option<SessionData>> {
         self.check()?;
         self.inner.load_now(id)
     }
-    fn save_now(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
+    fn save_now(&self, id: &str, data: SessionData, ttl: Duration) -> Result {
         self.check()?;
         self.inner.save_now(id, data, ttl)
     }

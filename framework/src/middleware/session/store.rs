@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use compact_str::CompactString;
 
+use super::SessionData;
 use crate::error::Result;
 
 /// A store of session records (JSON bytes) by id, each with a time to live.
@@ -37,11 +38,15 @@ pub trait SessionStore: Send + Sync + 'static {
 }
 
 /// A [`SessionStore`] whose calls complete without waiting; see [`SessionStore::immediate`].
+///
+/// It takes and gives the session's values themselves, not their JSON record: a store in this
+/// process's memory has no use for bytes, and skipping JSON saves the serialising on every
+/// save and the parsing on every load.
 pub trait ImmediateSessionStore: Send + Sync {
-    /// The record under `id`, `None` when missing or expired.
-    fn load_now(&self, id: &str) -> Result<Option<Bytes>>;
-    /// Stores the record under `id` for `ttl`.
-    fn save_now(&self, id: &str, data: &[u8], ttl: Duration) -> Result;
+    /// The values under `id`, `None` when missing or expired.
+    fn load_now(&self, id: &str) -> Result<Option<SessionData>>;
+    /// Stores `data` under `id` for `ttl`.
+    fn save_now(&self, id: &str, data: SessionData, ttl: Duration) -> Result;
     /// Deletes the record under `id`.
     fn destroy_now(&self, id: &str) -> Result;
 }
@@ -49,7 +54,7 @@ pub trait ImmediateSessionStore: Send + Sync {
 /// How many sessions [`MemoryStore::new`] keeps at most.
 pub const DEFAULT_MEMORY_CAPACITY: usize = 100_000;
 
-type Record = (Bytes, Instant);
+type Record = (SessionData, Instant);
 
 /// Logs (at most once a minute) when live sessions are evicted to make room.
 #[derive(Clone)]
@@ -93,8 +98,12 @@ impl Lifecycle<CompactString, Record> for WarnOnEvict {
 /// records are evicted (quick_cache's CLOCK-based approximation of LRU) and a warning is logged
 /// at most once a minute. Expired records are dropped when read or evicted first in practice.
 /// The cache is sharded, so there is no global lock on the hot path. Ids of up to 24 bytes
-/// (the middleware's are 22) are kept inline in the key on 64-bit targets, so a save allocates
-/// only the record.
+/// (the middleware's are 22) are kept inline in the key on 64-bit targets.
+///
+/// Records are the session's values themselves ([`SessionData`], moved in by the middleware's
+/// save), not JSON: a save serialises nothing and a load parses nothing (it clones the values).
+/// Its byte interface ([`SessionStore`]) converts: `save` takes a JSON object (anything else is
+/// an error) and `load` gives one.
 pub struct MemoryStore {
     cache: Cache<CompactString, Record, UnitWeighter, DefaultHashBuilder, WarnOnEvict>,
     evicted: Arc<AtomicU64>,
@@ -158,7 +167,7 @@ impl MemoryStore {
 }
 
 impl ImmediateSessionStore for MemoryStore {
-    fn load_now(&self, id: &str) -> Result<Option<Bytes>> {
+    fn load_now(&self, id: &str) -> Result<Option<SessionData>> {
         match self.cache.get(id) {
             Some((data, expires)) if expires > Instant::now() => Ok(Some(data)),
             Some(_) => {
@@ -169,11 +178,10 @@ impl ImmediateSessionStore for MemoryStore {
         }
     }
 
-    fn save_now(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
-        self.cache.insert(
-            CompactString::new(id),
-            (Bytes::copy_from_slice(data), Instant::now() + ttl),
-        );
+    fn save_now(&self, id: &str, mut data: SessionData, ttl: Duration) -> Result {
+        data.shrink_to_fit();
+        self.cache
+            .insert(CompactString::new(id), (data, Instant::now() + ttl));
         Ok(())
     }
 
@@ -186,10 +194,16 @@ impl ImmediateSessionStore for MemoryStore {
 #[async_trait]
 impl SessionStore for MemoryStore {
     async fn load(&self, id: &str) -> Result<Option<Bytes>> {
-        self.load_now(id)
+        let Some(data) = self.load_now(id)? else {
+            return Ok(None);
+        };
+        Ok(Some(serde_json::to_vec(&data)?.into()))
     }
 
     async fn save(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
+        let data = serde_json::from_slice(data).map_err(|e| {
+            crate::Error::msg(format!("a session record must be a JSON object: {e}"))
+        })?;
         self.save_now(id, data, ttl)
     }
 
@@ -205,6 +219,12 @@ impl SessionStore for MemoryStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn numbered(i: usize) -> SessionData {
+        let mut data = SessionData::new();
+        data.insert("i", serde_json::json!(i));
+        data
+    }
 
     #[tokio::test]
     async fn expires_and_destroys() {
@@ -243,17 +263,35 @@ mod tests {
                     "{id:?}"
                 );
             }
-            store.save_now(id, i.to_string().as_bytes(), ttl).unwrap();
+            store.save_now(id, numbered(i), ttl).unwrap();
         }
         for (i, id) in ids.iter().enumerate() {
-            let record = store.load_now(id).unwrap();
-            assert_eq!(record.as_deref(), Some(i.to_string().as_bytes()), "{id:?}");
+            assert_eq!(store.load_now(id).unwrap(), Some(numbered(i)), "{id:?}");
         }
         assert_eq!(store.load_now("0123456789abcdefghijklm").unwrap(), None);
         assert_eq!(store.load_now("0123456789abcdefghijklmnop").unwrap(), None);
         store.destroy_now(ids[4]).unwrap();
         assert_eq!(store.load_now(ids[4]).unwrap(), None);
         assert_eq!(store.len(), ids.len() - 1);
+    }
+
+    /// The byte interface speaks JSON objects; the immediate one sees the same records.
+    #[tokio::test]
+    async fn bytes_in_and_out_are_json_objects() {
+        let store = MemoryStore::new();
+        let ttl = Duration::from_secs(60);
+        store.save("a", br#"{"i":7}"#, ttl).await.unwrap();
+        assert_eq!(store.load_now("a").unwrap(), Some(numbered(7)));
+        store.save_now("b", numbered(8), ttl).unwrap();
+        assert_eq!(
+            store.load("b").await.unwrap().as_deref(),
+            Some(&br#"{"i":8}"#[..])
+        );
+        for bad in [&b"[1]"[..], b"not json", b""] {
+            let err = store.save("c", bad, ttl).await.unwrap_err();
+            assert!(err.to_string().contains("JSON object"), "{err}");
+        }
+        assert_eq!(store.load("c").await.unwrap(), None);
     }
 
     #[tokio::test]
