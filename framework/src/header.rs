@@ -112,8 +112,39 @@ pub fn has_cache_directive(headers: &HeaderMap, directive: &str) -> bool {
         .any(|(key, value)| *key == header::CACHE_CONTROL && names_directive(value, directive))
 }
 
+/// The seconds `directive` gives in the `Cache-Control` headers of `headers` (`max-age=60`,
+/// `s-maxage="5"`): the first occurrence whose argument is a number. Names compare as in
+/// [`has_cache_directive`]; nothing is allocated.
+pub(crate) fn cache_directive_seconds(headers: &HeaderMap, directive: &str) -> Option<u64> {
+    let mut seconds = None;
+    headers.iter().any(|(key, value)| {
+        *key == header::CACHE_CONTROL
+            && each_directive(value, directive, |argument| {
+                seconds = std::str::from_utf8(argument?)
+                    .ok()?
+                    .trim()
+                    .trim_matches('"')
+                    .parse()
+                    .ok();
+                seconds
+            })
+            .is_some()
+    });
+    seconds
+}
+
 /// Whether one `Cache-Control` value carries `directive`; see [`has_cache_directive`].
 pub(crate) fn names_directive(value: &HeaderValue, directive: &str) -> bool {
+    each_directive(value, directive, |_| Some(())).is_some()
+}
+
+/// Calls `found` with the argument (the bytes after `=`, if any) of each occurrence of
+/// `directive` in one `Cache-Control` value, until it gives `Some`.
+fn each_directive<T>(
+    value: &HeaderValue,
+    directive: &str,
+    mut found: impl FnMut(Option<&[u8]>) -> Option<T>,
+) -> Option<T> {
     // On the bytes (a directive name is a token: ASCII, no UTF-8 to check), in a plain loop:
     // iterator adapters (flatten, split into names) cost several times more here.
     let directive = directive.as_bytes();
@@ -122,13 +153,19 @@ pub(crate) fn names_directive(value: &HeaderValue, directive: &str) -> bool {
             continue;
         };
         // Lowercase as written nearly always: the exact comparison first.
-        if (name == directive || name.eq_ignore_ascii_case(directive))
-            && matches!(rest.trim_ascii_start().first(), None | Some(b'='))
-        {
-            return true;
+        if !(name == directive || name.eq_ignore_ascii_case(directive)) {
+            continue;
+        }
+        let argument = match rest.trim_ascii_start() {
+            [] => None,
+            [b'=', argument @ ..] => Some(argument),
+            _ => continue,
+        };
+        if let Some(result) = found(argument) {
+            return Some(result);
         }
     }
-    false
+    None
 }
 
 /// The media type of a `Content-Type` value without parameters, as written. Media types are
@@ -315,6 +352,21 @@ mod tests {
         assert!(!has(&["no-store-x, public"], "no-store"));
         assert!(has(&["private=\"x\", no-store"], "no-store"));
         assert!(has(&["max-age=60,no-store"], "no-store"));
+        let seconds = |values: &[&'static str], directive| {
+            let mut headers = HeaderMap::new();
+            for v in values {
+                headers.append(header::CACHE_CONTROL, HeaderValue::from_static(v));
+            }
+            cache_directive_seconds(&headers, directive)
+        };
+        assert_eq!(seconds(&["public, max-age=60"], "max-age"), Some(60));
+        assert_eq!(seconds(&["s-maxage=\"5\""], "s-maxage"), Some(5));
+        assert_eq!(seconds(&["Max-Age = 7"], "max-age"), Some(7));
+        assert_eq!(seconds(&["max-age=x"], "max-age"), None);
+        assert_eq!(seconds(&["max-age=x", "max-age=9"], "max-age"), Some(9));
+        assert_eq!(seconds(&["no-store"], "max-age"), None);
+        assert_eq!(seconds(&["max-age"], "max-age"), None);
+        assert_eq!(seconds(&["s-maxage=5"], "max-age"), None);
     }
 
     #[test]

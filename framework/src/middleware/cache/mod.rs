@@ -65,8 +65,8 @@ use std::time::{Duration, SystemTime};
 use async_trait::async_trait;
 use bytes::Bytes;
 use http::header::{
-    AGE, AUTHORIZATION, CACHE_CONTROL, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE,
-    DATE, ETAG, HeaderName, SET_COOKIE, VARY,
+    AGE, AUTHORIZATION, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, DATE, ETAG,
+    HeaderName, SET_COOKIE, VARY,
 };
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use tokio::sync::watch;
@@ -74,7 +74,9 @@ use tokio::sync::watch;
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
-use crate::header::{X_REQUEST_ID, accept_encoding_q, is_compressible};
+use crate::header::{
+    X_REQUEST_ID, accept_encoding_q, cache_directive_seconds, has_cache_directive, is_compressible,
+};
 use entry::{Entry, Stored};
 
 pub use memory::{DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, MemoryCacheStore};
@@ -169,26 +171,6 @@ enum Lookup {
     Failed,
 }
 
-fn directives(headers: &HeaderMap) -> Vec<String> {
-    headers
-        .get_all(CACHE_CONTROL)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|d| d.trim().to_ascii_lowercase())
-        .filter(|d| !d.is_empty())
-        .collect()
-}
-
-fn seconds(directives: &[String], name: &str) -> Option<u64> {
-    directives.iter().find_map(|d| {
-        let (k, v) = d.split_once('=')?;
-        (k.trim() == name)
-            .then(|| v.trim().trim_matches('"').parse().ok())
-            .flatten()
-    })
-}
-
 /// The TTL of a cacheable answer, `None` when it is not cacheable.
 fn cacheable(ctx: &Context) -> Option<Duration> {
     if ctx.status().unwrap_or(StatusCode::OK) != StatusCode::OK || ctx.has_body_stream() {
@@ -207,31 +189,25 @@ fn cacheable(ctx: &Context) -> Option<Duration> {
     if !vary_ok {
         return None;
     }
-    let cc = directives(headers);
-    if cc.iter().any(|d| {
-        d == "no-cache"
-            || d == "no-store"
-            || d == "private"
-            || d.starts_with("no-cache=")
-            || d.starts_with("private=")
-    }) {
-        return None;
-    }
-    let s_maxage = seconds(&cc, "s-maxage");
-    if ctx.headers().contains_key(AUTHORIZATION)
-        && s_maxage.is_none()
-        && !cc.iter().any(|d| d == "public")
+    if ["no-cache", "no-store", "private"]
+        .into_iter()
+        .any(|d| has_cache_directive(headers, d))
     {
         return None;
     }
-    let ttl = s_maxage.or_else(|| seconds(&cc, "max-age"))?;
+    let s_maxage = cache_directive_seconds(headers, "s-maxage");
+    if ctx.headers().contains_key(AUTHORIZATION)
+        && s_maxage.is_none()
+        && !has_cache_directive(headers, "public")
+    {
+        return None;
+    }
+    let ttl = s_maxage.or_else(|| cache_directive_seconds(headers, "max-age"))?;
     (ttl > 0).then(|| Duration::from_secs(ttl))
 }
 
 fn request_bypasses(ctx: &Context) -> bool {
-    directives(ctx.headers())
-        .iter()
-        .any(|d| d == "no-cache" || d == "no-store")
+    has_cache_directive(ctx.headers(), "no-cache") || has_cache_directive(ctx.headers(), "no-store")
 }
 
 fn default_key(ctx: &Context) -> String {
@@ -529,23 +505,5 @@ impl Middleware for Cache {
             }
             self.handle_cached(ctx, next).await
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cache_control_seconds() {
-        let d = |s: &str| {
-            s.split(',')
-                .map(|x| x.trim().to_owned())
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(seconds(&d("public, max-age=60"), "max-age"), Some(60));
-        assert_eq!(seconds(&d("s-maxage=\"5\""), "s-maxage"), Some(5));
-        assert_eq!(seconds(&d("max-age=x"), "max-age"), None);
-        assert_eq!(seconds(&d("no-store"), "max-age"), None);
     }
 }
