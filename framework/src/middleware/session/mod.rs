@@ -24,6 +24,7 @@
 //! ```
 
 mod data;
+mod memory;
 #[cfg(feature = "session-redis")]
 mod redis;
 mod store;
@@ -39,9 +40,10 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 pub use self::data::SessionData;
+pub use self::memory::{DEFAULT_MEMORY_CAPACITY, MemoryStore};
 #[cfg(feature = "session-redis")]
 pub use self::redis::RedisStore;
-pub use store::{DEFAULT_MEMORY_CAPACITY, ImmediateSessionStore, MemoryStore, SessionStore};
+pub use self::store::{ImmediateSessionStore, SessionStore};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};

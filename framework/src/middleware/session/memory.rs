@@ -1,0 +1,638 @@
+//! Sessions in process memory: a sharded table with CLOCK eviction.
+//!
+//! Each shard is a mutex over a vector of records and a hash index into it (hashbrown's
+//! `HashTable` of positions, hashed with a randomly seeded foldhash). A save is one hash of
+//! the id, one lock, one probe and a move of the values into the vector; a load is the same
+//! and a clone. The lock is never held across an `.await` (there is none) nor while user code
+//! runs (a record the store drops is dropped after its shard is unlocked).
+//!
+//! Why not a cache crate (quick_cache, which the response cache uses): on the benchmark's
+//! `GET /users/v1/login` a session save through quick_cache cost 737 instructions (CLOCK-Pro's
+//! hot, cold and ghost lists, built for caches of values that can be fetched again), through
+//! this table 455, both with the clock read and this one with the growth of a store that
+//! starts empty (callgrind: `cargo run --release -p benches --bin bench -- --callgrind-only
+//! --servers user-service --routes user-login`). A session is not a cached copy: what the
+//! store evicts is gone, so it needs only a bound and a sensible victim, and the whole policy
+//! fits in [`Shard::sweep`].
+//!
+//! The eviction policy is CLOCK (second chance): a record that was loaded or saved again
+//! since the hand last passed it is skipped once, one that was not is the victim, and an
+//! expired record is always the victim. A flood of new sessions that are never used again
+//! (anonymous clients, a script) therefore evicts its own kind before the sessions of clients
+//! who keep coming back.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use compact_str::CompactString;
+use hashbrown::HashTable;
+
+use super::{ImmediateSessionStore, SessionData, SessionStore};
+use crate::error::Result;
+
+/// How many sessions [`MemoryStore::new`] keeps at most.
+pub const DEFAULT_MEMORY_CAPACITY: usize = 100_000;
+
+/// At most this many shards, and fewer when each would hold fewer than [`MIN_SHARD_CAPACITY`]
+/// records: a shard is the unit of eviction, so a tiny one would evict almost at random.
+const MAX_SHARDS: usize = 64;
+const MIN_SHARD_CAPACITY: usize = 64;
+
+/// One session record.
+struct Slot {
+    id: CompactString,
+    /// The id's hash, kept so that moving or evicting the record needs no rehash.
+    hash: u64,
+    data: SessionData,
+    expires: Instant,
+    /// Loaded or saved again since the clock hand last passed: spared once.
+    referenced: bool,
+}
+
+/// A part of the store: records in a vector, found through an index of their positions.
+struct Shard {
+    index: HashTable<u32>,
+    slots: Vec<Slot>,
+    capacity: usize,
+    /// The clock hand: the next position the sweep looks at.
+    hand: usize,
+}
+
+/// What a save let go of, for the store to drop and count once the shard is unlocked.
+struct Released {
+    /// The session's old values, or the values of the record evicted to make room.
+    _values: Option<SessionData>,
+    /// A record that had not expired was evicted.
+    evicted_alive: bool,
+}
+
+impl Shard {
+    fn new(capacity: usize) -> Self {
+        Self {
+            index: HashTable::new(),
+            slots: Vec::new(),
+            capacity,
+            hand: 0,
+        }
+    }
+
+    fn position(&self, hash: u64, id: &str) -> Option<usize> {
+        let slots = &self.slots;
+        self.index
+            .find(hash, |&at| slots[at as usize].id == id)
+            .map(|&at| at as usize)
+    }
+
+    fn load(&mut self, hash: u64, id: &str, now: Instant) -> Option<&SessionData> {
+        let at = self.position(hash, id)?;
+        if self.slots[at].expires <= now {
+            // Dropped under the lock: values the store itself made, nothing of a caller's.
+            drop(self.remove_at(at));
+            return None;
+        }
+        let slot = &mut self.slots[at];
+        slot.referenced = true;
+        Some(&slot.data)
+    }
+
+    fn save(
+        &mut self,
+        hash: u64,
+        id: &str,
+        data: SessionData,
+        now: Instant,
+        ttl: Duration,
+    ) -> Released {
+        let expires = now + ttl;
+        if let Some(at) = self.position(hash, id) {
+            let slot = &mut self.slots[at];
+            slot.expires = expires;
+            slot.referenced = true;
+            return Released {
+                _values: Some(std::mem::replace(&mut slot.data, data)),
+                evicted_alive: false,
+            };
+        }
+        let slot = Slot {
+            id: CompactString::new(id),
+            hash,
+            data,
+            expires,
+            referenced: false,
+        };
+        if self.slots.len() < self.capacity {
+            if self.slots.len() == self.slots.capacity() {
+                // Double, but never past the capacity: a full shard holds no spare room.
+                let grown = (self.slots.len() * 2).clamp(4, self.capacity);
+                self.slots.reserve_exact(grown - self.slots.len());
+            }
+            let at = self.slots.len() as u32;
+            self.slots.push(slot);
+            let slots = &self.slots;
+            self.index
+                .insert_unique(hash, at, |&i| slots[i as usize].hash);
+            return Released {
+                _values: None,
+                evicted_alive: false,
+            };
+        }
+        let at = self.sweep(now);
+        let old = std::mem::replace(&mut self.slots[at], slot);
+        let (at32, old_hash) = (at as u32, old.hash);
+        if let Ok(entry) = self.index.find_entry(old_hash, |&i| i == at32) {
+            entry.remove();
+        }
+        let slots = &self.slots;
+        self.index
+            .insert_unique(hash, at32, |&i| slots[i as usize].hash);
+        Released {
+            evicted_alive: old.expires > now,
+            _values: Some(old.data),
+        }
+    }
+
+    /// The position of the record to evict: the first expired or unreferenced one from the
+    /// hand on, clearing the referenced marks it passes. Ends within two turns (after one,
+    /// every mark is cleared).
+    fn sweep(&mut self, now: Instant) -> usize {
+        loop {
+            if self.hand >= self.slots.len() {
+                self.hand = 0;
+            }
+            let at = self.hand;
+            self.hand += 1;
+            let slot = &mut self.slots[at];
+            if slot.expires <= now || !slot.referenced {
+                return at;
+            }
+            slot.referenced = false;
+        }
+    }
+
+    /// Takes the record at `at` out; the last record moves into its place.
+    fn remove_at(&mut self, at: usize) -> Slot {
+        let (at32, last) = (at as u32, (self.slots.len() - 1) as u32);
+        if let Ok(entry) = self.index.find_entry(self.slots[at].hash, |&i| i == at32) {
+            entry.remove();
+        }
+        let removed = self.slots.swap_remove(at);
+        if at32 != last {
+            let moved = self.slots[at].hash;
+            if let Some(i) = self.index.find_mut(moved, |&i| i == last) {
+                *i = at32;
+            }
+        }
+        removed
+    }
+
+    fn destroy(&mut self, hash: u64, id: &str) -> Option<Slot> {
+        let at = self.position(hash, id)?;
+        Some(self.remove_at(at))
+    }
+}
+
+/// Sessions in process memory: the default, for one instance.
+///
+/// Bounded: at most `capacity` records ([`DEFAULT_MEMORY_CAPACITY`] by default), so clients
+/// that start sessions without end cannot exhaust memory. When full, a save evicts an expired
+/// record if the sweep meets one first, else the first record not used since the sweep last
+/// passed it (CLOCK, an approximation of least recently used that spares the sessions of
+/// returning clients from a flood of new ones; see the module source). Evicting a live record
+/// logs a warning at most once a minute and counts in [`MemoryStore::evicted`]. Expired records
+/// are also dropped when read.
+///
+/// The store is split in shards (up to 64, by the id's hash), each behind its own mutex, so
+/// there is no global lock; the capacity is split exactly between them. Ids of up to 24 bytes
+/// (the middleware's are 22) are kept inline on 64-bit targets.
+///
+/// Records are the session's values themselves ([`SessionData`], moved in by the middleware's
+/// save), not JSON: a save serialises nothing and a load parses nothing (it clones the values).
+/// Its byte interface ([`SessionStore`]) converts: `save` takes a JSON object (anything else is
+/// an error) and `load` gives one.
+pub struct MemoryStore {
+    shards: Box<[Mutex<Shard>]>,
+    hasher: foldhash::fast::RandomState,
+    capacity: usize,
+    evicted: AtomicU64,
+    /// Seconds after `started` (plus 60) of the last eviction warning.
+    last_warning: AtomicU64,
+    started: Instant,
+}
+
+impl std::fmt::Debug for MemoryStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MemoryStore")
+            .field("capacity", &self.capacity)
+            .field("len", &self.len())
+            .field("evicted", &self.evicted())
+            .finish()
+    }
+}
+
+impl Default for MemoryStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MemoryStore {
+    /// An empty store of at most [`DEFAULT_MEMORY_CAPACITY`] sessions.
+    pub fn new() -> Self {
+        Self::with_capacity(DEFAULT_MEMORY_CAPACITY)
+    }
+
+    /// An empty store of at most `capacity` sessions (at least one). Nothing is allocated up
+    /// front: the records' room grows with use, up to the capacity.
+    pub fn with_capacity(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        let cores = std::thread::available_parallelism().map_or(4, usize::from);
+        let by_cores = (cores * 4).next_power_of_two().min(MAX_SHARDS);
+        // The largest power of two that leaves every shard MIN_SHARD_CAPACITY records (or 1).
+        let most = (capacity / MIN_SHARD_CAPACITY).max(1);
+        let by_capacity = 1 << (usize::BITS - 1 - most.leading_zeros());
+        let count = by_cores.min(by_capacity);
+        // The capacity split exactly: the first `capacity % count` shards hold one more.
+        let shards = (0..count)
+            .map(|i| {
+                Mutex::new(Shard::new(
+                    capacity / count + usize::from(i < capacity % count),
+                ))
+            })
+            .collect();
+        Self {
+            shards,
+            hasher: foldhash::fast::RandomState::default(),
+            capacity,
+            evicted: AtomicU64::new(0),
+            last_warning: AtomicU64::new(0),
+            started: Instant::now(),
+        }
+    }
+
+    /// The most records it keeps.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Number of records held (expired ones not yet dropped included).
+    pub fn len(&self) -> usize {
+        (0..self.shards.len())
+            .map(|i| self.lock(i).slots.len())
+            .sum()
+    }
+
+    /// True when no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Live records evicted so far to stay within the capacity.
+    pub fn evicted(&self) -> u64 {
+        self.evicted.load(Ordering::Relaxed)
+    }
+
+    /// The id's hash and the shard it lives in. The shard comes from bits the shard's table
+    /// does not use for its buckets (the low ones) nor for its tags (the top seven).
+    fn locate(&self, id: &str) -> (u64, usize) {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(id);
+        (hash, (hash >> 40) as usize & (self.shards.len() - 1))
+    }
+
+    /// A shard, locked. A panic under the lock cannot leave a shard half changed (no step
+    /// that can panic runs between two changes), so a poisoned lock is taken over.
+    fn lock(&self, shard: usize) -> MutexGuard<'_, Shard> {
+        self.shards[shard]
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts a live record evicted, and warns at most once a minute.
+    fn evicted_alive(&self) {
+        let total = self.evicted.fetch_add(1, Ordering::Relaxed) + 1;
+        let now = self.started.elapsed().as_secs() + 60;
+        let last = self.last_warning.load(Ordering::Relaxed);
+        if now >= last + 60
+            && self
+                .last_warning
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            tracing::warn!(
+                capacity = self.capacity,
+                evicted_total = total,
+                "session memory store is full: evicting live sessions not used recently"
+            );
+        }
+    }
+}
+
+impl ImmediateSessionStore for MemoryStore {
+    fn load_now(&self, id: &str) -> Result<Option<SessionData>> {
+        let (hash, shard) = self.locate(id);
+        let now = Instant::now();
+        Ok(self.lock(shard).load(hash, id, now).cloned())
+    }
+
+    fn save_now(&self, id: &str, mut data: SessionData, ttl: Duration) -> Result {
+        data.shrink_to_fit();
+        let (hash, shard) = self.locate(id);
+        let now = Instant::now();
+        // The guard goes at the end of this statement; what the save let go of is dropped at
+        // the end of the function, with the shard unlocked.
+        let released = self.lock(shard).save(hash, id, data, now, ttl);
+        if released.evicted_alive {
+            self.evicted_alive();
+        }
+        Ok(())
+    }
+
+    fn destroy_now(&self, id: &str) -> Result {
+        let (hash, shard) = self.locate(id);
+        let removed = self.lock(shard).destroy(hash, id);
+        drop(removed);
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl SessionStore for MemoryStore {
+    async fn load(&self, id: &str) -> Result<Option<Bytes>> {
+        let Some(data) = self.load_now(id)? else {
+            return Ok(None);
+        };
+        Ok(Some(serde_json::to_vec(&data)?.into()))
+    }
+
+    async fn save(&self, id: &str, data: &[u8], ttl: Duration) -> Result {
+        let data = serde_json::from_slice(data).map_err(|e| {
+            crate::Error::msg(format!("a session record must be a JSON object: {e}"))
+        })?;
+        self.save_now(id, data, ttl)
+    }
+
+    async fn destroy(&self, id: &str) -> Result {
+        self.destroy_now(id)
+    }
+
+    fn immediate(&self) -> Option<&dyn ImmediateSessionStore> {
+        Some(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(i: usize) -> SessionData {
+        let mut data = SessionData::new();
+        data.insert("i", serde_json::json!(i));
+        data
+    }
+
+    #[tokio::test]
+    async fn expires_and_destroys() {
+        let store = MemoryStore::new();
+        store
+            .save("a", b"{}", Duration::from_secs(60))
+            .await
+            .unwrap();
+        store.save("b", b"{}", Duration::ZERO).await.unwrap();
+        assert_eq!(store.load("a").await.unwrap().as_deref(), Some(&b"{}"[..]));
+        assert_eq!(store.load("b").await.unwrap(), None);
+        store.destroy("a").await.unwrap();
+        assert_eq!(store.load("a").await.unwrap(), None);
+        assert!(store.is_empty());
+    }
+
+    /// Keys up to 24 bytes are kept inline (on 64-bit targets), longer ones on the heap: both
+    /// are found again by the same string, and not by a prefix or an extension of it.
+    #[test]
+    fn finds_inline_and_heap_keys() {
+        let store = MemoryStore::new();
+        let ttl = Duration::from_secs(60);
+        let ids = [
+            "",
+            "a",
+            "0123456789abcdefghij-_",    // 22 bytes: the middleware's ids
+            "0123456789abcdefghijklmn",  // 24: the longest inline key
+            "0123456789abcdefghijklmno", // 25: the shortest heap key
+            "an id of a custom store user, longer than any inline key",
+        ];
+        for (i, id) in ids.iter().enumerate() {
+            if cfg!(target_pointer_width = "64") {
+                assert_eq!(
+                    CompactString::new(id).is_heap_allocated(),
+                    id.len() > 24,
+                    "{id:?}"
+                );
+            }
+            store.save_now(id, numbered(i), ttl).unwrap();
+        }
+        for (i, id) in ids.iter().enumerate() {
+            assert_eq!(store.load_now(id).unwrap(), Some(numbered(i)), "{id:?}");
+        }
+        assert_eq!(store.load_now("0123456789abcdefghijklm").unwrap(), None);
+        assert_eq!(store.load_now("0123456789abcdefghijklmnop").unwrap(), None);
+        store.destroy_now(ids[4]).unwrap();
+        assert_eq!(store.load_now(ids[4]).unwrap(), None);
+        assert_eq!(store.len(), ids.len() - 1);
+    }
+
+    /// The byte interface speaks JSON objects; the immediate one sees the same records.
+    #[tokio::test]
+    async fn bytes_in_and_out_are_json_objects() {
+        let store = MemoryStore::new();
+        let ttl = Duration::from_secs(60);
+        store.save("a", br#"{"i":7}"#, ttl).await.unwrap();
+        assert_eq!(store.load_now("a").unwrap(), Some(numbered(7)));
+        store.save_now("b", numbered(8), ttl).unwrap();
+        assert_eq!(
+            store.load("b").await.unwrap().as_deref(),
+            Some(&br#"{"i":8}"#[..])
+        );
+        for bad in [&b"[1]"[..], b"not json", b""] {
+            let err = store.save("c", bad, ttl).await.unwrap_err();
+            assert!(err.to_string().contains("JSON object"), "{err}");
+        }
+        assert_eq!(store.load("c").await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn stays_within_its_capacity() {
+        let store = MemoryStore::with_capacity(1000);
+        for i in 0..20_000 {
+            store
+                .save(&format!("id-{i}"), b"{}", Duration::from_secs(600))
+                .await
+                .unwrap();
+        }
+        // Every shard fills to its part of the capacity, and no further.
+        assert_eq!(store.len(), 1000);
+        assert_eq!(store.evicted(), 19_000);
+        // The newest record is there.
+        assert!(store.load("id-19999").await.unwrap().is_some());
+        for shard in store.shards.iter() {
+            check(&shard.lock().unwrap());
+        }
+    }
+
+    /// Every record is found through the index at its own position, and the index holds
+    /// nothing else.
+    fn check(shard: &Shard) {
+        assert!(shard.slots.len() <= shard.capacity);
+        assert_eq!(shard.index.len(), shard.slots.len());
+        for (at, slot) in shard.slots.iter().enumerate() {
+            assert_eq!(shard.position(slot.hash, &slot.id), Some(at), "{}", slot.id);
+        }
+    }
+
+    fn capacities(store: &MemoryStore) -> Vec<usize> {
+        store
+            .shards
+            .iter()
+            .map(|s| s.lock().unwrap().capacity)
+            .collect()
+    }
+
+    #[test]
+    fn the_capacity_is_split_exactly_between_shards() {
+        for capacity in [0, 1, 63, 64, 127, 128, 1000, 4097, 100_000, 1 << 20] {
+            let store = MemoryStore::with_capacity(capacity);
+            let parts = capacities(&store);
+            assert!(parts.len().is_power_of_two(), "{capacity}: {parts:?}");
+            assert!(parts.len() <= MAX_SHARDS);
+            assert_eq!(parts.iter().sum::<usize>(), capacity.max(1), "{capacity}");
+            if parts.len() > 1 {
+                assert!(parts.iter().all(|&c| c >= MIN_SHARD_CAPACITY), "{capacity}");
+            }
+            assert!(parts.iter().max().unwrap() - parts.iter().min().unwrap() <= 1);
+        }
+        assert_eq!(capacities(&MemoryStore::with_capacity(127)).len(), 1);
+        assert!(capacities(&MemoryStore::new()).len() > 1);
+    }
+
+    fn live() -> Duration {
+        Duration::from_secs(600)
+    }
+
+    /// CLOCK: a record used since the hand last passed is spared once; the flood of new
+    /// records that nobody came back for evicts its own kind first.
+    #[test]
+    fn returning_sessions_outlive_a_flood_of_new_ones() {
+        let store = MemoryStore::with_capacity(64);
+        for i in 0..64 {
+            store
+                .save_now(&format!("old-{i}"), numbered(i), live())
+                .unwrap();
+        }
+        for i in 0..10 {
+            assert!(store.load_now(&format!("old-{i}")).unwrap().is_some());
+        }
+        for i in 0..54 {
+            store
+                .save_now(&format!("new-{i}"), numbered(i), live())
+                .unwrap();
+        }
+        for i in 0..64 {
+            let kept = store.load_now(&format!("old-{i}")).unwrap().is_some();
+            assert_eq!(kept, i < 10, "old-{i}");
+        }
+        assert_eq!(store.evicted(), 54);
+        assert_eq!(store.len(), 64);
+        // Spared once, not forever: the returning ones were read again just now, so the next
+        // 54 new records evict the first new ones; 10 more reach them only after that turn.
+        for i in 54..108 {
+            store
+                .save_now(&format!("new-{i}"), numbered(i), live())
+                .unwrap();
+        }
+        for i in 0..10 {
+            assert!(
+                store.load_now(&format!("old-{i}")).unwrap().is_some(),
+                "old-{i}"
+            );
+        }
+        check(&store.shards[0].lock().unwrap());
+    }
+
+    /// An expired record is the victim wherever the hand meets it, even before records that
+    /// were never used again, and its eviction is no loss (not counted, no warning).
+    #[test]
+    fn an_expired_record_goes_before_a_live_one() {
+        let store = MemoryStore::with_capacity(64);
+        for i in 0..63 {
+            store
+                .save_now(&format!("live-{i}"), numbered(i), live())
+                .unwrap();
+        }
+        store
+            .save_now("gone", numbered(99), Duration::ZERO)
+            .unwrap();
+        for i in 0..63 {
+            assert!(store.load_now(&format!("live-{i}")).unwrap().is_some());
+        }
+        store.save_now("new", numbered(100), live()).unwrap();
+        assert_eq!(store.evicted(), 0);
+        assert_eq!(store.len(), 64);
+        for i in 0..63 {
+            assert!(store.load_now(&format!("live-{i}")).unwrap().is_some());
+        }
+        assert_eq!(store.load_now("new").unwrap(), Some(numbered(100)));
+        check(&store.shards[0].lock().unwrap());
+        // Read back, an expired record is dropped: it is neither returned nor kept.
+        let store = MemoryStore::with_capacity(64);
+        store
+            .save_now("brief", numbered(1), Duration::ZERO)
+            .unwrap();
+        store.save_now("kept", numbered(2), live()).unwrap();
+        assert_eq!(store.load_now("brief").unwrap(), None);
+        assert_eq!(store.len(), 1);
+        assert_eq!(store.load_now("kept").unwrap(), Some(numbered(2)));
+        check(&store.shards[0].lock().unwrap());
+    }
+
+    /// Saves, loads and deletes in a pseudo-random order on a full store (records move when
+    /// one is deleted or evicted): what it returns is always what was last saved under that
+    /// id, and the index always points at the right records.
+    #[test]
+    fn random_operations_agree_with_a_model() {
+        for capacity in [64, 1000] {
+            let store = MemoryStore::with_capacity(capacity);
+            let mut model = std::collections::HashMap::new();
+            let mut state = 0x2545_f491_4f6c_dd1d_u64;
+            for step in 0..20_000 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let id = format!("id-{}", state % (capacity as u64 * 2));
+                match (state >> 32) % 4 {
+                    0 | 1 => {
+                        store.save_now(&id, numbered(step), live()).unwrap();
+                        model.insert(id.clone(), step);
+                        assert_eq!(store.load_now(&id).unwrap(), Some(numbered(step)));
+                    }
+                    2 => {
+                        store.destroy_now(&id).unwrap();
+                        model.remove(&id);
+                        assert_eq!(store.load_now(&id).unwrap(), None);
+                    }
+                    _ => match store.load_now(&id).unwrap() {
+                        Some(data) => assert_eq!(Some(data), model.get(&id).map(|&v| numbered(v))),
+                        None => {
+                            // Deleted or evicted; an evicted one stays gone.
+                            model.remove(&id);
+                        }
+                    },
+                }
+                assert!(store.len() <= capacity);
+            }
+            for shard in store.shards.iter() {
+                check(&shard.lock().unwrap());
+            }
+        }
+    }
+}
