@@ -89,6 +89,29 @@ async fn secure_cookie_when_configured() {
     assert!(res.header("set-cookie").unwrap().ends_with("; Secure"));
 }
 
+/// Names of any length give the same cookie (its length is worked out before it is written),
+/// and the session comes back with it.
+#[tokio::test]
+async fn a_long_cookie_name_gives_the_same_cookie() {
+    for name in ["s", &"n".repeat(47), &"long_cookie_name_".repeat(6)] {
+        let config = SessionConfig {
+            mode: SessionMode::Cookie(name.to_owned()),
+            secure: true,
+            ..SessionConfig::default()
+        };
+        let c = TestClient::new(app(Arc::new(MemoryStore::new()), config).build().unwrap());
+        let res = c.get("/put?v=kept").send().await;
+        let cookie = res.header("set-cookie").unwrap().to_owned();
+        let (prefix, rest) = cookie.split_at(name.len() + 1);
+        assert_eq!(prefix, format!("{name}="));
+        assert_eq!(
+            &rest[22..],
+            "; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax; Secure"
+        );
+        assert_eq!(c.get("/read").send().await.text(), "kept", "{name}");
+    }
+}
+
 #[tokio::test]
 async fn header_mode() {
     let config = SessionConfig {

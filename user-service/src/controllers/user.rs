@@ -96,9 +96,7 @@ pub fn login_proof(stored_digest: &str, token: &str) -> String {
 fn new_token() -> Result<Token> {
     let mut bits = [0u8; 16];
     getrandom::fill(&mut bits).map_err(|e| Error::msg(format!("random source failed: {e}")))?;
-    let mut text = [0u8; 32];
-    hex::encode_to_slice(bits, &mut text).map_err(Error::msg)?;
-    Ok(Token(text))
+    Ok(Token(framework::header::hex_128(bits)))
 }
 
 /// User endpoints; shares the user store and the login throttle, taken from the app state.

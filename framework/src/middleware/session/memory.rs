@@ -29,6 +29,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use compact_str::CompactString;
 use hashbrown::HashTable;
+use hashbrown::hash_table::Entry;
 
 use super::{ImmediateSessionStore, SessionData, SessionStore};
 use crate::error::Result;
@@ -107,15 +108,24 @@ impl Shard {
         ttl: Duration,
     ) -> Released {
         let expires = now + ttl;
-        if let Some(at) = self.position(hash, id) {
-            let slot = &mut self.slots[at];
-            slot.expires = expires;
-            slot.referenced = true;
-            return Released {
-                _values: Some(std::mem::replace(&mut slot.data, data)),
-                evicted_alive: false,
-            };
-        }
+        // One probe finds the session or the place for it (room for one more is made first).
+        let slots = &self.slots;
+        let vacant = match self.index.entry(
+            hash,
+            |&i| slots[i as usize].id == id,
+            |&i| slots[i as usize].hash,
+        ) {
+            Entry::Occupied(entry) => {
+                let slot = &mut self.slots[*entry.get() as usize];
+                slot.expires = expires;
+                slot.referenced = true;
+                return Released {
+                    _values: Some(std::mem::replace(&mut slot.data, data)),
+                    evicted_alive: false,
+                };
+            }
+            Entry::Vacant(vacant) => vacant,
+        };
         let slot = Slot {
             id: CompactString::new(id),
             hash,
@@ -129,16 +139,14 @@ impl Shard {
                 let grown = (self.slots.len() * 2).clamp(4, self.capacity);
                 self.slots.reserve_exact(grown - self.slots.len());
             }
-            let at = self.slots.len() as u32;
+            vacant.insert(self.slots.len() as u32);
             self.slots.push(slot);
-            let slots = &self.slots;
-            self.index
-                .insert_unique(hash, at, |&i| slots[i as usize].hash);
             return Released {
                 _values: None,
                 evicted_alive: false,
             };
         }
+        // Full: the vacant place goes unused (its borrow ends here); a victim makes room.
         let at = self.sweep(now);
         let old = std::mem::replace(&mut self.slots[at], slot);
         let (at32, old_hash) = (at as u32, old.hash);
