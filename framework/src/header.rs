@@ -154,6 +154,10 @@ fn each_directive<T>(
     // On the bytes (a directive name is a token: ASCII, no UTF-8 to check), in a plain loop:
     // iterator adapters (flatten, split into names) cost several times more here.
     let directive = directive.as_bytes();
+    // A value that is the directive alone (`no-store`): the common case, without the split.
+    if value.as_bytes() == directive {
+        return found(None);
+    }
     for item in value.as_bytes().split(|&b| b == b',') {
         let Some((name, rest)) = item.trim_ascii_start().split_at_checked(directive.len()) else {
             continue;
@@ -382,6 +386,9 @@ mod tests {
         assert!(!has(&["no-store-x, public"], "no-store"));
         assert!(has(&["private=\"x\", no-store"], "no-store"));
         assert!(has(&["max-age=60,no-store"], "no-store"));
+        // The directive alone, as written and in other cases.
+        assert!(has(&["No-Store"], "no-store"));
+        assert!(has(&["public", "no-store"], "no-store"));
         let seconds = |values: &[&'static str], directive| {
             let mut headers = HeaderMap::new();
             for v in values {
@@ -396,6 +403,7 @@ mod tests {
         assert_eq!(seconds(&["max-age=x", "max-age=9"], "max-age"), Some(9));
         assert_eq!(seconds(&["no-store"], "max-age"), None);
         assert_eq!(seconds(&["max-age"], "max-age"), None);
+        assert_eq!(seconds(&["max-age", "max-age=3"], "max-age"), Some(3));
         assert_eq!(seconds(&["s-maxage=5"], "max-age"), None);
     }
 
