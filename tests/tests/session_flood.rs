@@ -99,10 +99,10 @@ async fn send(
 }
 
 /// Logins keep working while anonymous sessions keep a small store full and the logins' own
-/// session changes (a new id, the old record deleted) move records about in it: a session
-/// lives at least one full turn of the eviction hand (here 64 saves) wherever it lands, so
-/// a token session that sees 8 other new sessions before its login is still there, and so is
-/// the logged-in session 8 sessions later. (The benchmark's register, token, login flow on a
+/// session changes (a new id, the old record deleted) move records about in it: a session is
+/// never evicted before half its shard's capacity of newer sessions (32 here) has been added,
+/// wherever it lands, so a token session that sees 8 other new sessions before its login is
+/// still there, and so is the logged-in session 8 sessions later. (The benchmark's register, token, login flow on a
 /// full store once lost 19 logins in about 540 000 this way: a record moved or added just
 /// ahead of the hand was evicted by the next save.)
 #[tokio::test]

@@ -1,10 +1,11 @@
 //! Sessions in process memory: a sharded table with CLOCK eviction.
 //!
 //! Each shard is a mutex over a vector of records and a hash index into it (hashbrown's
-//! `HashTable` of positions, hashed with a randomly seeded foldhash). A save is one hash of
-//! the id, one lock, one probe and a move of the values into the vector; a load is the same
-//! and a clone. The lock is never held across an `.await` (there is none) nor while user code
-//! runs (a record the store drops is dropped after its shard is unlocked).
+//! `HashTable` of positions, hashed with a randomly seeded foldhash). A save into a shard with
+//! room is one hash of the id, one lock, one probe and a move of the values into the vector
+//! (a full shard adds the sweep for a victim); a load is the same and a clone. The lock is
+//! never held across an `.await` (there is none) nor while user code runs: records hold only
+//! the store's own values, and the values a save lets go of are dropped after the unlock.
 //!
 //! Why not a cache crate (quick_cache, which the response cache uses): on the benchmark's
 //! `GET /users/v1/login` a session save through quick_cache cost 737 instructions (CLOCK-Pro's
@@ -15,13 +16,19 @@
 //! store evicts is gone, so it needs only a bound and a sensible victim, and the whole policy
 //! fits in [`Shard::sweep`].
 //!
-//! The eviction policy is CLOCK with a count of turns (a GCLOCK): a new record is spared one
-//! turn of the hand, a record loaded or saved again two, the hand takes a turn from each
-//! record it passes and evicts the first with none left; an expired record is always the
-//! victim. So every session lives at least one full turn after it was saved, wherever it sits
-//! (a deletion moves the last record into the hole, which may put it just ahead of the hand),
-//! and a flood of new sessions that are never used again (anonymous clients, a script) evicts
-//! its own kind before the sessions of clients who keep coming back.
+//! The eviction policy is CLOCK with a count of turns (a GCLOCK) and a minimum age:
+//! - a session is never evicted before half its shard's capacity of newer sessions has been
+//!   added to the shard (it is *young* until then), unless it expired: a new session lives
+//!   long enough for its client to come back, wherever it sits in the shard (a deletion moves
+//!   the last record into the hole, which may put it just ahead of the hand);
+//! - past that age, the hand takes a turn from each record it passes and evicts the first with
+//!   none left: a session has one turn when it is saved new, two after each load or save
+//!   again, so a flood of new sessions that are never used again (anonymous clients, a
+//!   script) evicts its own kind before the sessions of clients who keep coming back;
+//! - an expired record the hand meets is the victim at once.
+//!
+//! At most half the records of a full shard are young, so the sweep ends within three turns
+//! (it gives up then and evicts the record under the hand, which the counts make unreachable).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -57,6 +64,8 @@ struct Slot {
     /// Turns of the clock hand the record is spared: 1 when saved new, [`MAX_USES`] after each
     /// load or save again; the hand takes one each time it passes.
     uses: u8,
+    /// The shard's count of new records when this one was added (wrapping): its age.
+    born: u32,
 }
 
 /// A part of the store: records in a vector, found through an index of their positions.
@@ -66,6 +75,8 @@ struct Shard {
     capacity: usize,
     /// The clock hand: the next position the sweep looks at.
     hand: usize,
+    /// New records added so far (wrapping): the clock that ages records.
+    added: u32,
 }
 
 /// What a save let go of, for the store to drop and count once the shard is unlocked.
@@ -83,6 +94,7 @@ impl Shard {
             slots: Vec::new(),
             capacity,
             hand: 0,
+            added: 0,
         }
     }
 
@@ -113,7 +125,10 @@ impl Shard {
         now: Instant,
         ttl: Duration,
     ) -> Released {
-        let expires = now + ttl;
+        // A TTL past what the clock can count is as good as forever: a century.
+        let expires = now
+            .checked_add(ttl)
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 60 * 60));
         // One probe finds the session or the place for it (room for one more is made first).
         let slots = &self.slots;
         let vacant = match self.index.entry(
@@ -138,11 +153,13 @@ impl Shard {
             data,
             expires,
             uses: 1,
+            born: self.added,
         };
+        self.added = self.added.wrapping_add(1);
         if self.slots.len() < self.capacity {
             if self.slots.len() == self.slots.capacity() {
                 // Double, but never past the capacity: a full shard holds no spare room.
-                let grown = (self.slots.len() * 2).clamp(4, self.capacity);
+                let grown = (self.slots.len() * 2).max(4).min(self.capacity);
                 self.slots.reserve_exact(grown - self.slots.len());
             }
             vacant.insert(self.slots.len() as u32);
@@ -168,22 +185,36 @@ impl Shard {
         }
     }
 
-    /// The position of the record to evict: the first expired or used-up one (no turn left)
-    /// from the hand on, taking a turn from each record it passes. Ends within
-    /// [`MAX_USES`] + 1 turns.
+    /// The position of the record to evict in a full shard: from the hand on, the first
+    /// expired record, or the first one past the minimum age with no turn left, taking a turn
+    /// from each record past that age it passes (see the module doc).
     fn sweep(&mut self, now: Instant) -> usize {
-        loop {
-            if self.hand >= self.slots.len() {
+        let len = self.slots.len();
+        // Young: fewer than half the capacity of newer records added since (the record being
+        // saved, already counted in `added`, among them). Fewer than half of a full shard's
+        // records are, so within three turns some other record runs out of turns (it has at
+        // most two); the bound is only a guard.
+        let young = (self.capacity / 2) as u32;
+        for _ in 0..3 * len {
+            if self.hand >= len {
                 self.hand = 0;
             }
             let at = self.hand;
             self.hand += 1;
             let slot = &mut self.slots[at];
-            if slot.expires <= now || slot.uses == 0 {
+            if slot.expires <= now {
+                return at;
+            }
+            let newer = self.added.wrapping_sub(slot.born).wrapping_sub(1);
+            if newer < young {
+                continue;
+            }
+            if slot.uses == 0 {
                 return at;
             }
             slot.uses -= 1;
         }
+        self.hand % len
     }
 
     /// Takes the record at `at` out; the last record moves into its place.
@@ -211,13 +242,13 @@ impl Shard {
 /// Sessions in process memory: the default, for one instance.
 ///
 /// Bounded: at most `capacity` records ([`DEFAULT_MEMORY_CAPACITY`] by default), so clients
-/// that start sessions without end cannot exhaust memory. When full, a save evicts an expired
-/// record if the sweep meets one first, else the first one not used for the last turns of the
-/// sweep (CLOCK with a count of uses, an approximation of least recently used that keeps every
-/// session at least one turn and spares the sessions of returning clients from a flood of new
-/// ones; see the module source). Evicting a live record
-/// logs a warning at most once a minute and counts in [`MemoryStore::evicted`]. Expired records
-/// are also dropped when read.
+/// that start sessions without end cannot exhaust memory. When full, a save evicts a record:
+/// the first expired one the sweep meets, or the first one not used for its last turns of the
+/// sweep (CLOCK with a count of uses, an approximation of least recently used that spares the
+/// sessions of returning clients from a flood of new ones). A session is never evicted before
+/// half its shard's capacity of newer sessions has been added to the shard, unless it expired
+/// (see the module source). Evicting a live record logs a warning at most once a minute and
+/// counts in [`MemoryStore::evicted`]. Expired records are also dropped when read.
 ///
 /// The store is split in shards (up to 64, by the id's hash), each behind its own mutex, so
 /// there is no global lock; the capacity is split exactly between them. Ids of up to 24 bytes
@@ -259,10 +290,10 @@ impl MemoryStore {
         Self::with_capacity(DEFAULT_MEMORY_CAPACITY)
     }
 
-    /// An empty store of at most `capacity` sessions (at least one). Nothing is allocated up
-    /// front: the records' room grows with use, up to the capacity.
+    /// An empty store of at most `capacity` sessions (at least one, at most `u32::MAX`).
+    /// Nothing is allocated up front: the records' room grows with use, up to the capacity.
     pub fn with_capacity(capacity: usize) -> Self {
-        let capacity = capacity.max(1);
+        let capacity = capacity.clamp(1, u32::MAX as usize);
         let cores = std::thread::available_parallelism().map_or(4, usize::from);
         let by_cores = (cores * 4).next_power_of_two().min(MAX_SHARDS);
         // The largest power of two that leaves every shard MIN_SHARD_CAPACITY records (or 1).
@@ -513,6 +544,26 @@ mod tests {
             .collect()
     }
 
+    /// The smallest stores work: one record, then the next one in its place.
+    #[test]
+    fn tiny_stores_keep_their_newest_records() {
+        for capacity in [0, 1, 2, 3, 4, 5] {
+            let store = MemoryStore::with_capacity(capacity);
+            for i in 0..20 {
+                store
+                    .save_now(&format!("id-{i}"), numbered(i), live())
+                    .unwrap();
+                assert_eq!(
+                    store.load_now(&format!("id-{i}")).unwrap(),
+                    Some(numbered(i)),
+                    "capacity {capacity}"
+                );
+                assert!(store.len() <= capacity.max(1));
+            }
+            check(&store.shards[0].lock().unwrap());
+        }
+    }
+
     #[test]
     fn the_capacity_is_split_exactly_between_shards() {
         for capacity in [0, 1, 63, 64, 127, 128, 1000, 4097, 100_000, 1 << 20] {
@@ -534,48 +585,67 @@ mod tests {
         Duration::from_secs(600)
     }
 
-    /// A record used again has two turns of the hand against a new one's one: the flood of
-    /// new records that nobody came back for evicts its own kind first.
+    /// Clients who come back keep their sessions through a flood of new sessions nobody comes
+    /// back for (ten times the capacity here): the flood evicts its own kind. Without the
+    /// count of uses (a load not sparing the record), the returning sessions go within the
+    /// first two turns of the flood.
     #[test]
     fn returning_sessions_outlive_a_flood_of_new_ones() {
         let store = MemoryStore::with_capacity(64);
-        for i in 0..64 {
+        for i in 0..10 {
             store
-                .save_now(&format!("old-{i}"), numbered(i), live())
+                .save_now(&format!("back-{i}"), numbered(i), live())
                 .unwrap();
         }
-        for i in 0..10 {
-            assert!(store.load_now(&format!("old-{i}")).unwrap().is_some());
-        }
-        for i in 0..54 {
+        for i in 0..640 {
             store
                 .save_now(&format!("new-{i}"), numbered(i), live())
                 .unwrap();
+            // Each returning client comes back after every 16 new sessions (a quarter of the
+            // shard).
+            if i % 16 == 15 {
+                for j in 0..10 {
+                    let back = store.load_now(&format!("back-{j}")).unwrap();
+                    assert_eq!(back, Some(numbered(j)), "back-{j} after new-{i}");
+                }
+            }
         }
-        for i in 0..64 {
-            let kept = store.load_now(&format!("old-{i}")).unwrap().is_some();
-            assert_eq!(kept, i < 10, "old-{i}");
-        }
-        assert_eq!(store.evicted(), 54);
         assert_eq!(store.len(), 64);
-        // Read again, the returning ones have two turns against the new records' one: the next
-        // 54 new records evict the first 54 new ones.
-        for i in 54..108 {
+        assert_eq!(store.evicted(), 10 + 640 - 64);
+        // The flood's newest sessions are the ones it kept.
+        let kept = (0..640)
+            .filter(|i| store.load_now(&format!("new-{i}")).unwrap().is_some())
+            .min();
+        assert!(kept >= Some(640 - 64), "{kept:?}");
+        check(&store.shards[0].lock().unwrap());
+    }
+
+    /// Nothing is evicted before half the shard's capacity of newer sessions has been added
+    /// (31 newer of 64 here), even when every other record was used again just now and has
+    /// more turns left than a new one.
+    #[test]
+    fn a_new_session_is_not_evicted_among_busy_ones() {
+        let store = MemoryStore::with_capacity(64);
+        for i in 0..64 {
             store
-                .save_now(&format!("new-{i}"), numbered(i), live())
+                .save_now(&format!("busy-{i}"), numbered(i), live())
                 .unwrap();
         }
-        for i in 0..10 {
-            assert!(
-                store.load_now(&format!("old-{i}")).unwrap().is_some(),
-                "old-{i}"
-            );
+        for round in 0..8 {
+            let fresh = format!("fresh-{round}");
+            store.save_now(&fresh, numbered(round), live()).unwrap();
+            for k in 0..31 {
+                // Every busy client still held comes back, then one more new session arrives.
+                for i in 0..64 {
+                    let _ = store.load_now(&format!("busy-{i}")).unwrap();
+                }
+                store
+                    .save_now(&format!("other-{round}-{k}"), numbered(k), live())
+                    .unwrap();
+            }
+            // Looked at only now: a load would give it turns of its own.
+            assert!(store.load_now(&fresh).unwrap().is_some(), "{fresh}");
         }
-        for i in 0..108 {
-            let kept = store.load_now(&format!("new-{i}")).unwrap().is_some();
-            assert_eq!(kept, i >= 54, "new-{i}");
-        }
-        assert_eq!(store.evicted(), 108);
         check(&store.shards[0].lock().unwrap());
     }
 
@@ -657,11 +727,20 @@ mod tests {
                 state ^= state >> 7;
                 state ^= state << 17;
                 let id = format!("id-{}", state % (capacity as u64 * 2));
-                match (state >> 32) % 4 {
+                match (state >> 32) % 5 {
                     0 | 1 => {
                         store.save_now(&id, numbered(step), live()).unwrap();
                         model.insert(id.clone(), step);
-                        assert_eq!(store.load_now(&id).unwrap(), Some(numbered(step)));
+                        // Half the time looked at again (a load gives it turns), half not.
+                        if state & 1 == 0 {
+                            assert_eq!(store.load_now(&id).unwrap(), Some(numbered(step)));
+                        }
+                    }
+                    4 => {
+                        // Already expired: never given back, and the first to go.
+                        store.save_now(&id, numbered(step), Duration::ZERO).unwrap();
+                        model.remove(&id);
+                        assert_eq!(store.load_now(&id).unwrap(), None);
                     }
                     2 => {
                         store.destroy_now(&id).unwrap();
