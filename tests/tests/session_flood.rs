@@ -10,22 +10,28 @@ use framework::testing::TEST_PEER;
 use http::{Method, Request, StatusCode};
 use user_service::{Config, Stores};
 
+/// The user service with in-memory stores, its sessions in `sessions`, and no per-IP limits:
+/// they would stop these floods first (every request comes from one peer), and the tests are
+/// about the session store's own bound.
+fn service(sessions: &Arc<MemoryStore>) -> framework::Service {
+    let stores = Stores {
+        sessions: Arc::clone(sessions) as _,
+        ..Stores::in_memory()
+    };
+    let config = Config {
+        token_rate: None,
+        login_rate: None,
+        ..Config::default()
+    };
+    user_service::build(&config, stores).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn anonymous_token_flood_stays_within_the_bound() {
     const CAPACITY: usize = 5_000;
     const REQUESTS: usize = 200_000;
     let sessions = Arc::new(MemoryStore::with_capacity(CAPACITY));
-    let stores = Stores {
-        sessions: Arc::clone(&sessions) as _,
-        ..Stores::in_memory()
-    };
-    // The per-IP token limit would stop the flood first (every request comes from one peer);
-    // this test is about the session store's own bound.
-    let config = Config {
-        token_rate: None,
-        ..Config::default()
-    };
-    let service = Arc::new(user_service::build(&config, stores).unwrap());
+    let service = Arc::new(service(&sessions));
     let tasks: Vec<_> = (0..2)
         .map(|_| {
             let service = Arc::clone(&service);
@@ -111,16 +117,7 @@ async fn logins_succeed_while_anonymous_sessions_keep_the_store_full() {
     const FLOWS: usize = 1_000;
     const BETWEEN: usize = 8;
     let sessions = Arc::new(MemoryStore::with_capacity(CAPACITY));
-    let stores = Stores {
-        sessions: Arc::clone(&sessions) as _,
-        ..Stores::in_memory()
-    };
-    let config = Config {
-        token_rate: None,
-        login_rate: None,
-        ..Config::default()
-    };
-    let service = user_service::build(&config, stores).unwrap();
+    let service = service(&sessions);
     let flood = async |n| {
         for _ in 0..n {
             let (status, _, _) = send(&service, Method::GET, "/users/v1/login", None, None).await;
