@@ -297,8 +297,7 @@ impl MemoryStore {
         let cores = std::thread::available_parallelism().map_or(4, usize::from);
         let by_cores = (cores * 4).next_power_of_two().min(MAX_SHARDS);
         // The largest power of two that leaves every shard MIN_SHARD_CAPACITY records (or 1).
-        let most = (capacity / MIN_SHARD_CAPACITY).max(1);
-        let by_capacity = 1 << (usize::BITS - 1 - most.leading_zeros());
+        let by_capacity = 1 << (capacity / MIN_SHARD_CAPACITY).max(1).ilog2();
         let count = by_cores.min(by_capacity);
         // The capacity split exactly: the first `capacity % count` shards hold one more.
         let shards = (0..count)
