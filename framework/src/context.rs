@@ -44,6 +44,10 @@ pub trait BodyValue: erased_serde::Serialize + Any + Send + Sync {
     /// The value as JSON, without dynamic dispatch per field.
     fn to_json(&self) -> serde_json::Result<Vec<u8>>;
 
+    /// Appends the value as JSON to `out` (the responder's reused buffer).
+    #[doc(hidden)]
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
+
     /// Hands the value's box back once the value has been marshalled. A small value with no
     /// drop glue (see [`Body::from_value`]) keeps its box as this thread's spare, which the
     /// next value of the same type reuses instead of allocating; any other value is dropped.
@@ -54,6 +58,10 @@ pub trait BodyValue: erased_serde::Serialize + Any + Send + Sync {
 impl<T: Serialize + Send + Sync + 'static> BodyValue for T {
     fn to_json(&self) -> serde_json::Result<Vec<u8>> {
         serde_json::to_vec(self)
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        serde_json::to_writer(out, self)
     }
 
     #[inline]
@@ -85,6 +93,47 @@ thread_local! {
     /// of an allocation and a free per request.
     static SPARE_VALUE: std::cell::Cell<Option<Box<dyn BodyValue>>> =
         const { std::cell::Cell::new(None) };
+}
+
+/// The largest header map (in entries it holds without growing) kept as a thread's spare.
+/// A request's map is as large as its headers made it: room for 96 holds any request of up to
+/// 96 headers (maps grow 6, 12, 24, 48, 96, 192); the map of a request with more (hyper allows
+/// 100 by default, a server may be configured for more) is freed instead of kept.
+const SPARE_HEADERS_MAX: usize = 96;
+
+thread_local! {
+    /// One emptied header map per thread: the map of a request that has been answered, which
+    /// the next context on this thread takes as its response map (see [`recycle_headers`]).
+    static SPARE_HEADERS: std::cell::Cell<Option<HeaderMap>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// A response header map for a new context: this thread's spare (empty, with room), or a new
+/// one (which allocates at its first header).
+fn spare_headers() -> HeaderMap {
+    SPARE_HEADERS
+        .try_with(std::cell::Cell::take)
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}
+
+/// Keeps `map`, emptied, as this thread's spare for the next context's response headers.
+///
+/// hyper hands each request's headers to the service in the map of the response it wrote
+/// before on that connection, and the service makes a new map for each response: without
+/// this, every request allocates a map (two allocations at its first header) and frees one.
+/// With it the maps go round: a request's map, emptied, carries the next response's headers,
+/// which hyper then parses the next request into. The values are dropped here; only the
+/// room is kept. A map with no room, or more than [`SPARE_HEADERS_MAX`] entries of it, is
+/// freed instead.
+pub(crate) fn recycle_headers(mut map: HeaderMap) {
+    if map.capacity() == 0 || map.capacity() > SPARE_HEADERS_MAX {
+        return;
+    }
+    map.clear();
+    // After thread-local destruction the map is simply dropped.
+    let _ = SPARE_HEADERS.try_with(|spare| spare.set(Some(map)));
 }
 
 /// `value` boxed as a [`Body::Value`], in the thread's spare box when that was a `T`'s.
@@ -210,7 +259,7 @@ impl Context {
             raw_body,
             request_body: Bytes::new(),
             status: None,
-            response_headers: HeaderMap::new(),
+            response_headers: spare_headers(),
             body: None,
             body_buffer: None,
             body_stream: None,
@@ -313,6 +362,11 @@ impl Context {
         self.request_id.as_ref().unwrap_or(&TAKEN_REQUEST_ID)
     }
     /// Moves the request id out, for the response: the context is finished by then.
+    /// Lets go of the request's headers once the response is made (see [`recycle_headers`]):
+    /// from here on the context has none.
+    pub(crate) fn release_request_headers(&mut self) {
+        recycle_headers(std::mem::take(&mut self.headers));
+    }
     pub(crate) fn take_request_id(&mut self) -> HeaderValue {
         self.request_id
             .take()
@@ -591,8 +645,40 @@ impl Context {
 
 #[cfg(test)]
 mod tests {
-    use super::{Body, BodyValue, SPARE_VALUE};
+    use super::{Body, BodyValue, SPARE_HEADERS_MAX, SPARE_VALUE, recycle_headers, spare_headers};
+    use http::{HeaderMap, HeaderValue};
     use std::any::TypeId;
+
+    /// A recycled map comes back empty with its room; a map with no room, or with more than
+    /// the bound, is not kept; a spare is taken once.
+    #[test]
+    fn recycled_header_maps_come_back_empty_and_bounded() {
+        let value = HeaderValue::from_static("v");
+        let mut map = HeaderMap::new();
+        map.insert("x-a", value.clone());
+        map.append("x-a", value.clone());
+        let room = map.capacity();
+        recycle_headers(map);
+        let spare = spare_headers();
+        assert!(spare.is_empty());
+        assert_eq!(spare.capacity(), room);
+        assert_eq!(spare_headers().capacity(), 0, "taken once");
+
+        recycle_headers(HeaderMap::new());
+        assert_eq!(spare_headers().capacity(), 0, "no room, not kept");
+
+        let mut at_bound = HeaderMap::with_capacity(SPARE_HEADERS_MAX);
+        at_bound.insert("x-a", value.clone());
+        assert_eq!(at_bound.capacity(), SPARE_HEADERS_MAX);
+        recycle_headers(at_bound);
+        assert_eq!(spare_headers().capacity(), SPARE_HEADERS_MAX);
+
+        let mut over = HeaderMap::with_capacity(SPARE_HEADERS_MAX + 1);
+        over.insert("x-a", value);
+        assert!(over.capacity() > SPARE_HEADERS_MAX);
+        recycle_headers(over);
+        assert_eq!(spare_headers().capacity(), 0, "over the bound, freed");
+    }
 
     #[derive(serde::Serialize)]
     struct Plain {

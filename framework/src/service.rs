@@ -269,6 +269,8 @@ fn into_response(ctx: &mut Context, result: Result) -> Response<ResponseBody> {
     let headers = response.headers_mut();
     std::mem::swap(headers, ctx.response_headers_mut());
     headers.insert(crate::header::X_REQUEST_ID, request_id);
+    // The request is over: its header map, emptied, will carry the next response's headers.
+    ctx.release_request_headers();
     response
 }
 
