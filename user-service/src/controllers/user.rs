@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use framework::middleware::session::SessionValue;
 use framework::{Context, Error, FromState, HttpError, Result, controller};
 use http::StatusCode;
 use serde::Serialize;
@@ -12,7 +13,10 @@ use crate::params::UserParams;
 use crate::store::{CATEGORY, User, UserStore};
 use crate::throttle::LoginThrottle;
 
-/// Session key of the login token.
+/// Session key of the login token. The session keeps the token's 128 bits as 22 base64url
+/// characters ([`Token::session_form`]): short enough to be kept inline in the session, so
+/// storing, loading and dropping it allocates nothing (as 32 hex characters it would be a
+/// heap string). The client only ever sees the hex form.
 pub const SESSION_TOKEN: &str = "token";
 /// Session key of the logged-in account.
 pub const SESSION_ACCOUNT: &str = "account";
@@ -42,11 +46,39 @@ pub struct LoginToken {
 #[repr(align(8))]
 pub struct Token([u8; 32]);
 
+/// A token's form in the session: its bits as 22 base64url characters (see [`SESSION_TOKEN`]).
+#[repr(align(8))]
+struct SessionForm([u8; 22]);
+
+impl SessionForm {
+    fn as_str(&self) -> &str {
+        // Base64url characters only: the fallback is never taken.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
 impl Token {
+    /// The token of these bits.
+    fn from_bits(bits: [u8; 16]) -> Self {
+        Token(framework::header::hex_128(bits))
+    }
+
     /// The token's text.
     pub fn as_str(&self) -> &str {
-        // Hex digits only (see `new_token`): the fallback is never taken.
+        // Hex digits only (see `from_bits`): the fallback is never taken.
         std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+
+    /// The token whose session form is `form`; `None` when `form` is not one (a session
+    /// written by another version, or tampered with in the store).
+    pub fn from_session_form(form: &str) -> Option<Self> {
+        use base64::Engine;
+        let mut bits = [0u8; 18];
+        let len = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode_slice(form, &mut bits)
+            .ok()?;
+        let bits: [u8; 16] = bits.get(..len)?.try_into().ok()?;
+        Some(Self::from_bits(bits))
     }
 }
 
@@ -92,11 +124,15 @@ pub fn login_proof(stored_digest: &str, token: &str) -> String {
     hex::encode(hasher.finalize())
 }
 
-/// A new login token: 128 bits from the OS generator as 32 lowercase hex characters.
-fn new_token() -> Result<Token> {
+/// A new login token: 128 bits from the OS generator as 32 lowercase hex characters, and its
+/// session form.
+fn new_token() -> Result<(Token, SessionForm)> {
     let mut bits = [0u8; 16];
     getrandom::fill(&mut bits).map_err(|e| Error::msg(format!("random source failed: {e}")))?;
-    Ok(Token(framework::header::hex_128(bits)))
+    Ok((
+        Token::from_bits(bits),
+        SessionForm(framework::header::base64url_128(bits)),
+    ))
 }
 
 /// User endpoints; shares the user store and the login throttle, taken from the app state.
@@ -134,9 +170,9 @@ impl UserController {
     #[get("/v1/login", middleware(token_rate))]
     pub async fn login_token(&self, ctx: &mut Context) -> Result<LoginToken> {
         no_store(ctx);
-        let token = new_token()?;
+        let (token, form) = new_token()?;
         let session = ctx.session()?;
-        session.set(SESSION_TOKEN, token.as_str())?;
+        session.set_str(SESSION_TOKEN, form.as_str());
         if session.get_str(SESSION_ACCOUNT).is_none() {
             session.set_ttl(Some(ANONYMOUS_SESSION_TTL));
         }
@@ -183,22 +219,23 @@ impl UserController {
         let user = self.store.find(&params.account).await?;
         let session = ctx.session()?;
         let token = session.remove(SESSION_TOKEN);
+        let token = token.as_ref().and_then(SessionValue::as_str);
         // The token is gone whatever the outcome: saved even when the attempt fails, still
         // with the short life of a session that holds no account.
         session.save_on_error();
         if session.get_str(SESSION_ACCOUNT).is_none() {
             session.set_ttl(Some(ANONYMOUS_SESSION_TTL));
         }
-        let (Some(user), Some(serde_json::Value::String(token))) = (user, token) else {
+        let (Some(user), Some(token)) = (user, token.and_then(Token::from_session_form)) else {
             return Err(wrong_credentials());
         };
-        let expected = login_proof(&user.password, &token);
+        let expected = login_proof(&user.password, token.as_str());
         let submitted = params.password.to_ascii_lowercase();
         if !bool::from(expected.as_bytes().ct_eq(submitted.as_bytes())) {
             return Err(wrong_credentials());
         }
         session.regenerate();
-        session.set(SESSION_ACCOUNT, &user.account)?;
+        session.set_str(SESSION_ACCOUNT, &user.account);
         // Logged in: the full TTL starts now.
         session.set_ttl(None);
         Ok(user)
@@ -220,14 +257,29 @@ mod tests {
 
     #[test]
     fn tokens_are_32_hex_and_fresh() {
-        let a = new_token().unwrap();
+        let (a, form) = new_token().unwrap();
+        // The session form is 22 base64url characters, inline in the session, and gives the
+        // token back; anything else gives none.
+        assert_eq!(form.as_str().len(), 22);
+        assert_eq!(Token::from_session_form(form.as_str()), Some(a));
+        let inline = framework::middleware::session::SessionValue::from(form.as_str());
+        assert!(matches!(&inline, SessionValue::Text(t) if !t.is_heap_allocated()));
+        for bad in [
+            "",
+            a.as_str(),
+            &form.as_str()[..21],
+            "!!!!!!!!!!!!!!!!!!!!!!",
+            "AAAAAAAAAAAAAAAAAAAAAAAA",
+        ] {
+            assert_eq!(Token::from_session_form(bad), None, "{bad:?}");
+        }
         assert_eq!(a.as_str().len(), 32);
         assert!(
             a.as_str()
                 .bytes()
                 .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
         );
-        assert_ne!(a, new_token().unwrap());
+        assert_ne!(a, new_token().unwrap().0);
         // It goes out as a JSON string, and its Debug shows the text.
         let json = serde_json::to_string(&LoginToken { token: a }).unwrap();
         assert_eq!(json, format!(r#"{{"token":"{}"}}"#, a.as_str()));

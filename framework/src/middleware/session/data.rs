@@ -3,6 +3,7 @@
 use std::fmt;
 
 use compact_str::CompactString;
+use serde::de::value::BorrowedStrDeserializer;
 use serde::de::{MapAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
@@ -14,14 +15,134 @@ use smallvec::SmallVec;
 /// handful of values, for which a scan costs less than a tree or a hash and needs no
 /// allocation per key (keys of up to 24 bytes are kept inline, on 64-bit targets). The first
 /// entry is kept inline too, so a one-value session (a login token, an account) has no
-/// vector on the heap at all, neither in the request nor in a store.
+/// vector on the heap at all, neither in the request nor in a store. Text values are kept as
+/// text ([`SessionValue::Text`]), inline up to 24 bytes as well.
 ///
 /// Stored form: a JSON object (`{"key": value, ...}`), the record the byte stores (Redis) keep;
 /// a duplicated key in a record keeps its last value, as `serde_json`'s maps do. The memory
 /// store keeps the values themselves and skips JSON altogether.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct SessionData {
-    entries: SmallVec<[(CompactString, Value); 1]>,
+    entries: SmallVec<[(CompactString, SessionValue); 1]>,
+}
+
+/// One session value: a string as text, anything else as JSON.
+///
+/// Strings are what sessions hold most (an account, a token), and a JSON string is a heap
+/// allocation to make, to copy on every load from the memory store and to free. As text, one
+/// of up to 24 bytes is kept inline (on 64-bit targets): making, copying and dropping it
+/// allocates nothing. A string is always [`SessionValue::Text`], never a JSON string: values
+/// made with [`From`] or parsed from a record are sorted that way, so equal values compare
+/// equal.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SessionValue {
+    /// A string.
+    Text(CompactString),
+    /// Any other JSON value (made through [`From<Value>`], it is never a string).
+    Json(Value),
+}
+
+impl SessionValue {
+    /// The text, `None` for any other value.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            SessionValue::Text(text) => Some(text),
+            SessionValue::Json(_) => None,
+        }
+    }
+
+    /// The value as JSON (a string for text).
+    pub fn into_json(self) -> Value {
+        match self {
+            SessionValue::Text(text) => Value::String(text.into_string()),
+            SessionValue::Json(value) => value,
+        }
+    }
+}
+
+impl From<Value> for SessionValue {
+    fn from(value: Value) -> Self {
+        match value {
+            Value::String(text) => SessionValue::Text(CompactString::from(text)),
+            value => SessionValue::Json(value),
+        }
+    }
+}
+
+impl From<&str> for SessionValue {
+    fn from(text: &str) -> Self {
+        SessionValue::Text(CompactString::new(text))
+    }
+}
+
+impl From<SessionValue> for Value {
+    fn from(value: SessionValue) -> Self {
+        value.into_json()
+    }
+}
+
+impl PartialEq<Value> for SessionValue {
+    fn eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (SessionValue::Text(text), Value::String(other)) => text == other,
+            (SessionValue::Json(value), other) => value == other,
+            (SessionValue::Text(_), _) => false,
+        }
+    }
+}
+
+impl Serialize for SessionValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SessionValue::Text(text) => serializer.serialize_str(text),
+            SessionValue::Json(value) => value.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Value::deserialize(deserializer).map(SessionValue::from)
+    }
+}
+
+/// A text value as a deserialiser: what `serde_json` does with a JSON string value (a string;
+/// `Some` of it for an `Option`; a unit variant's name for an enum), so that
+/// [`Session::get`](super::Session::get) reads text as it reads any other value.
+pub(crate) struct TextDeserializer<'a>(pub(crate) &'a str);
+
+impl<'de> Deserializer<'de> for TextDeserializer<'de> {
+    type Error = serde_json::Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_borrowed_str(self.0)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Self::Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Self::Error> {
+        visitor.visit_enum(BorrowedStrDeserializer::<Self::Error>::new(self.0))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+    }
 }
 
 impl SessionData {
@@ -31,15 +152,22 @@ impl SessionData {
     }
 
     /// The value under `key`.
-    pub fn get(&self, key: &str) -> Option<&Value> {
+    pub fn get(&self, key: &str) -> Option<&SessionValue> {
         self.entries
             .iter()
             .find(|(k, _)| k == key)
             .map(|(_, value)| value)
     }
 
-    /// Sets `key` to `value`, returning the value it replaces.
-    pub fn insert(&mut self, key: &str, value: Value) -> Option<Value> {
+    /// The text under `key`; `None` when missing or not a string.
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.get(key)?.as_str()
+    }
+
+    /// Sets `key` to `value` (a [`Value`], a [`SessionValue`] or a `&str`), returning the
+    /// value it replaces.
+    pub fn insert(&mut self, key: &str, value: impl Into<SessionValue>) -> Option<SessionValue> {
+        let value = value.into();
         if let Some((_, old)) = self.entries.iter_mut().find(|(k, _)| k == key) {
             return Some(std::mem::replace(old, value));
         }
@@ -48,13 +176,13 @@ impl SessionData {
     }
 
     /// Removes `key`, returning its value.
-    pub fn remove(&mut self, key: &str) -> Option<Value> {
+    pub fn remove(&mut self, key: &str) -> Option<SessionValue> {
         let at = self.entries.iter().position(|(k, _)| k == key)?;
         Some(self.entries.remove(at).1)
     }
 
     /// The keys and values, in the order the keys were first set.
-    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &Value)> {
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &SessionValue)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
@@ -96,7 +224,7 @@ impl<'de> Deserialize<'de> for SessionData {
                 let mut data = SessionData {
                     entries: SmallVec::with_capacity(map.size_hint().unwrap_or(0).min(64)),
                 };
-                while let Some((key, value)) = map.next_entry::<CompactString, Value>()? {
+                while let Some((key, value)) = map.next_entry::<CompactString, SessionValue>()? {
                     data.insert(&key, value);
                 }
                 Ok(data)
@@ -112,6 +240,11 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A value as the data holds it.
+    fn v(value: Value) -> SessionValue {
+        SessionValue::from(value)
+    }
+
     #[test]
     fn insert_replace_remove_keep_the_order() {
         let mut data = SessionData::new();
@@ -119,20 +252,91 @@ mod tests {
         assert_eq!(data.insert("b", json!(1)), None);
         assert!(!data.entries.spilled(), "one value, inline");
         assert_eq!(data.insert("a", json!("x")), None);
-        assert_eq!(data.insert("b", json!(2)), Some(json!(1)));
+        assert_eq!(data.insert("b", json!(2)), Some(v(json!(1))));
         assert_eq!(data.len(), 2);
-        assert_eq!(data.get("b"), Some(&json!(2)));
+        assert_eq!(data.get("b"), Some(&v(json!(2))));
         assert_eq!(data.get("c"), None);
         let keys: Vec<&str> = data.iter().map(|(k, _)| k).collect();
         assert_eq!(keys, ["b", "a"]);
-        assert_eq!(data.remove("b"), Some(json!(2)));
+        assert_eq!(data.remove("b"), Some(v(json!(2))));
         assert_eq!(data.remove("b"), None);
-        assert_eq!(data.get("a"), Some(&json!("x")));
+        assert_eq!(data.get_str("a"), Some("x"));
         assert_eq!(data.len(), 1);
         assert!(data.entries.spilled());
         data.shrink_to_fit();
         assert!(!data.entries.spilled(), "back inline");
-        assert_eq!(data.get("a"), Some(&json!("x")));
+        assert_eq!(data.get_str("a"), Some("x"));
+    }
+
+    /// A string is text however it comes in (a JSON string, a `&str`, a record), so values
+    /// compare equal whatever way they were made; text of up to 24 bytes is inline.
+    #[test]
+    fn strings_are_text() {
+        let from_json = v(json!("abc"));
+        assert_eq!(from_json, SessionValue::from("abc"));
+        assert_eq!(from_json, SessionValue::Text("abc".into()));
+        assert_eq!(from_json.as_str(), Some("abc"));
+        assert_eq!(from_json, json!("abc"));
+        assert_ne!(from_json, json!(1));
+        assert_eq!(v(json!(1)).as_str(), None);
+        assert_eq!(v(json!(1)), json!(1));
+        assert_eq!(from_json.clone().into_json(), json!("abc"));
+        assert_eq!(Value::from(v(json!([1, "a"]))), json!([1, "a"]));
+        let parsed: SessionValue = serde_json::from_str(r#""abc""#).unwrap();
+        assert_eq!(parsed, from_json);
+        if cfg!(target_pointer_width = "64") {
+            let text = |value: &SessionValue| match value {
+                SessionValue::Text(text) => text.is_heap_allocated(),
+                SessionValue::Json(_) => panic!("not text"),
+            };
+            assert!(!text(&SessionValue::from("a 24-byte account name..")));
+            assert!(text(&SessionValue::from("a 25-byte account name...")));
+        }
+        // Stays text through a record and back.
+        let mut data = SessionData::new();
+        data.insert("t", "abc");
+        let record = serde_json::to_vec(&data).unwrap();
+        let back: SessionData = serde_json::from_slice(&record).unwrap();
+        assert!(matches!(back.get("t"), Some(SessionValue::Text(t)) if t == "abc"));
+    }
+
+    /// Text reads through `Session::get` as a JSON string does: as a string, as `Some` of one,
+    /// as an enum's unit variant; not as a number.
+    #[test]
+    fn text_deserialises_as_a_json_string() {
+        #[derive(Debug, PartialEq, Deserialize)]
+        enum Role {
+            Admin,
+        }
+        #[derive(Debug, PartialEq, Deserialize)]
+        struct Name(String);
+        assert_eq!(String::deserialize(TextDeserializer("x")).unwrap(), "x");
+        assert_eq!(
+            Option::<String>::deserialize(TextDeserializer("x")).unwrap(),
+            Some("x".to_owned())
+        );
+        assert_eq!(
+            Role::deserialize(TextDeserializer("Admin")).unwrap(),
+            Role::Admin
+        );
+        assert!(Role::deserialize(TextDeserializer("Guest")).is_err());
+        assert_eq!(
+            Name::deserialize(TextDeserializer("x")).unwrap(),
+            Name("x".into())
+        );
+        assert_eq!(
+            CompactString::deserialize(TextDeserializer("x")).unwrap(),
+            "x"
+        );
+        assert!(u32::deserialize(TextDeserializer("1")).is_err());
+        // The same answers as serde_json gives for a JSON string.
+        let json = json!("Admin");
+        assert_eq!(Role::deserialize(&json).unwrap(), Role::Admin);
+        assert_eq!(
+            Option::<String>::deserialize(&json).unwrap(),
+            Some("Admin".to_owned())
+        );
+        assert!(u32::deserialize(&json).is_err());
     }
 
     #[test]
@@ -151,8 +355,8 @@ mod tests {
         );
         // Escaped keys, and a repeated key keeps its last value.
         let parsed: SessionData = serde_json::from_str(r#"{"a\"b":1,"x":1,"x":2}"#).unwrap();
-        assert_eq!(parsed.get("a\"b"), Some(&json!(1)));
-        assert_eq!(parsed.get("x"), Some(&json!(2)));
+        assert_eq!(parsed.get("a\"b"), Some(&v(json!(1))));
+        assert_eq!(parsed.get("x"), Some(&v(json!(2))));
         assert_eq!(parsed.len(), 2);
         // Anything but an object is refused.
         for bad in ["[]", "1", "\"s\"", "null", "{", ""] {

@@ -37,9 +37,8 @@ use http::StatusCode;
 use http::header::{HeaderName, HeaderValue, SET_COOKIE};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 
-pub use self::data::SessionData;
+pub use self::data::{SessionData, SessionValue};
 pub use self::memory::{DEFAULT_MEMORY_CAPACITY, MemoryStore};
 #[cfg(feature = "session-redis")]
 pub use self::redis::RedisStore;
@@ -106,23 +105,32 @@ impl Session {
     pub fn id(&self) -> Option<&str> {
         self.id.as_deref()
     }
-    /// A value, deserialised.
+    /// A value, deserialised; `None` when missing or not a `T`.
     pub fn get<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
-        T::deserialize(self.data.get(key)?).ok()
+        match self.data.get(key)? {
+            SessionValue::Text(text) => T::deserialize(data::TextDeserializer(text)).ok(),
+            SessionValue::Json(value) => T::deserialize(value).ok(),
+        }
     }
     /// A string value.
     pub fn get_str(&self, key: &str) -> Option<&str> {
-        self.data.get(key)?.as_str()
+        self.data.get_str(key)
     }
-    /// Stores a value.
+    /// Stores a value (as JSON; a string as text, see [`SessionValue`]).
     pub fn set(&mut self, key: impl AsRef<str>, value: impl Serialize) -> Result<(), HttpError> {
         let value = serde_json::to_value(value).map_err(internal_error)?;
         self.data.insert(key.as_ref(), value);
         self.modified = true;
         Ok(())
     }
+    /// Stores a string. The same as [`Session::set`] with a string, without the detour
+    /// through a JSON string: text of up to 24 bytes is kept inline, with no allocation.
+    pub fn set_str(&mut self, key: &str, value: &str) {
+        self.data.insert(key, value);
+        self.modified = true;
+    }
     /// Removes a value, returning it.
-    pub fn remove(&mut self, key: &str) -> Option<Value> {
+    pub fn remove(&mut self, key: &str) -> Option<SessionValue> {
         let old = self.data.remove(key);
         self.modified |= old.is_some();
         old
