@@ -361,12 +361,12 @@ impl Context {
     pub(crate) fn request_id_value(&self) -> &HeaderValue {
         self.request_id.as_ref().unwrap_or(&TAKEN_REQUEST_ID)
     }
-    /// Moves the request id out, for the response: the context is finished by then.
     /// Lets go of the request's headers once the response is made (see [`recycle_headers`]):
     /// from here on the context has none.
     pub(crate) fn release_request_headers(&mut self) {
         recycle_headers(std::mem::take(&mut self.headers));
     }
+    /// Moves the request id out, for the response: the context is finished by then.
     pub(crate) fn take_request_id(&mut self) -> HeaderValue {
         self.request_id
             .take()

@@ -14,7 +14,7 @@ use crate::store::{CATEGORY, User, UserStore};
 use crate::throttle::LoginThrottle;
 
 /// Session key of the login token. The session keeps the token's 128 bits as 22 base64url
-/// characters ([`Token::session_form`]): short enough to be kept inline in the session, so
+/// characters (see [`Token::from_session_form`]): short enough to be kept inline in the session, so
 /// storing, loading and dropping it allocates nothing (as 32 hex characters it would be a
 /// heap string). The client only ever sees the hex form.
 pub const SESSION_TOKEN: &str = "token";
@@ -69,10 +69,17 @@ impl Token {
         std::str::from_utf8(&self.0).unwrap_or_default()
     }
 
-    /// The token whose session form is `form`; `None` when `form` is not one (a session
-    /// written by another version, or tampered with in the store).
+    /// The token whose session form is `form`; `None` when `form` is not one (tampered with
+    /// in the store). The 32 hex characters earlier versions kept are taken too, so a token
+    /// handed out by one of them (sessions shared through Redis during an upgrade) still
+    /// works.
     pub fn from_session_form(form: &str) -> Option<Self> {
         use base64::Engine;
+        if let Ok(hex) = <[u8; 32]>::try_from(form.as_bytes())
+            && hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        {
+            return Some(Token(hex));
+        }
         let mut bits = [0u8; 18];
         let len = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode_slice(form, &mut bits)
@@ -264,9 +271,13 @@ mod tests {
         assert_eq!(Token::from_session_form(form.as_str()), Some(a));
         let inline = framework::middleware::session::SessionValue::from(form.as_str());
         assert!(matches!(&inline, SessionValue::Text(t) if !t.is_heap_allocated()));
+        // The hex form of earlier versions is taken too; upper case is not.
+        assert_eq!(Token::from_session_form(a.as_str()), Some(a));
         for bad in [
             "",
-            a.as_str(),
+            "G".repeat(32).as_str(),
+            "AB".repeat(16).as_str(),
+            &a.as_str()[..31],
             &form.as_str()[..21],
             "!!!!!!!!!!!!!!!!!!!!!!",
             "AAAAAAAAAAAAAAAAAAAAAAAA",

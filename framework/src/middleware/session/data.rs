@@ -4,7 +4,7 @@ use std::fmt;
 
 use compact_str::CompactString;
 use serde::de::value::BorrowedStrDeserializer;
-use serde::de::{MapAccess, Visitor};
+use serde::de::{MapAccess, Unexpected, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use smallvec::SmallVec;
@@ -31,14 +31,14 @@ pub struct SessionData {
 /// Strings are what sessions hold most (an account, a token), and a JSON string is a heap
 /// allocation to make, to copy on every load from the memory store and to free. As text, one
 /// of up to 24 bytes is kept inline (on 64-bit targets): making, copying and dropping it
-/// allocates nothing. A string is always [`SessionValue::Text`], never a JSON string: values
-/// made with [`From`] or parsed from a record are sorted that way, so equal values compare
-/// equal.
-#[derive(Debug, Clone, PartialEq)]
+/// allocates nothing. Values made with [`From`], parsed from a record or inserted into
+/// [`SessionData`] hold a string as [`SessionValue::Text`]; a `Json(Value::String(..))` built by
+/// hand is still a string to [`SessionValue::as_str`] and to comparisons.
+#[derive(Debug, Clone)]
 pub enum SessionValue {
     /// A string.
     Text(CompactString),
-    /// Any other JSON value (made through [`From<Value>`], it is never a string).
+    /// Any other JSON value.
     Json(Value),
 }
 
@@ -47,7 +47,16 @@ impl SessionValue {
     pub fn as_str(&self) -> Option<&str> {
         match self {
             SessionValue::Text(text) => Some(text),
+            SessionValue::Json(Value::String(text)) => Some(text),
             SessionValue::Json(_) => None,
+        }
+    }
+
+    /// The same value with a string as text.
+    fn normalised(self) -> Self {
+        match self {
+            SessionValue::Json(Value::String(text)) => SessionValue::Text(text.into()),
+            value => value,
         }
     }
 
@@ -75,6 +84,28 @@ impl From<&str> for SessionValue {
     }
 }
 
+impl From<String> for SessionValue {
+    fn from(text: String) -> Self {
+        SessionValue::Text(CompactString::from(text))
+    }
+}
+
+impl From<CompactString> for SessionValue {
+    fn from(text: CompactString) -> Self {
+        SessionValue::Text(text)
+    }
+}
+
+/// Equal when both are the same string (text or a JSON string) or equal JSON values.
+impl PartialEq for SessionValue {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (SessionValue::Json(a), SessionValue::Json(b)) => a == b,
+            _ => self.as_str().is_some() && self.as_str() == other.as_str(),
+        }
+    }
+}
+
 impl From<SessionValue> for Value {
     fn from(value: SessionValue) -> Self {
         value.into_json()
@@ -84,8 +115,8 @@ impl From<SessionValue> for Value {
 impl PartialEq<Value> for SessionValue {
     fn eq(&self, other: &Value) -> bool {
         match (self, other) {
-            (SessionValue::Text(text), Value::String(other)) => text == other,
             (SessionValue::Json(value), other) => value == other,
+            (SessionValue::Text(text), Value::String(other)) => text == other,
             (SessionValue::Text(_), _) => false,
         }
     }
@@ -107,9 +138,21 @@ impl<'de> Deserialize<'de> for SessionValue {
 }
 
 /// A text value as a deserialiser: what `serde_json` does with a JSON string value (a string;
-/// `Some` of it for an `Option`; a unit variant's name for an enum), so that
-/// [`Session::get`](super::Session::get) reads text as it reads any other value.
+/// `Some` of it for an `Option`; a unit variant's name for an enum; an `invalid type` error
+/// for a number, a bool, a sequence, a map or unit), so that
+/// [`Session::get`](super::Session::get) reads text as it reads any other value. (One
+/// difference: `serde_json::value::RawValue` is not made from text.)
 pub(crate) struct TextDeserializer<'a>(pub(crate) &'a str);
+
+/// The methods of [`TextDeserializer`] that refuse a string, as `serde_json` does.
+macro_rules! refuse_text {
+    ($($method:ident($($arg:ident: $ty:ty),*);)*) => {$(
+        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, Self::Error> {
+            $(let _ = $arg;)*
+            Err(serde::de::Error::invalid_type(Unexpected::Str(self.0), &visitor))
+        }
+    )*};
+}
 
 impl<'de> Deserializer<'de> for TextDeserializer<'de> {
     type Error = serde_json::Error;
@@ -139,9 +182,31 @@ impl<'de> Deserializer<'de> for TextDeserializer<'de> {
         visitor.visit_enum(BorrowedStrDeserializer::<Self::Error>::new(self.0))
     }
 
+    refuse_text! {
+        deserialize_bool();
+        deserialize_i8();
+        deserialize_i16();
+        deserialize_i32();
+        deserialize_i64();
+        deserialize_i128();
+        deserialize_u8();
+        deserialize_u16();
+        deserialize_u32();
+        deserialize_u64();
+        deserialize_u128();
+        deserialize_f32();
+        deserialize_f64();
+        deserialize_unit();
+        deserialize_unit_struct(name: &'static str);
+        deserialize_seq();
+        deserialize_tuple(len: usize);
+        deserialize_tuple_struct(name: &'static str, len: usize);
+        deserialize_map();
+        deserialize_struct(name: &'static str, fields: &'static [&'static str]);
+    }
+
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
-        unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+        char str string bytes byte_buf identifier ignored_any
     }
 }
 
@@ -167,7 +232,7 @@ impl SessionData {
     /// Sets `key` to `value` (a [`Value`], a [`SessionValue`] or a `&str`), returning the
     /// value it replaces.
     pub fn insert(&mut self, key: &str, value: impl Into<SessionValue>) -> Option<SessionValue> {
-        let value = value.into();
+        let value = value.into().normalised();
         if let Some((_, old)) = self.entries.iter_mut().find(|(k, _)| k == key) {
             return Some(std::mem::replace(old, value));
         }
@@ -300,16 +365,43 @@ mod tests {
         assert!(matches!(back.get("t"), Some(SessionValue::Text(t)) if t == "abc"));
     }
 
-    /// Text reads through `Session::get` as a JSON string does: as a string, as `Some` of one,
-    /// as an enum's unit variant; not as a number.
+    /// Text reads through `Session::get` as a JSON string does, whatever type is asked for:
+    /// the same value, or the same refusal, as `serde_json` gives for the JSON string.
     #[test]
     fn text_deserialises_as_a_json_string() {
+        use std::collections::BTreeMap;
+
         #[derive(Debug, PartialEq, Deserialize)]
         enum Role {
             Admin,
+            Named(String),
         }
         #[derive(Debug, PartialEq, Deserialize)]
         struct Name(String);
+        #[derive(Debug, PartialEq, Deserialize)]
+        struct Unit;
+        #[derive(Debug, PartialEq, Deserialize)]
+        struct Record {
+            a: String,
+        }
+        macro_rules! same {
+            ($text:expr => $($ty:ty),* $(,)?) => {$(
+                let json = json!($text);
+                let ours = <$ty>::deserialize(TextDeserializer($text)).ok();
+                let theirs = <$ty>::deserialize(&json).ok();
+                assert_eq!(ours, theirs, "{} from {:?}", stringify!($ty), $text);
+            )*};
+        }
+        for text in [
+            "x", "xy", "", "1", "-1", "1.5", "true", "null", "Admin", "Named", "Unit",
+        ] {
+            same!(text =>
+                String, CompactString, char, bool, u8, u32, u64, i64, i128, f32, f64, (),
+                Unit, Vec<String>, (String,), BTreeMap<String, String>, Record,
+                Option<String>, Option<Option<String>>, Option<u32>, Role, Name,
+            );
+        }
+        // And the answers themselves, for the common cases.
         assert_eq!(String::deserialize(TextDeserializer("x")).unwrap(), "x");
         assert_eq!(
             Option::<String>::deserialize(TextDeserializer("x")).unwrap(),
@@ -319,24 +411,33 @@ mod tests {
             Role::deserialize(TextDeserializer("Admin")).unwrap(),
             Role::Admin
         );
-        assert!(Role::deserialize(TextDeserializer("Guest")).is_err());
-        assert_eq!(
-            Name::deserialize(TextDeserializer("x")).unwrap(),
-            Name("x".into())
-        );
-        assert_eq!(
-            CompactString::deserialize(TextDeserializer("x")).unwrap(),
-            "x"
-        );
+        assert!(Role::deserialize(TextDeserializer("Named")).is_err());
         assert!(u32::deserialize(TextDeserializer("1")).is_err());
-        // The same answers as serde_json gives for a JSON string.
-        let json = json!("Admin");
-        assert_eq!(Role::deserialize(&json).unwrap(), Role::Admin);
+    }
+
+    /// A JSON string built by hand is still a string: inserted, it becomes text; compared,
+    /// it equals the same text; `as_str` gives it.
+    #[test]
+    fn a_hand_made_json_string_is_still_a_string() {
+        let hand_made = SessionValue::Json(json!("abc"));
+        assert_eq!(hand_made.as_str(), Some("abc"));
+        assert_eq!(hand_made, SessionValue::from("abc"));
+        assert_eq!(SessionValue::from("abc"), hand_made);
+        assert_ne!(hand_made, SessionValue::from("abd"));
+        assert_ne!(SessionValue::Json(json!(1)), SessionValue::from("1"));
+        assert_eq!(SessionValue::Json(json!(1)), SessionValue::Json(json!(1)));
+        let mut data = SessionData::new();
+        data.insert("k", hand_made);
+        assert!(matches!(data.get("k"), Some(SessionValue::Text(t)) if t == "abc"));
+        assert_eq!(data.get_str("k"), Some("abc"));
         assert_eq!(
-            Option::<String>::deserialize(&json).unwrap(),
-            Some("Admin".to_owned())
+            SessionValue::from(String::from("s")),
+            SessionValue::from("s")
         );
-        assert!(u32::deserialize(&json).is_err());
+        assert_eq!(
+            SessionValue::from(CompactString::new("s")),
+            SessionValue::from("s")
+        );
     }
 
     #[test]

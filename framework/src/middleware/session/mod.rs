@@ -125,8 +125,8 @@ impl Session {
     }
     /// Stores a string. The same as [`Session::set`] with a string, without the detour
     /// through a JSON string: text of up to 24 bytes is kept inline, with no allocation.
-    pub fn set_str(&mut self, key: &str, value: &str) {
-        self.data.insert(key, value);
+    pub fn set_str(&mut self, key: impl AsRef<str>, value: &str) {
+        self.data.insert(key.as_ref(), value);
         self.modified = true;
     }
     /// Removes a value, returning it.
