@@ -52,11 +52,11 @@ impl SessionValue {
         }
     }
 
-    /// The same value with a string as text.
-    fn normalised(self) -> Self {
-        match self {
-            SessionValue::Json(Value::String(text)) => SessionValue::Text(text.into()),
-            value => value,
+    /// Keeps a string as text (checked in place: most values are text already).
+    #[inline]
+    fn normalise(&mut self) {
+        if let SessionValue::Json(Value::String(text)) = self {
+            *self = SessionValue::Text(std::mem::take(text).into());
         }
     }
 
@@ -79,6 +79,7 @@ impl From<Value> for SessionValue {
 }
 
 impl From<&str> for SessionValue {
+    #[inline]
     fn from(text: &str) -> Self {
         SessionValue::Text(CompactString::new(text))
     }
@@ -232,7 +233,8 @@ impl SessionData {
     /// Sets `key` to `value` (a [`Value`], a [`SessionValue`] or a `&str`), returning the
     /// value it replaces.
     pub fn insert(&mut self, key: &str, value: impl Into<SessionValue>) -> Option<SessionValue> {
-        let value = value.into().normalised();
+        let mut value = value.into();
+        value.normalise();
         if let Some((_, old)) = self.entries.iter_mut().find(|(k, _)| k == key) {
             return Some(std::mem::replace(old, value));
         }
