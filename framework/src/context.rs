@@ -127,7 +127,7 @@ fn spare_headers() -> HeaderMap {
 /// which hyper then parses the next request into. The values are dropped here; only the
 /// room is kept. A map with no room, or more than [`SPARE_HEADERS_MAX`] entries of it, is
 /// freed instead.
-pub(crate) fn recycle_headers(mut map: HeaderMap) {
+fn recycle_headers(mut map: HeaderMap) {
     if map.capacity() == 0 || map.capacity() > SPARE_HEADERS_MAX {
         return;
     }

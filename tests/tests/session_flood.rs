@@ -108,9 +108,9 @@ async fn send(
 /// session changes (a new id, the old record deleted) move records about in it: a session is
 /// never evicted before half its shard's capacity of newer sessions (32 here) has been added,
 /// wherever it lands, so a token session that sees 8 other new sessions before its login is
-/// still there, and so is the logged-in session 8 sessions later. (The benchmark's register, token, login flow on a
-/// full store once lost 19 logins in about 540 000 this way: a record moved or added just
-/// ahead of the hand was evicted by the next save.)
+/// still there, and so is the logged-in session 8 sessions later. (The benchmark's register,
+/// token, login flow on a full store once lost 19 logins in about 540 000 this way: a record
+/// moved or added just ahead of the hand was evicted by the next save.)
 #[tokio::test]
 async fn logins_succeed_while_anonymous_sessions_keep_the_store_full() {
     const CAPACITY: usize = 64;

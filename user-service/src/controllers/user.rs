@@ -14,9 +14,9 @@ use crate::store::{CATEGORY, User, UserStore};
 use crate::throttle::LoginThrottle;
 
 /// Session key of the login token. The session keeps the token's 128 bits as 22 base64url
-/// characters (see [`Token::from_session_form`]): short enough to be kept inline in the session, so
-/// storing, loading and dropping it allocates nothing (as 32 hex characters it would be a
-/// heap string). The client only ever sees the hex form.
+/// characters (see [`Token::from_session_form`]): short enough to be kept inline in the
+/// session, so storing, loading and dropping it allocates nothing (as 32 hex characters it
+/// would be a heap string). The client only ever sees the hex form.
 pub const SESSION_TOKEN: &str = "token";
 /// Session key of the logged-in account.
 pub const SESSION_ACCOUNT: &str = "account";
@@ -269,7 +269,7 @@ mod tests {
         // token back; anything else gives none.
         assert_eq!(form.as_str().len(), 22);
         assert_eq!(Token::from_session_form(form.as_str()), Some(a));
-        let inline = framework::middleware::session::SessionValue::from(form.as_str());
+        let inline = SessionValue::from(form.as_str());
         assert!(matches!(&inline, SessionValue::Text(t) if !t.is_heap_allocated()));
         // The hex form of earlier versions is taken too; upper case is not.
         assert_eq!(Token::from_session_form(a.as_str()), Some(a));

@@ -56,7 +56,7 @@ impl SessionValue {
     #[inline]
     fn normalise(&mut self) {
         if let SessionValue::Json(Value::String(text)) = self {
-            *self = SessionValue::Text(std::mem::take(text).into());
+            *self = std::mem::take(text).into();
         }
     }
 
@@ -72,7 +72,7 @@ impl SessionValue {
 impl From<Value> for SessionValue {
     fn from(value: Value) -> Self {
         match value {
-            Value::String(text) => SessionValue::Text(CompactString::from(text)),
+            Value::String(text) => text.into(),
             value => SessionValue::Json(value),
         }
     }
@@ -115,10 +115,9 @@ impl From<SessionValue> for Value {
 
 impl PartialEq<Value> for SessionValue {
     fn eq(&self, other: &Value) -> bool {
-        match (self, other) {
-            (SessionValue::Json(value), other) => value == other,
-            (SessionValue::Text(text), Value::String(other)) => text == other,
-            (SessionValue::Text(_), _) => false,
+        match self {
+            SessionValue::Json(value) => value == other,
+            SessionValue::Text(text) => other.as_str() == Some(text.as_str()),
         }
     }
 }
@@ -148,7 +147,11 @@ pub(crate) struct TextDeserializer<'a>(pub(crate) &'a str);
 /// The methods of [`TextDeserializer`] that refuse a string, as `serde_json` does.
 macro_rules! refuse_text {
     ($($method:ident($($arg:ident: $ty:ty),*);)*) => {$(
-        fn $method<V: Visitor<'de>>(self, $($arg: $ty,)* visitor: V) -> Result<V::Value, Self::Error> {
+        fn $method<V: Visitor<'de>>(
+            self,
+            $($arg: $ty,)*
+            visitor: V,
+        ) -> Result<V::Value, Self::Error> {
             $(let _ = $arg;)*
             Err(serde::de::Error::invalid_type(Unexpected::Str(self.0), &visitor))
         }

@@ -501,8 +501,8 @@ mod tests {
     }
 
     /// Each shard has room for its whole capacity from the start (up to the reserved room), so
-    /// filling the store grows nothing and moves no record; a shard larger than that grows past it, up to its
-    /// capacity and no further.
+    /// filling the store grows nothing and moves no record; a shard larger than that grows
+    /// past it, up to its capacity and no further.
     #[test]
     fn room_is_reserved_up_front() {
         let ttl = Duration::from_secs(60);
