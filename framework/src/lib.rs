@@ -16,7 +16,7 @@ pub mod middleware;
     feature = "limiter-redis",
     feature = "cache-redis"
 ))]
-mod redis_connection;
+pub mod redis_connection;
 pub mod request_key;
 mod route;
 pub mod router;

@@ -1,42 +1,375 @@
-//! The Redis connection every Redis-backed component uses (sessions, locks): one place for the
-//! timeouts and the reconnect policy.
+//! The one Redis connection policy every Redis-backed component uses: sessions, the cache, the
+//! concurrent limiter's locks, the rate limiter's budgets, and any store of an application
+//! (the user service's failed-login counts).
+//!
+//! A [`RedisConnection`] is one multiplexed connection shared by everything that clones it,
+//! under a [`RedisPolicy`]:
+//! - **a deadline on every command** ([`command_timeout`](RedisPolicy::command_timeout),
+//!   default 1 s) and on every connection attempt
+//!   ([`connect_timeout`](RedisPolicy::connect_timeout), default 1 s);
+//! - **at most one retry**, on a fresh connection, of a command whose connection turned out to be
+//!   broken (Redis restarted while the connection was idle: the first command after a restart
+//!   does not fail). A command that *timed out* is not retried: a server that does not answer
+//!   within the deadline is counted down at once, so a paused Redis costs a request one
+//!   deadline, not two;
+//! - **fail-fast while down**: after a failure the server counts as down, and every command fails
+//!   at once with [`RedisFailure::Unavailable`] (no wait, no connection attempt) until a
+//!   background probe (connect + `PING`, at most once per
+//!   [`probe_interval`](RedisPolicy::probe_interval), default 1 s) succeeds. The first
+//!   successful probe brings the server back for everybody. A server still loading its data set
+//!   after a restart (`LOADING`) counts as down too.
+//!
+//! No backoff grows beyond the probe interval, and no request ever waits on a reconnect loop: a
+//! request that meets a Redis fault costs at most `connect_timeout + command_timeout` (about
+//! 2 s with the defaults), the requests after it nothing.
+//!
+//! Each component turns a [`RedisFailure`] into its own answer: the session store a 500
+//! `framework-session`, the concurrent limiter a 500 `framework-concurrent-limiter`, the cache a
+//! bypass, the rate limiter a request let through (each documented on the component).
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), framework::redis_connection::RedisFailure> {
+//! use std::sync::Arc;
+//! use framework::middleware::concurrent_limiter::RedisLock;
+//! use framework::middleware::session::RedisStore;
+//! use framework::redis_connection::{RedisConnection, RedisPolicy};
+//!
+//! // One connection (and one idea of whether Redis is up) for every store.
+//! let redis = RedisConnection::connect("redis://127.0.0.1:6379", RedisPolicy::default()).await?;
+//! let sessions = RedisStore::new(redis.clone(), "session:");
+//! let locks = RedisLock::new(redis.clone(), "lock:");
+//! # let _ = (sessions, locks);
+//! # Ok(())
+//! # }
+//! ```
 
+use std::future::Future;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::aio::MultiplexedConnection;
+use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisResult};
 
-/// How long one connection attempt or one command may take before it counts as failed.
-pub(crate) const TIMEOUT: Duration = Duration::from_secs(2);
+/// The `redis` crate this module is built on, so a store of your own names its commands at the
+/// same version (`framework::redis_connection::redis::cmd("GET")`).
+pub use redis;
 
-/// A connection manager on `url` (e.g. `redis://127.0.0.1:6379/0`) that reconnects by itself;
-/// fails when Redis cannot be reached now, so a misconfigured service stops at start-up.
-pub(crate) async fn connect(url: &str) -> redis::RedisResult<ConnectionManager> {
-    let client = redis::Client::open(url)?;
-    let config = ConnectionManagerConfig::new()
-        .set_connection_timeout(TIMEOUT)
-        .set_response_timeout(TIMEOUT)
-        .set_number_of_retries(2)
-        .set_factor(100)
-        .set_max_delay(1000);
-    ConnectionManager::new_with_config(client, config).await
+/// Timeouts and the probe interval of a [`RedisConnection`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RedisPolicy {
+    /// How long one command (or pipeline, or script) may take. Default 1 s.
+    pub command_timeout: Duration,
+    /// How long one connection attempt may take. Default 1 s.
+    pub connect_timeout: Duration,
+    /// How often a server that counts as down is probed. Default 1 s.
+    pub probe_interval: Duration,
 }
 
-/// True for the errors a retry on the reconnected manager can fix: the connection broke while
-/// idle (Redis restarted) and only the next command noticed.
-pub(crate) fn is_stale_connection(err: &redis::RedisError) -> bool {
-    err.is_connection_dropped() || err.is_io_error()
+impl Default for RedisPolicy {
+    fn default() -> Self {
+        Self {
+            command_timeout: Duration::from_secs(1),
+            connect_timeout: Duration::from_secs(1),
+            probe_interval: Duration::from_secs(1),
+        }
+    }
 }
 
-/// Runs `cmd`, once more after a stale connection, so the first command after a Redis restart
-/// does not fail. Only for commands that are safe to send twice.
-pub(crate) async fn query<T: redis::FromRedisValue>(
-    connection: &ConnectionManager,
-    cmd: &redis::Cmd,
-) -> redis::RedisResult<T> {
-    let mut connection = connection.clone();
-    match cmd.query_async(&mut connection).await {
-        Err(err) if is_stale_connection(&err) => cmd.query_async(&mut connection).await,
-        other => other,
+/// Why a Redis command failed.
+#[derive(Debug)]
+pub enum RedisFailure {
+    /// The server counts as down after an earlier failure; nothing was sent. It is probed in the
+    /// background and used again once a probe succeeds.
+    Unavailable,
+    /// No answer within the command timeout (or no connection within the connect timeout).
+    Timeout,
+    /// The connection failed (refused, reset, closed) and so did the retry.
+    Connection(RedisError),
+    /// The server answered with an error (a wrong type, a script error, a malformed URL).
+    Server(RedisError),
+}
+
+impl std::fmt::Display for RedisFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Unavailable => f.write_str("redis is unavailable"),
+            Self::Timeout => f.write_str("redis timed out"),
+            Self::Connection(e) => write!(f, "redis connection failed: {e}"),
+            Self::Server(e) => write!(f, "redis error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for RedisFailure {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Connection(e) | Self::Server(e) => Some(e),
+            Self::Unavailable | Self::Timeout => None,
+        }
+    }
+}
+
+impl RedisFailure {
+    /// True when the server could not be reached or did not answer (as opposed to an error
+    /// answer): the failures that mark it down.
+    pub fn is_unavailable(&self) -> bool {
+        !matches!(self, Self::Server(_))
+    }
+}
+
+/// One Redis server under the [policy](RedisPolicy): cheap to clone, every clone shares the
+/// connection and the up/down state.
+#[derive(Clone)]
+pub struct RedisConnection {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    client: Client,
+    policy: RedisPolicy,
+    config: AsyncConnectionConfig,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The connection in use and its number (a failure only drops the connection it met).
+    connection: Option<(u64, MultiplexedConnection)>,
+    next_number: u64,
+    /// Counted down: commands fail at once until a probe succeeds.
+    down: bool,
+    /// A probe task is running.
+    probing: bool,
+}
+
+impl std::fmt::Debug for RedisConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisConnection")
+            .field("policy", &self.shared.policy)
+            .field("up", &self.is_up())
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a connection's failure is handled.
+enum Fault {
+    /// The server answered with an error: the connection is fine.
+    Answer(RedisError),
+    /// The connection broke (reset, closed, refused): worth one retry on a new one.
+    Broken(RedisError),
+    /// The server is there but not answering, or not ready (`LOADING`): down at once.
+    Down(RedisFailure),
+}
+
+fn classify(err: RedisError) -> Fault {
+    if err.kind() == redis::ErrorKind::BusyLoadingError {
+        Fault::Down(RedisFailure::Connection(err))
+    } else if err.is_timeout() {
+        Fault::Down(RedisFailure::Timeout)
+    } else if err.is_io_error() || err.is_unrecoverable_error() {
+        Fault::Broken(err)
+    } else {
+        Fault::Answer(err)
+    }
+}
+
+impl RedisConnection {
+    /// Connects to `url` (`redis://[:password@]host:port[/db]`) now: fails when the URL is
+    /// malformed or the server cannot be reached within the connect timeout, so a
+    /// misconfigured service stops at start-up.
+    pub async fn connect(url: &str, policy: RedisPolicy) -> Result<Self, RedisFailure> {
+        let client = Client::open(url).map_err(RedisFailure::Server)?;
+        // The command timeout is applied around each command (`attempt`), not by the client.
+        let config = AsyncConnectionConfig::new().set_connection_timeout(policy.connect_timeout);
+        let connection = Self {
+            shared: Arc::new(Shared {
+                client,
+                policy,
+                config,
+                state: Mutex::default(),
+            }),
+        };
+        let first = connection.open().await?;
+        connection.install(first);
+        Ok(connection)
+    }
+
+    /// The policy it runs under.
+    pub fn policy(&self) -> RedisPolicy {
+        self.shared.policy
+    }
+
+    /// False while the server counts as down (commands fail at once).
+    pub fn is_up(&self) -> bool {
+        !self.state().down
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Runs one command.
+    pub async fn query<T: FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, RedisFailure> {
+        self.run(|mut c| async move { cmd.query_async(&mut c).await })
+            .await
+    }
+
+    /// Runs `op` on the connection under the policy: the command timeout, one retry on a fresh
+    /// connection when the connection turns out broken, fail-fast while the server is down.
+    /// `op` may run twice, so it must be safe to send twice (make a lock's `SET NX` a script
+    /// that also accepts its own token, count an `INCR` twice on the safe side).
+    pub async fn run<T, F, Fut>(&self, mut op: F) -> Result<T, RedisFailure>
+    where
+        F: FnMut(MultiplexedConnection) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
+        let (number, connection) = self.connection().await?;
+        let err = match self.attempt(op(connection)).await {
+            Ok(value) => return Ok(value),
+            Err(err) => err,
+        };
+        match classify(err) {
+            Fault::Answer(err) => Err(RedisFailure::Server(err)),
+            Fault::Down(failure) => Err(self.mark_down(number, failure)),
+            Fault::Broken(_) => {
+                self.drop_connection(number);
+                let (number, connection) = self.connection().await?;
+                match self.attempt(op(connection)).await {
+                    Ok(value) => Ok(value),
+                    Err(err) => match classify(err) {
+                        Fault::Answer(err) => Err(RedisFailure::Server(err)),
+                        Fault::Down(failure) => Err(self.mark_down(number, failure)),
+                        Fault::Broken(err) => {
+                            Err(self.mark_down(number, RedisFailure::Connection(err)))
+                        }
+                    },
+                }
+            }
+        }
+    }
+
+    async fn attempt<T>(&self, op: impl Future<Output = RedisResult<T>>) -> RedisResult<T> {
+        match tokio::time::timeout(self.shared.policy.command_timeout, op).await {
+            Ok(result) => result,
+            Err(_) => Err(RedisError::from(std::io::Error::from(
+                std::io::ErrorKind::TimedOut,
+            ))),
+        }
+    }
+
+    /// The connection to use now: the current one, or a new one when there is none (the
+    /// server is not known to be down); fails at once while it is down.
+    async fn connection(&self) -> Result<(u64, MultiplexedConnection), RedisFailure> {
+        {
+            let state = self.state();
+            if state.down {
+                return Err(RedisFailure::Unavailable);
+            }
+            if let Some((number, connection)) = &state.connection {
+                return Ok((*number, connection.clone()));
+            }
+        }
+        match self.open().await {
+            Ok(connection) => Ok(self.install(connection)),
+            Err(failure) => Err(self.mark_down(u64::MAX, failure)),
+        }
+    }
+
+    /// A new connection within the connect timeout.
+    async fn open(&self) -> Result<MultiplexedConnection, RedisFailure> {
+        let shared = &self.shared;
+        let opening = shared
+            .client
+            .get_multiplexed_async_connection_with_config(&shared.config);
+        match tokio::time::timeout(shared.policy.connect_timeout, opening).await {
+            Ok(Ok(connection)) => Ok(connection),
+            Ok(Err(err)) if err.is_timeout() => Err(RedisFailure::Timeout),
+            Ok(Err(err)) => Err(RedisFailure::Connection(err)),
+            Err(_) => Err(RedisFailure::Timeout),
+        }
+    }
+
+    /// Makes `connection` the current one (unless another request installed one meanwhile,
+    /// which is kept) and counts the server up.
+    fn install(&self, connection: MultiplexedConnection) -> (u64, MultiplexedConnection) {
+        let mut state = self.state();
+        state.down = false;
+        if let Some((number, current)) = &state.connection {
+            return (*number, current.clone());
+        }
+        state.next_number += 1;
+        let number = state.next_number;
+        state.connection = Some((number, connection.clone()));
+        (number, connection)
+    }
+
+    fn drop_connection(&self, number: u64) {
+        let mut state = self.state();
+        if state.connection.as_ref().is_some_and(|(n, _)| *n == number) {
+            state.connection = None;
+        }
+    }
+
+    /// Counts the server down after `failure` on connection `number`, starts the probe, and
+    /// gives the failure back. A failure on a connection that was already replaced changes
+    /// nothing (the server answered another request since).
+    fn mark_down(&self, number: u64, failure: RedisFailure) -> RedisFailure {
+        let start_probe = {
+            let mut state = self.state();
+            let current = state.connection.as_ref().map(|(n, _)| *n);
+            if current.is_some() && current != Some(number) {
+                return failure;
+            }
+            state.connection = None;
+            if !state.down {
+                tracing::warn!(error = %failure, "redis counts as down; commands fail at once until a probe succeeds");
+            }
+            state.down = true;
+            !std::mem::replace(&mut state.probing, true)
+        };
+        if start_probe {
+            self.spawn_probe();
+        }
+        failure
+    }
+
+    /// Probes the server every probe interval until a connection answers `PING`, then counts
+    /// it up. Stops when every clone of the connection is gone.
+    fn spawn_probe(&self) {
+        let weak: Weak<Shared> = Arc::downgrade(&self.shared);
+        let interval = self.shared.policy.probe_interval;
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            // No runtime to probe on: the next command tries to connect instead.
+            let mut state = self.state();
+            state.probing = false;
+            state.down = false;
+            return;
+        };
+        runtime.spawn(async move {
+            loop {
+                tokio::time::sleep(interval).await;
+                let Some(shared) = weak.upgrade() else { return };
+                let this = RedisConnection { shared };
+                if let Ok(connection) = this.open().await {
+                    let mut probe = connection.clone();
+                    let ping = redis::cmd("PING");
+                    if let Ok(Ok(_)) = tokio::time::timeout(
+                        this.shared.policy.command_timeout,
+                        ping.query_async::<String>(&mut probe),
+                    )
+                    .await
+                    {
+                        this.state().probing = false;
+                        this.install(connection);
+                        tracing::info!("redis answers again");
+                        return;
+                    }
+                }
+            }
+        });
     }
 }
 
@@ -44,12 +377,12 @@ pub(crate) async fn query<T: redis::FromRedisValue>(
 /// keep in Redis.
 #[derive(Clone)]
 pub(crate) struct KeyValue {
-    connection: ConnectionManager,
+    connection: RedisConnection,
     prefix: String,
 }
 
 impl KeyValue {
-    pub(crate) fn new(connection: ConnectionManager, prefix: String) -> Self {
+    pub(crate) fn new(connection: RedisConnection, prefix: String) -> Self {
         Self { connection, prefix }
     }
 
@@ -61,9 +394,9 @@ impl KeyValue {
         format!("{}{key}", self.prefix)
     }
 
-    pub(crate) async fn get(&self, key: &str) -> redis::RedisResult<Option<bytes::Bytes>> {
+    pub(crate) async fn get(&self, key: &str) -> Result<Option<bytes::Bytes>, RedisFailure> {
         let cmd = redis::cmd("GET").arg(self.key(key)).clone();
-        let value: Option<Vec<u8>> = query(&self.connection, &cmd).await?;
+        let value: Option<Vec<u8>> = self.connection.query(&cmd).await?;
         Ok(value.map(bytes::Bytes::from))
     }
 
@@ -72,21 +405,25 @@ impl KeyValue {
         &self,
         key: &str,
         value: &[u8],
-        ttl: std::time::Duration,
-    ) -> redis::RedisResult<()> {
-        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
+        ttl: Duration,
+    ) -> Result<(), RedisFailure> {
         let cmd = redis::cmd("SET")
             .arg(self.key(key))
             .arg(value)
             .arg("PX")
-            .arg(millis)
+            .arg(millis(ttl))
             .clone();
-        query(&self.connection, &cmd).await
+        self.connection.query(&cmd).await
     }
 
-    pub(crate) async fn delete(&self, key: &str) -> redis::RedisResult<()> {
+    pub(crate) async fn delete(&self, key: &str) -> Result<(), RedisFailure> {
         let cmd = redis::cmd("DEL").arg(self.key(key)).clone();
-        let _removed: i64 = query(&self.connection, &cmd).await?;
+        let _removed: i64 = self.connection.query(&cmd).await?;
         Ok(())
     }
+}
+
+/// `ttl` in whole milliseconds for `PX`, at least 1 (0 is an error in Redis).
+pub(crate) fn millis(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
 }

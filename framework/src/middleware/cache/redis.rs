@@ -4,15 +4,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use redis::aio::ConnectionManager;
 
 use super::CacheStore;
 use crate::error::Result;
-use crate::redis_connection::KeyValue;
+use crate::redis_connection::{KeyValue, RedisConnection, RedisFailure, RedisPolicy};
 
 /// Entries as Redis strings `<prefix><key>` (e.g. `cache:`) with `PX` expiry, so Redis drops
-/// them itself. Give Redis a `maxmemory` with an LRU policy to bound it. A command that meets a
-/// connection broken while idle is sent once more.
+/// them itself. Give Redis a `maxmemory` with an LRU policy to bound it. The connection follows
+/// the shared [Redis policy](crate::redis_connection); while Redis fails, the cache is bypassed
+/// (requests are answered by the handler, nothing is stored) and the failure is logged.
 #[derive(Clone)]
 pub struct RedisCacheStore {
     entries: KeyValue,
@@ -27,14 +27,14 @@ impl std::fmt::Debug for RedisCacheStore {
 }
 
 impl RedisCacheStore {
-    /// Connects to `url`; fails when Redis cannot be reached.
-    pub async fn connect(url: &str, prefix: impl Into<String>) -> redis::RedisResult<Self> {
-        let connection = crate::redis_connection::connect(url).await?;
-        Ok(Self::from_manager(connection, prefix))
+    /// Connects to `url` with the default policy; fails when Redis cannot be reached.
+    pub async fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, RedisFailure> {
+        let connection = RedisConnection::connect(url, RedisPolicy::default()).await?;
+        Ok(Self::new(connection, prefix))
     }
 
-    /// A store on an existing connection manager (e.g. the session store's).
-    pub fn from_manager(connection: ConnectionManager, prefix: impl Into<String>) -> Self {
+    /// A store on a shared connection (e.g. the session store's).
+    pub fn new(connection: RedisConnection, prefix: impl Into<String>) -> Self {
         Self {
             entries: KeyValue::new(connection, prefix.into()),
         }

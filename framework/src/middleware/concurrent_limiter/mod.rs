@@ -10,10 +10,21 @@
 //! `limiter-redis`) so instances behind a load balancer share it. Lock held: **429** `submit
 //! too frequently`. A lock store failure is a 500 (`exception: true`).
 //!
-//! The lock is released by a guard's `Drop` when the request ends in any way: success, error,
-//! panic, or the client going away (the request future is dropped); for a streamed response,
-//! when the body has been sent. Never by code after `next`, which a dropped request does not
-//! reach.
+//! Each acquisition has its own owner token ([`LockToken`]); only that token renews or releases
+//! the lock, so a request never releases a lock another request holds.
+//! - **Released before the response is written**: once the rest of the chain has returned (the
+//!   handler's work is done), the lock is released and that release awaited, before the response
+//!   head goes out. A client's next request is never refused by its own previous one. (A
+//!   streamed body is still being sent then; the lock covers the handler, not the transfer.)
+//! - **A short TTL, renewed while the request runs**: [`ttl`](ConcurrentLimiterConfig::ttl)
+//!   (default 5 s) is extended every [`renew_every`](ConcurrentLimiterConfig::renew_every)
+//!   (default 1.5 s) while the chain runs, so a long request keeps its lock and the lock of a
+//!   crashed instance is gone within the TTL.
+//! - **A request that ends any other way** (error, panic, the client going away while the lock
+//!   was being taken or held) releases through a guard's `Drop`
+//!   ([`Lock::release_detached`]): at once for the [`MemoryLock`], as a background task for
+//!   Redis, which also deletes an acquisition that completes after its request gave up (same
+//!   token).
 //!
 //! ```
 //! use framework::middleware::concurrent_limiter::{ConcurrentLimiter, ConcurrentLimiterConfig};
@@ -41,7 +52,7 @@ use crate::error::{HttpError, Result};
 use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
 use crate::request_key::RequestKey;
 
-pub use lock::{Lock, MemoryLock, Unlock};
+pub use lock::{Lock, LockToken, MemoryLock};
 #[cfg(feature = "limiter-redis")]
 pub use redis::RedisLock;
 
@@ -55,8 +66,12 @@ pub struct ConcurrentLimiterConfig {
     pub keys: Vec<String>,
     /// Where locks live. Default: a new [`MemoryLock`].
     pub lock: Arc<dyn Lock>,
-    /// How long a lock may be held at most (a crashed holder's lock expires). Default 30 s.
+    /// How long a lock lives without renewal: the longest a crashed holder's lock stays.
+    /// Default 5 s.
     pub ttl: Duration,
+    /// How often a held lock is renewed to `ttl` while its request runs (keep it well below
+    /// `ttl`). Default 1.5 s.
+    pub renew_every: Duration,
     /// Lock even when a key part has no value (it counts as empty). Default false: 400.
     pub allow_empty: bool,
     /// Skips the limiter for some requests.
@@ -68,7 +83,8 @@ impl Default for ConcurrentLimiterConfig {
         Self {
             keys: Vec::new(),
             lock: Arc::new(MemoryLock::new()),
-            ttl: Duration::from_secs(30),
+            ttl: Duration::from_secs(5),
+            renew_every: Duration::from_millis(1500),
             allow_empty: false,
             skipper: None,
         }
@@ -96,6 +112,89 @@ impl ConcurrentLimiter {
     }
 }
 
+/// A 500 for a lock store that failed, in the limiter's category.
+fn store_error(err: &crate::Error) -> crate::Error {
+    let message = match err.as_http() {
+        Some(http) => http.message().to_owned(),
+        None => err.to_string(),
+    };
+    tracing::error!(error = %message, "lock store failed");
+    HttpError::with(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        CATEGORY,
+        format!("lock failed: {message}"),
+    )
+    .with_exception(true)
+    .into()
+}
+
+/// Renews the lock every `every` for as long as it is polled (it never completes); a renewal
+/// that fails or finds the lock gone is logged, and the request goes on.
+async fn renew(
+    lock: &dyn Lock,
+    key: &str,
+    token: &LockToken,
+    ttl: Duration,
+    every: Duration,
+) -> std::convert::Infallible {
+    let every = every.max(Duration::from_millis(10));
+    loop {
+        tokio::time::sleep(every).await;
+        match lock.renew(key, token, ttl).await {
+            Ok(true) => {}
+            Ok(false) => tracing::warn!(key, "a held lock expired before its request ended"),
+            Err(err) => {
+                tracing::warn!(key, error = %err.into_http().message(), "renewing a lock failed");
+            }
+        }
+    }
+}
+
+/// One acquisition: released by [`Held::release`] when the chain returns, or by `Drop` when the
+/// request ends any other way.
+struct Held {
+    lock: Option<Arc<dyn Lock>>,
+    key: Box<str>,
+    token: LockToken,
+    ttl: Duration,
+}
+
+impl Held {
+    fn new(lock: Arc<dyn Lock>, key: String, ttl: Duration) -> Self {
+        Self {
+            lock: Some(lock),
+            key: key.into_boxed_str(),
+            token: LockToken::new(),
+            ttl,
+        }
+    }
+
+    /// Nothing to release (the lock was not taken).
+    fn disarm(mut self) {
+        self.lock = None;
+    }
+
+    /// Releases now and waits for it (within the store's deadlines); a failed release is
+    /// retried in the background.
+    async fn release(mut self) {
+        let Some(lock) = self.lock.take() else { return };
+        if let Err(err) = lock.release(&self.key, &self.token).await {
+            tracing::warn!(key = &*self.key, error = %err.into_http().message(), "releasing a lock failed; retried in the background");
+            let key = std::mem::take(&mut self.key);
+            lock.release_detached(key, self.token, self.ttl);
+        }
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Some(lock) = self.lock.take() {
+            let key = std::mem::take(&mut self.key);
+            lock.release_detached(key, self.token, self.ttl);
+        }
+    }
+}
+
 impl Middleware for ConcurrentLimiter {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
@@ -103,29 +202,40 @@ impl Middleware for ConcurrentLimiter {
                 return next.run(ctx).await;
             }
             let key = self.key.require(ctx, self.config.allow_empty, CATEGORY)?;
-            let unlock = self
-                .config
-                .lock
-                .lock(&key, self.config.ttl, ctx)
+            let lock = &self.config.lock;
+            let ttl = self.config.ttl;
+            // Armed before the acquisition is sent: a request dropped while it waits for the
+            // answer still deletes whatever the acquisition left.
+            let held = Held::new(Arc::clone(lock), key, ttl);
+            let taken = lock
+                .acquire(&held.key, &held.token, ttl)
                 .await
-                .map_err(|err| {
-                    HttpError::with(
-                        StatusCode::INTERNAL_SERVER_ERROR,
-                        CATEGORY,
-                        format!("lock failed: {}", err.into_http().message()),
-                    )
-                    .with_exception(true)
-                })?;
-            let Some(unlock) = unlock else {
+                .map_err(|err| store_error(&err))?;
+            if !taken {
+                held.disarm();
                 return Err(HttpError::with(
                     StatusCode::TOO_MANY_REQUESTS,
                     CATEGORY,
                     "submit too frequently",
                 )
                 .into());
+            }
+            let result = {
+                let renewing = renew(
+                    &**lock,
+                    &held.key,
+                    &held.token,
+                    ttl,
+                    self.config.renew_every,
+                );
+                tokio::pin!(renewing);
+                tokio::select! {
+                    biased;
+                    result = next.run(ctx) => result,
+                    never = &mut renewing => match never {},
+                }
             };
-            let result = next.run(ctx).await;
-            ctx.hold_until_body_ends(unlock);
+            held.release().await;
             result
         })
     }

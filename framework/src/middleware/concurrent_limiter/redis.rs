@@ -4,24 +4,42 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use redis::aio::ConnectionManager;
+use redis::Script;
 
-use super::lock::{Lock, Unlock};
-use crate::context::Context;
+use super::lock::{Lock, LockToken};
 use crate::error::Result;
+use crate::redis_connection::{RedisConnection, RedisFailure, RedisPolicy, millis};
 
-/// Deletes the key only while it still holds our token: a lock that expired and was taken by
+/// Takes the key for the token, or renews it when the token already holds it: sending it twice
+/// (the policy's retry after a lost answer) never refuses its own sender.
+const ACQUIRE: &str = "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then \
+                       return 1 end \
+                       if redis.call('get', KEYS[1]) == ARGV[1] then \
+                       redis.call('pexpire', KEYS[1], ARGV[2]) return 1 end \
+                       return 0";
+
+/// Extends the key's expiry while it holds the token.
+const RENEW: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                     return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end";
+
+/// Deletes the key only while it still holds the token: a lock that expired and was taken by
 /// another request is not released by the first holder. One script, so the check and the delete
 /// are atomic.
-const UNLOCK: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
-                      return redis.call('del', KEYS[1]) else return 0 end";
+const RELEASE: &str = "if redis.call('get', KEYS[1]) == ARGV[1] then \
+                       return redis.call('del', KEYS[1]) else return 0 end";
 
-/// Locks as Redis keys: `SET <prefix><key> <token> NX PX <ttl>`, released with a
-/// compare-and-delete script when the request ends. The TTL bounds a lock whose holder died.
+/// Locks as Redis keys `<prefix><key>` holding their owner's token: taken with `SET NX PX`
+/// (in a script that also accepts its own token), renewed and released by compare-and-expire
+/// and compare-and-delete scripts. The connection follows the shared
+/// [Redis policy](crate::redis_connection): while Redis fails, acquiring is an error (the
+/// [limiter](super) answers 500) within the policy's deadlines.
 #[derive(Clone)]
 pub struct RedisLock {
-    connection: ConnectionManager,
+    connection: RedisConnection,
     prefix: String,
+    acquire: Script,
+    renew: Script,
+    release: Script,
 }
 
 impl std::fmt::Debug for RedisLock {
@@ -33,61 +51,57 @@ impl std::fmt::Debug for RedisLock {
 }
 
 impl RedisLock {
-    /// Connects to `url`; fails when Redis cannot be reached.
-    pub async fn connect(url: &str, prefix: impl Into<String>) -> redis::RedisResult<Self> {
-        let connection = crate::redis_connection::connect(url).await?;
-        Ok(Self::from_manager(connection, prefix))
+    /// Connects to `url` with the default policy; fails when Redis cannot be reached.
+    pub async fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, RedisFailure> {
+        let connection = RedisConnection::connect(url, RedisPolicy::default()).await?;
+        Ok(Self::new(connection, prefix))
     }
 
-    /// A lock on an existing connection manager (e.g. the session store's).
-    pub fn from_manager(connection: ConnectionManager, prefix: impl Into<String>) -> Self {
+    /// Locks on a shared connection (e.g. the session store's).
+    pub fn new(connection: RedisConnection, prefix: impl Into<String>) -> Self {
         Self {
             connection,
             prefix: prefix.into(),
+            acquire: Script::new(ACQUIRE),
+            renew: Script::new(RENEW),
+            release: Script::new(RELEASE),
         }
+    }
+
+    /// Runs `script` on `<prefix><key>` with the token (and a TTL) as arguments.
+    async fn call(
+        &self,
+        script: &Script,
+        key: &str,
+        token: &LockToken,
+        ttl: Option<Duration>,
+    ) -> Result<i64, RedisFailure> {
+        let mut invocation = script.key(format!("{}{key}", self.prefix));
+        invocation.arg(token.as_str());
+        if let Some(ttl) = ttl {
+            invocation.arg(millis(ttl));
+        }
+        self.connection
+            .run(|mut c| {
+                let invocation = &invocation;
+                async move { invocation.invoke_async(&mut c).await }
+            })
+            .await
     }
 }
 
 #[async_trait]
 impl Lock for RedisLock {
-    async fn lock(&self, key: &str, ttl: Duration, _ctx: &Context) -> Result<Option<Unlock>> {
-        let mut token = [0u8; 16];
-        getrandom::fill(&mut token)?;
-        let token = hex::encode(token);
-        let key = format!("{}{key}", self.prefix);
-        let millis = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1);
-        let set = redis::cmd("SET")
-            .arg(&key)
-            .arg(&token)
-            .arg("NX")
-            .arg("PX")
-            .arg(millis)
-            .clone();
-        // Sent once more after a connection broken while idle (Redis restarted), so the first
-        // submit after an outage is not a 500. (Had the lost answer been a success, the retry
-        // sees our own key and answers "held": a 429, never a double lock.)
-        let taken: Option<String> = crate::redis_connection::query(&self.connection, &set).await?;
-        let mut connection = self.connection.clone();
-        if taken.is_none() {
-            return Ok(None);
-        }
-        Ok(Some(Unlock::new(move || {
-            // Drop cannot wait: the release runs as its own task.
-            let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-                return;
-            };
-            runtime.spawn(async move {
-                let released: redis::RedisResult<i64> = redis::cmd("EVAL")
-                    .arg(UNLOCK)
-                    .arg(1)
-                    .arg(&key)
-                    .arg(&token)
-                    .query_async(&mut connection)
-                    .await;
-                if let Err(err) = released {
-                    tracing::warn!(%err, key, "releasing a Redis lock failed; it expires by its TTL");
-                }
-            });
-        })))
+    async fn acquire(&self, key: &str, token: &LockToken, ttl: Duration) -> Result<bool> {
+        Ok(self.call(&self.acquire, key, token, Some(ttl)).await? == 1)
+    }
+
+    async fn renew(&self, key: &str, token: &LockToken, ttl: Duration) -> Result<bool> {
+        Ok(self.call(&self.renew, key, token, Some(ttl)).await? == 1)
+    }
+
+    async fn release(&self, key: &str, token: &LockToken) -> Result {
+        self.call(&self.release, key, token, None).await?;
+        Ok(())
     }
 }

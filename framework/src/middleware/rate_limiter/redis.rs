@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use redis::Script;
-use redis::aio::ConnectionManager;
 
 use super::{Decision, RateQuota, RateStore};
 use crate::error::Result;
+use crate::redis_connection::{RedisConnection, RedisFailure, RedisPolicy};
 
 /// GCRA in one atomic script, on Redis's own clock (instances' clocks may differ). The key holds
 /// the theoretical arrival time (TAT) in microseconds and expires when the bucket is full again.
@@ -32,10 +32,12 @@ return {1, burst - math.ceil(reset / interval), reset, 0}
 ";
 
 /// Budgets as Redis keys `<prefix><key>` (prefix `rate:` by default), checked and updated by
-/// one Lua script (`EVALSHA`, loaded on first use) per request.
+/// one Lua script (`EVALSHA`, loaded on first use) per request. The connection follows the
+/// shared [Redis policy](crate::redis_connection); while Redis fails, requests are let through
+/// (see the [rate limiter](super)).
 #[derive(Clone)]
 pub struct RedisRateStore {
-    connection: ConnectionManager,
+    connection: RedisConnection,
     prefix: String,
     quota: RateQuota,
     script: Script,
@@ -51,14 +53,15 @@ impl std::fmt::Debug for RedisRateStore {
 }
 
 impl RedisRateStore {
-    /// Connects to `url`; fails when Redis cannot be reached. Keys are `rate:<key>`.
-    pub async fn connect(url: &str, quota: RateQuota) -> redis::RedisResult<Self> {
-        let connection = crate::redis_connection::connect(url).await?;
-        Ok(Self::from_manager(connection, quota))
+    /// Connects to `url` with the default policy; fails when Redis cannot be reached. Keys are
+    /// `rate:<key>`.
+    pub async fn connect(url: &str, quota: RateQuota) -> Result<Self, RedisFailure> {
+        let connection = RedisConnection::connect(url, RedisPolicy::default()).await?;
+        Ok(Self::new(connection, quota))
     }
 
-    /// A store on an existing connection manager (e.g. the session store's).
-    pub fn from_manager(connection: ConnectionManager, quota: RateQuota) -> Self {
+    /// A store on a shared connection (e.g. the session store's).
+    pub fn new(connection: RedisConnection, quota: RateQuota) -> Self {
         Self {
             connection,
             prefix: "rate:".into(),
@@ -90,19 +93,18 @@ fn micros(us: i64) -> Duration {
 #[async_trait]
 impl RateStore for RedisRateStore {
     async fn check(&self, key: String) -> Result<Decision> {
-        let mut connection = self.connection.clone();
         let interval = u64::try_from(self.quota.interval().as_micros()).unwrap_or(u64::MAX);
         let mut invocation = self.script.key(format!("{}{key}", self.prefix));
         invocation.arg(interval).arg(self.quota.burst());
-        // A connection that broke while idle is only noticed by the next command: try once
-        // more, so the first request after a Redis restart is counted.
-        let (allowed, remaining, reset, retry): (i64, i64, i64, i64) =
-            match invocation.invoke_async(&mut connection).await {
-                Err(err) if crate::redis_connection::is_stale_connection(&err) => {
-                    invocation.invoke_async(&mut connection).await?
-                }
-                other => other?,
-            };
+        // Sent twice at most (the policy's retry after a broken connection): a lost answer
+        // may spend one unit of the budget twice, which errs on the safe side.
+        let (allowed, remaining, reset, retry): (i64, i64, i64, i64) = self
+            .connection
+            .run(|mut c| {
+                let invocation = &invocation;
+                async move { invocation.invoke_async(&mut c).await }
+            })
+            .await?;
         Ok(Decision {
             allowed: allowed == 1,
             limit: self.quota.burst(),

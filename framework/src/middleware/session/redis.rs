@@ -1,13 +1,14 @@
 //! Sessions in Redis, so several instances share them (feature `session-redis`).
 //!
 //! Records live under `<prefix><id>` with the session TTL as the key's expiry (`SET … PX`), so
-//! Redis drops expired sessions by itself. The connection is a `redis` connection manager: it
-//! reconnects by itself after Redis restarts, and commands time out instead of hanging while
-//! Redis is away. Meanwhile requests get 500 `framework-session`. A command that meets a
-//! connection broken while idle (the first one after a restart) is sent once more.
+//! Redis drops expired sessions by itself. The connection follows the shared
+//! [Redis policy](crate::redis_connection): a deadline on every command, one retry after a
+//! connection broken while idle (the first command after a restart), and fail-fast while Redis
+//! is down. Meanwhile requests get 500 `framework-session` (`exception: true`) within the
+//! policy's deadlines. Sessions outlive a Redis restart only with Redis persistence (AOF) on.
 //!
 //! ```no_run
-//! # async fn run() -> Result<(), redis::RedisError> {
+//! # async fn run() -> Result<(), framework::redis_connection::RedisFailure> {
 //! use std::sync::Arc;
 //! use framework::middleware::session::{RedisStore, SessionConfig, SessionMiddleware};
 //!
@@ -22,11 +23,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use redis::aio::ConnectionManager;
 
 use super::SessionStore;
 use crate::error::Result;
-use crate::redis_connection::KeyValue;
+use crate::redis_connection::{KeyValue, RedisConnection, RedisFailure, RedisPolicy};
 
 /// A [`SessionStore`] on Redis.
 #[derive(Clone)]
@@ -43,15 +43,15 @@ impl std::fmt::Debug for RedisStore {
 }
 
 impl RedisStore {
-    /// Connects to `url` (e.g. `redis://127.0.0.1:6379/0`); fails when Redis cannot be reached,
-    /// so a misconfigured service stops at start-up.
-    pub async fn connect(url: &str, prefix: impl Into<String>) -> redis::RedisResult<Self> {
-        let connection = crate::redis_connection::connect(url).await?;
-        Ok(Self::from_manager(connection, prefix))
+    /// Connects to `url` (e.g. `redis://127.0.0.1:6379/0`) with the default policy; fails when
+    /// Redis cannot be reached, so a misconfigured service stops at start-up.
+    pub async fn connect(url: &str, prefix: impl Into<String>) -> Result<Self, RedisFailure> {
+        let connection = RedisConnection::connect(url, RedisPolicy::default()).await?;
+        Ok(Self::new(connection, prefix))
     }
 
-    /// A store on an existing connection manager.
-    pub fn from_manager(connection: ConnectionManager, prefix: impl Into<String>) -> Self {
+    /// A store on a shared connection.
+    pub fn new(connection: RedisConnection, prefix: impl Into<String>) -> Self {
         Self {
             sessions: KeyValue::new(connection, prefix.into()),
         }
