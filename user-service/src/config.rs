@@ -48,6 +48,16 @@ pub struct Config {
     pub redis_url: Option<String>,
     /// `SESSION_KEY_PREFIX`: prefix of session keys in Redis. Default `session:`.
     pub session_key_prefix: String,
+    /// `REDIS_TIMEOUT`: the deadline of every Redis command and connection attempt (`1s`,
+    /// `500ms`). Default 1 s. See [`framework::redis_connection`].
+    pub redis_timeout: Duration,
+    /// `REDIS_PROBE_INTERVAL`: how often a Redis that counts as down is probed. Default 1 s.
+    pub redis_probe_interval: Duration,
+    /// `DATABASE_TIMEOUT`: the deadline of every user store call, and PostgreSQL's
+    /// `statement_timeout`. Default 5 s.
+    pub database_timeout: Duration,
+    /// `DATABASE_ACQUIRE_TIMEOUT`: how long a call waits for a pooled connection. Default 2 s.
+    pub database_acquire_timeout: Duration,
 }
 
 /// The default user store: an SQLite file next to the process.
@@ -70,6 +80,10 @@ impl Default for Config {
             store_previous_keys: Vec::new(),
             redis_url: None,
             session_key_prefix: "session:".to_owned(),
+            redis_timeout: Duration::from_secs(1),
+            redis_probe_interval: Duration::from_secs(1),
+            database_timeout: Duration::from_secs(5),
+            database_acquire_timeout: Duration::from_secs(2),
         }
     }
 }
@@ -108,6 +122,27 @@ pub fn parse_rate(value: &str) -> Result<Option<RateQuota>, String> {
     };
     let period = Duration::from_secs(count.checked_mul(seconds).ok_or_else(invalid)?);
     RateQuota::new(burst, period).map(Some).ok_or_else(invalid)
+}
+
+/// A positive duration as a whole number and a unit: `ms`, `s` or `m` (`500ms`, `1s`, `2m`).
+pub fn parse_duration(value: &str) -> Result<Duration, String> {
+    let value = value.trim();
+    let invalid = || format!("`{value}` is not a duration like 500ms, 1s or 2m");
+    let split = value
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(invalid)?;
+    let (count, unit) = value.split_at(split);
+    let count: u64 = count.parse().map_err(|_| invalid())?;
+    let duration = match unit {
+        "ms" => Duration::from_millis(count),
+        "s" => Duration::from_secs(count),
+        "m" => Duration::from_secs(count.checked_mul(60).ok_or_else(invalid)?),
+        _ => return Err(invalid()),
+    };
+    if duration.is_zero() {
+        return Err(invalid());
+    }
+    Ok(duration)
 }
 
 impl Config {
@@ -160,6 +195,19 @@ impl Config {
         config.redis_url = lookup("REDIS_URL").filter(|u| !u.is_empty());
         if let Some(prefix) = lookup("SESSION_KEY_PREFIX") {
             config.session_key_prefix = prefix;
+        }
+        for (name, field) in [
+            ("REDIS_TIMEOUT", &mut config.redis_timeout),
+            ("REDIS_PROBE_INTERVAL", &mut config.redis_probe_interval),
+            ("DATABASE_TIMEOUT", &mut config.database_timeout),
+            (
+                "DATABASE_ACQUIRE_TIMEOUT",
+                &mut config.database_acquire_timeout,
+            ),
+        ] {
+            if let Some(v) = lookup(name) {
+                *field = parse_duration(&v).map_err(|e| format!("{name}: {e}"))?;
+            }
         }
         Ok(config)
     }
@@ -241,6 +289,37 @@ mod tests {
         assert_eq!(c.token_rate, None);
         assert_eq!(c.login_rate, q(5, 60));
         assert!(Config::from_lookup(|k| (k == "LOGIN_RATE_LIMIT").then(|| "fast".into())).is_err());
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration(" 1s "), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        for bad in [
+            "",
+            "1",
+            "s",
+            "0s",
+            "1h",
+            "-1s",
+            "1.5s",
+            "99999999999999999999m",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad}");
+        }
+        let c = Config::from_lookup(|k| match k {
+            "REDIS_TIMEOUT" => Some("250ms".into()),
+            "DATABASE_TIMEOUT" => Some("3s".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(c.redis_timeout, Duration::from_millis(250));
+        assert_eq!(c.redis_probe_interval, Duration::from_secs(1));
+        assert_eq!(c.database_timeout, Duration::from_secs(3));
+        assert_eq!(c.database_acquire_timeout, Duration::from_secs(2));
+        let err = Config::from_lookup(|k| (k == "DATABASE_ACQUIRE_TIMEOUT").then(|| "0s".into()));
+        assert!(err.unwrap_err().starts_with("DATABASE_ACQUIRE_TIMEOUT: "));
     }
 
     #[test]

@@ -80,7 +80,7 @@ impl Stores {
                 RateBackend::Memory,
                 "memory".to_owned(),
             ),
-            Some(url) => connect_redis(url, &config.session_key_prefix).await?,
+            Some(url) => connect_redis(config, url).await?,
         };
         Ok(Self {
             users,
@@ -139,7 +139,8 @@ async fn connect_sql(config: &Config) -> Result<(Arc<dyn UserStore>, String), St
     let (keyring, key_source) = store::keys::keyring(config)?;
     let options = store::sql::PoolOptions {
         max_connections: config.database_max_connections,
-        ..Default::default()
+        acquire_timeout: config.database_acquire_timeout,
+        timeout: config.database_timeout,
     };
     let store = store::sql::SqlUserStore::connect(url, options, keyring)
         .await
@@ -159,38 +160,41 @@ async fn connect_sql(config: &Config) -> Result<(Arc<dyn UserStore>, String), St
 }
 
 #[cfg(feature = "redis")]
-async fn connect_redis(url: &str, prefix: &str) -> Result<RedisStores, String> {
-    // A URL that does not parse is a configuration mistake, not an outage: say so.
-    if let Err(e) = redis::Client::open(url) {
-        return Err(format!(
-            "REDIS_URL={} is malformed: {e} (expected redis://host:port/db)",
-            config::redact(url)
-        ));
-    }
-    let unreachable = |e: &dyn std::fmt::Display| {
-        format!(
-            "session store {} is not reachable: {e}",
-            config::redact(url)
-        )
+async fn connect_redis(config: &Config, url: &str) -> Result<RedisStores, String> {
+    use framework::redis_connection::{RedisConnection, RedisFailure, RedisPolicy};
+    let prefix = &config.session_key_prefix;
+    let policy = RedisPolicy {
+        command_timeout: config.redis_timeout,
+        connect_timeout: config.redis_timeout,
+        probe_interval: config.redis_probe_interval,
     };
-    let store = framework::middleware::session::RedisStore::connect(url, prefix)
-        .await
-        .map_err(|e| unreachable(&e))?;
+    // One connection, one policy and one idea of whether Redis is up, for every store.
+    let redis = match RedisConnection::connect(url, policy).await {
+        Ok(redis) => redis,
+        // A URL that does not parse is a configuration mistake, not an outage: say so.
+        Err(RedisFailure::Server(e)) => {
+            return Err(format!(
+                "REDIS_URL={} is malformed: {e} (expected redis://host:port/db)",
+                config::redact(url)
+            ));
+        }
+        Err(e) => {
+            return Err(format!(
+                "session store {} is not reachable: {e}",
+                config::redact(url)
+            ));
+        }
+    };
+    let store = framework::middleware::session::RedisStore::new(redis.clone(), prefix.as_str());
     // Lock keys live beside the sessions: `<prefix>lock:<account>`.
-    let locks = framework::middleware::concurrent_limiter::RedisLock::connect(
-        url,
+    let locks = framework::middleware::concurrent_limiter::RedisLock::new(
+        redis.clone(),
         format!("{prefix}lock:"),
-    )
-    .await
-    .map_err(|e| unreachable(&e))?;
-    let attempts = throttle::RedisAttempts::connect(url, format!("{prefix}login:"))
-        .await
-        .map_err(|e| unreachable(&e))?;
+    );
+    let attempts = throttle::RedisAttempts::new(redis.clone(), format!("{prefix}login:"));
     // The quota is set per limiter by `RateBackend::store`.
     let any_quota = RateQuota::per_second(1).expect("valid quota");
-    let rates = framework::middleware::rate_limiter::RedisRateStore::connect(url, any_quota)
-        .await
-        .map_err(|e| unreachable(&e))?;
+    let rates = framework::middleware::rate_limiter::RedisRateStore::new(redis, any_quota);
     Ok((
         Arc::new(store),
         Arc::new(locks),
@@ -201,7 +205,7 @@ async fn connect_redis(url: &str, prefix: &str) -> Result<RedisStores, String> {
 }
 
 #[cfg(not(feature = "redis"))]
-async fn connect_redis(url: &str, _prefix: &str) -> Result<RedisStores, String> {
+async fn connect_redis(_config: &Config, url: &str) -> Result<RedisStores, String> {
     Err(format!(
         "REDIS_URL={} needs the `redis` feature",
         config::redact(url)

@@ -6,8 +6,13 @@
 //! failed logins`, category `user`, with `Retry-After` set to the seconds left in the window,
 //! before the proof is even looked at. The answer is the same for existing and unknown
 //! accounts, so the limit cannot be used to find accounts. A successful login clears the
-//! account's count. The counts live in Redis when `REDIS_URL` is set (so instances share them),
-//! else in a bounded in-process map.
+//! account's count. The counts live in Redis when `REDIS_URL` is set (so instances share them,
+//! through the framework's shared [Redis policy](framework::redis_connection)), else in a
+//! bounded in-process map.
+//!
+//! A failure of the count store is a 500 with category [`THROTTLE_CATEGORY`]
+//! (`user-login-throttle`) and `exception: true`: the login is refused rather than let through
+//! uncounted.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -17,6 +22,21 @@ use framework::{HttpError, Result};
 use http::StatusCode;
 
 use crate::store::CATEGORY;
+
+/// Category of a failed-login count store failure.
+pub const THROTTLE_CATEGORY: &str = "user-login-throttle";
+
+/// The 500 of a count store failure (the cause is logged, never sent).
+fn store_failed(err: &framework::Error) -> framework::Error {
+    tracing::error!(error = %err, "failed-login count store failed");
+    HttpError::with(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        THROTTLE_CATEGORY,
+        "failed-login count store is unavailable",
+    )
+    .with_exception(true)
+    .into()
+}
 
 /// Where failure counts live.
 #[async_trait]
@@ -70,40 +90,27 @@ impl AttemptStore for MemoryAttempts {
     }
 }
 
-/// Counts in Redis: `INCR` then `PEXPIRE` on the first failure of a window.
+/// Counts in Redis: `INCR` then `PEXPIRE` on the first failure of a window, on a shared
+/// [`RedisConnection`](framework::redis_connection::RedisConnection) (its policy: a deadline on
+/// every command, one retry after a broken connection, fail-fast while Redis is down). A retried
+/// `INCR` whose first answer was lost counts one failure twice, which errs on the safe side.
 #[cfg(feature = "redis")]
 pub struct RedisAttempts {
-    connection: redis::aio::ConnectionManager,
+    connection: framework::redis_connection::RedisConnection,
     prefix: String,
 }
 
 #[cfg(feature = "redis")]
 impl RedisAttempts {
-    /// Counts under `<prefix><key>` on `url`.
-    pub async fn connect(url: &str, prefix: impl Into<String>) -> redis::RedisResult<Self> {
-        let client = redis::Client::open(url)?;
-        let config = redis::aio::ConnectionManagerConfig::new()
-            .set_connection_timeout(Duration::from_secs(2))
-            .set_response_timeout(Duration::from_secs(2));
-        Ok(Self {
-            connection: redis::aio::ConnectionManager::new_with_config(client, config).await?,
+    /// Counts under `<prefix><key>` on `connection`.
+    pub fn new(
+        connection: framework::redis_connection::RedisConnection,
+        prefix: impl Into<String>,
+    ) -> Self {
+        Self {
+            connection,
             prefix: prefix.into(),
-        })
-    }
-}
-
-/// Runs `query` once more when the connection turned out to be dropped (Redis restarted while
-/// idle): the manager reconnects, so the first request after an outage is not a 500. A lost
-/// `INCR` answer may count one failure twice, which errs on the safe side.
-#[cfg(feature = "redis")]
-async fn retry_once<T, F, Fut>(query: F) -> redis::RedisResult<T>
-where
-    F: Fn() -> Fut,
-    Fut: std::future::Future<Output = redis::RedisResult<T>>,
-{
-    match query().await {
-        Err(err) if err.is_connection_dropped() || err.is_io_error() => query().await,
-        other => other,
+        }
     }
 }
 
@@ -111,62 +118,55 @@ where
 #[async_trait]
 impl AttemptStore for RedisAttempts {
     async fn count(&self, key: &str) -> Result<Option<(u32, Duration)>> {
+        use framework::redis_connection::redis;
         let key = format!("{}{key}", self.prefix);
-        let (count, ttl): (Option<u32>, i64) = retry_once(|| {
-            let mut connection = self.connection.clone();
-            let key = key.clone();
-            async move {
-                redis::pipe()
-                    .cmd("GET")
-                    .arg(&key)
-                    .cmd("PTTL")
-                    .arg(&key)
-                    .query_async(&mut connection)
-                    .await
-            }
-        })
-        .await?;
+        let pipe = redis::pipe()
+            .cmd("GET")
+            .arg(&key)
+            .cmd("PTTL")
+            .arg(&key)
+            .clone();
+        let (count, ttl): (Option<u32>, i64) = self
+            .connection
+            .run(|mut c| {
+                let pipe = &pipe;
+                async move { pipe.query_async(&mut c).await }
+            })
+            .await?;
         Ok(count.map(|n| (n, Duration::from_millis(u64::try_from(ttl).unwrap_or(0)))))
     }
 
     async fn record(&self, key: &str, window: Duration) -> Result {
+        use framework::redis_connection::redis;
         let key = format!("{}{key}", self.prefix);
         let millis = u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1);
         // NX: the window starts at the first failure and is not extended by later ones.
-        let () = retry_once(|| {
-            let mut connection = self.connection.clone();
-            let key = key.clone();
-            async move {
-                redis::pipe()
-                    .cmd("INCR")
-                    .arg(&key)
-                    .ignore()
-                    .cmd("PEXPIRE")
-                    .arg(&key)
-                    .arg(millis)
-                    .arg("NX")
-                    .ignore()
-                    .query_async(&mut connection)
-                    .await
-            }
-        })
-        .await?;
+        let pipe = redis::pipe()
+            .cmd("INCR")
+            .arg(&key)
+            .ignore()
+            .cmd("PEXPIRE")
+            .arg(&key)
+            .arg(millis)
+            .arg("NX")
+            .ignore()
+            .clone();
+        let () = self
+            .connection
+            .run(|mut c| {
+                let pipe = &pipe;
+                async move { pipe.query_async(&mut c).await }
+            })
+            .await?;
         Ok(())
     }
 
     async fn clear(&self, key: &str) -> Result {
-        let key = format!("{}{key}", self.prefix);
-        let () = retry_once(|| {
-            let mut connection = self.connection.clone();
-            let key = key.clone();
-            async move {
-                redis::cmd("DEL")
-                    .arg(&key)
-                    .query_async(&mut connection)
-                    .await
-            }
-        })
-        .await?;
+        use framework::redis_connection::redis;
+        let cmd = redis::cmd("DEL")
+            .arg(format!("{}{key}", self.prefix))
+            .clone();
+        let _removed: i64 = self.connection.query(&cmd).await?;
         Ok(())
     }
 }
@@ -218,11 +218,10 @@ impl LoginThrottle {
         let over = |count: Option<(u32, Duration)>, max: u32| {
             count.filter(|(n, _)| *n >= max).map(|(_, left)| left)
         };
-        let account_left = over(
-            self.store.count(&account_key(account)).await?,
-            self.limits.per_account,
-        );
-        let ip_left = over(self.store.count(&ip_key(ip)).await?, self.limits.per_ip);
+        let count =
+            |key: String| async move { self.store.count(&key).await.map_err(|e| store_failed(&e)) };
+        let account_left = over(count(account_key(account)).await?, self.limits.per_account);
+        let ip_left = over(count(ip_key(ip)).await?, self.limits.per_ip);
         Ok(account_left
             .max(ip_left)
             .map(|left| left.as_secs_f64().ceil().max(1.0) as u64))
@@ -241,12 +240,19 @@ impl LoginThrottle {
     pub async fn failed(&self, account: &str, ip: std::net::IpAddr) -> Result {
         self.store
             .record(&account_key(account), self.limits.window)
-            .await?;
-        self.store.record(&ip_key(ip), self.limits.window).await
+            .await
+            .map_err(|e| store_failed(&e))?;
+        self.store
+            .record(&ip_key(ip), self.limits.window)
+            .await
+            .map_err(|e| store_failed(&e))
     }
 
     /// Clears the account's failures after a successful login.
     pub async fn succeeded(&self, account: &str) -> Result {
-        self.store.clear(&account_key(account)).await
+        self.store
+            .clear(&account_key(account))
+            .await
+            .map_err(|e| store_failed(&e))
     }
 }

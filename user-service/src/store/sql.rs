@@ -15,6 +15,15 @@
 //! A failure at run time (database restarted, connection dropped) is a 500 with category
 //! `user-store` and `exception: true`, and is logged; the pool reconnects by itself. So is a
 //! stored value that does not open (tampered, or copied from another account's row).
+//!
+//! **Deadlines.** Every call runs under a client-side deadline ([`PoolOptions::timeout`],
+//! default 5 s), which includes waiting for a pooled connection ([`PoolOptions::acquire_timeout`],
+//! default 2 s); on PostgreSQL each connection also gets the same `statement_timeout`, so the
+//! server gives up on a statement the client gave up on. A hung database (paused, a network
+//! partition) thus costs a request at most the deadline, then a 500 `user-store`. A
+//! registration that timed out may still have been stored (the database may run the statement
+//! after the client gave up): its retry gets 409 `account already exists`, and logging in with
+//! the password tells whether it was stored.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -38,15 +47,19 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!();
 pub struct PoolOptions {
     /// Most connections the pool opens.
     pub max_connections: u32,
-    /// How long a request waits for a connection before failing.
+    /// How long a call waits for a connection before failing. Default 2 s.
     pub acquire_timeout: Duration,
+    /// The deadline of every call (waiting for a connection included), and PostgreSQL's
+    /// `statement_timeout`. Default 5 s.
+    pub timeout: Duration,
 }
 
 impl Default for PoolOptions {
     fn default() -> Self {
         Self {
             max_connections: 10,
-            acquire_timeout: Duration::from_secs(5),
+            acquire_timeout: Duration::from_secs(2),
+            timeout: Duration::from_secs(5),
         }
     }
 }
@@ -56,6 +69,7 @@ impl Default for PoolOptions {
 pub struct SqlUserStore {
     pool: AnyPool,
     keyring: Arc<Keyring>,
+    timeout: Duration,
 }
 
 /// Why the store could not start.
@@ -98,6 +112,21 @@ fn secret_failed(err: &SecretError) -> framework::Error {
     store_unavailable()
 }
 
+/// Runs `call` under the store's deadline; a call past it is a 500 `user-store`, like any
+/// other failure.
+async fn within<T>(
+    timeout: Duration,
+    call: impl std::future::Future<Output = Result<T, sqlx::Error>>,
+) -> Result<T, sqlx::Error> {
+    match tokio::time::timeout(timeout, call).await {
+        Ok(result) => result,
+        Err(_) => Err(sqlx::Error::Io(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no answer within the {timeout:?} deadline"),
+        ))),
+    }
+}
+
 fn unavailable(err: &sqlx::Error) -> framework::Error {
     tracing::error!(error = %err, "user store failed");
     store_unavailable()
@@ -131,15 +160,26 @@ impl SqlUserStore {
             use sqlx::Connection;
             sqlx::AnyConnection::connect(url).await?.close().await?;
         }
+        let statement_timeout = format!("SET statement_timeout = {}", options.timeout.as_millis());
         let pool = AnyPoolOptions::new()
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)
+            .after_connect(move |connection, _meta| {
+                let statement_timeout = statement_timeout.clone();
+                Box::pin(async move {
+                    if connection.backend_name() == "PostgreSQL" {
+                        sqlx::query(&statement_timeout).execute(connection).await?;
+                    }
+                    Ok(())
+                })
+            })
             .connect(url)
             .await?;
         MIGRATOR.run(&pool).await.map_err(sqlx::Error::from)?;
         let store = Self {
             pool,
             keyring: Arc::new(keyring),
+            timeout: options.timeout,
         };
         let resealed = store.reseal().await?;
         if resealed > 0 {
@@ -218,11 +258,11 @@ impl UserStore for SqlUserStore {
             .keyring
             .seal(account, password)
             .map_err(|e| secret_failed(&e))?;
-        let inserted = sqlx::query("INSERT INTO users (account, password) VALUES ($1, $2)")
+        let insert = sqlx::query("INSERT INTO users (account, password) VALUES ($1, $2)")
             .bind(account)
             .bind(&sealed)
-            .execute(&self.pool)
-            .await;
+            .execute(&self.pool);
+        let inserted = within(self.timeout, insert).await;
         match inserted {
             Ok(_) => Ok(User {
                 account: account.to_owned(),
@@ -236,12 +276,13 @@ impl UserStore for SqlUserStore {
     }
 
     async fn find(&self, account: &str) -> Result<Option<User>> {
-        let row: Option<(String, String)> =
+        let select =
             sqlx::query_as("SELECT account, password FROM users WHERE lower(account) = lower($1)")
                 .bind(account)
-                .fetch_optional(&self.pool)
-                .await
-                .map_err(|e| unavailable(&e))?;
+                .fetch_optional(&self.pool);
+        let row: Option<(String, String)> = within(self.timeout, select)
+            .await
+            .map_err(|e| unavailable(&e))?;
         let Some((account, stored)) = row else {
             return Ok(None);
         };
