@@ -324,21 +324,16 @@ async fn redis_lock_shared_by_two_instances() {
     );
     open.send_replace(true);
     assert_eq!(first.await.unwrap().unwrap().status(), 200);
-    // Released (by a task spawned from the guard's Drop).
-    let mut released = false;
-    for _ in 0..500 {
-        let exists: bool = redis::cmd("EXISTS")
-            .arg(&key)
-            .query_async(&mut redis)
-            .await
-            .unwrap();
-        if !exists {
-            released = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert!(released, "the lock was released in Redis");
+    // Released before the response was written: gone by the time the client has the answer.
+    let exists: bool = redis::cmd("EXISTS")
+        .arg(&key)
+        .query_async(&mut redis)
+        .await
+        .unwrap();
+    assert!(
+        !exists,
+        "the lock was released in Redis before the response"
+    );
     a.stop().await;
     b.stop().await;
 }
@@ -472,7 +467,8 @@ async fn key_lock_is_free_after_error_panic_disconnect_and_stream() {
     assert_eq!(refused.status(), 429, "held while the first runs");
     drop(socket);
     common::wait_for(|| lock.held() == 0).await;
-    // A streamed body keeps the lock until it has been sent.
+    // The lock covers the handler, not the transfer: a streamed body's head goes out with the
+    // lock already released.
     let mut res = client
         .get(server.url("/stream"))
         .header("x-user", "u1")
@@ -480,10 +476,9 @@ async fn key_lock_is_free_after_error_panic_disconnect_and_stream() {
         .await
         .unwrap();
     assert_eq!(res.chunk().await.unwrap().unwrap(), "part\n");
-    assert_eq!(lock.held(), 1);
+    assert_eq!(lock.held(), 0);
     open.send_replace(true);
     while res.chunk().await.unwrap().is_some() {}
-    common::wait_for(|| lock.held() == 0).await;
     // A missing header: 400 naming the key form.
     let res = client.get(server.url("/slow")).send().await.unwrap();
     assert_eq!(res.status(), 400);

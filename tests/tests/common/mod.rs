@@ -2,6 +2,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod backends;
 pub mod proxy;
 
 use std::net::SocketAddr;

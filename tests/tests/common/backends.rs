@@ -1,0 +1,421 @@
+//! Backends a test owns: its own `redis-server` and its own PostgreSQL cluster (`initdb` in a
+//! temp dir, on a free port), and user-service processes, so a test can kill, stop and pause
+//! them (SIGKILL, stop/restart, SIGSTOP/SIGCONT) without touching the shared servers on 5432
+//! and 6379. Everything started here is killed and its directory removed on drop.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A port nobody listens on now.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// Sends `signal` (`KILL`, `STOP`, `CONT`, `TERM`) to `pid`.
+pub fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{signal}"))
+        .arg(pid.to_string())
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+fn wait_until(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < limit, "{what} not ready in {limit:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn answers(port: u16) -> bool {
+    std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+}
+
+/// A `redis-server` of the test's own, with AOF persistence (`appendfsync always`), so data
+/// survives a SIGKILL as it would in a deployment that keeps sessions across restarts.
+pub struct RedisServer {
+    pub port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// Starts it on a free port and waits until it answers `PING`.
+    pub fn start() -> Self {
+        let mut server = Self {
+            port: free_port(),
+            dir: super::temp_dir("redis"),
+            child: None,
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--save",
+                "",
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+            ])
+            .arg("--dir")
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server (apt-get install redis-server)");
+        self.child = Some(child);
+        let port = self.port;
+        wait_until("redis-server", Duration::from_secs(10), || {
+            Command::new("redis-cli")
+                .args(["-p", &port.to_string(), "ping"])
+                .output()
+                .is_ok_and(|o| o.stdout.starts_with(b"PONG"))
+        });
+    }
+
+    /// `redis://127.0.0.1:<port>`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// SIGKILL, and waits for the process to be gone.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port and directory (its AOF reloaded).
+    pub fn restart(&mut self) {
+        self.spawn();
+    }
+
+    /// SIGSTOP: connections are accepted by the kernel, nothing is answered.
+    pub fn pause(&self) {
+        signal(self.pid(), "STOP");
+    }
+
+    /// SIGCONT.
+    pub fn resume(&self) {
+        signal(self.pid(), "CONT");
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        if let Some(child) = &self.child {
+            let _ = Command::new("kill")
+                .args(["-CONT", &child.id().to_string()])
+                .status();
+        }
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The directory of PostgreSQL's server programs: where `initdb` is on `PATH`, else Debian's
+/// `/usr/lib/postgresql/<version>/bin` (the newest).
+fn postgres_bin() -> PathBuf {
+    if let Ok(out) = Command::new("sh")
+        .args(["-c", "command -v initdb"])
+        .output()
+        && out.status.success()
+    {
+        let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        if let Some(dir) = path.parent() {
+            return dir.to_path_buf();
+        }
+    }
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .expect("PostgreSQL's server programs (apt-get install postgresql)")
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|p| p.join("initdb").exists())
+        .collect();
+    versions.sort();
+    versions.pop().expect("initdb under /usr/lib/postgresql")
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"))
+}
+
+/// A PostgreSQL cluster of the test's own: `initdb` in a temp dir (as the `postgres` user when
+/// the test runs as root, since PostgreSQL refuses to run as root), trust authentication, on a
+/// free port of 127.0.0.1, with the database `test`.
+pub struct Postgres {
+    pub port: u16,
+    dir: PathBuf,
+    bin: PathBuf,
+    as_postgres: bool,
+}
+
+impl Postgres {
+    /// Creates the cluster, starts it and creates the database `test`.
+    pub fn start() -> Self {
+        let dir = super::temp_dir("postgres");
+        let as_postgres = is_root();
+        if as_postgres {
+            let status = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(&dir)
+                .status()
+                .expect("chown");
+            assert!(status.success(), "chown the cluster directory to postgres");
+        }
+        let pg = Self {
+            port: free_port(),
+            dir,
+            bin: postgres_bin(),
+            as_postgres,
+        };
+        let data = pg.data();
+        let out = pg
+            .command("initdb")
+            .args(["-A", "trust", "-U", "postgres", "--no-sync", "-D"])
+            .arg(&data)
+            .output()
+            .expect("run initdb");
+        assert!(
+            out.status.success(),
+            "initdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        pg.begin();
+        let out = Command::new(pg.bin.join("psql"))
+            .args([
+                "-h",
+                "127.0.0.1",
+                "-p",
+                &pg.port.to_string(),
+                "-U",
+                "postgres",
+            ])
+            .args(["-c", "CREATE DATABASE test"])
+            .output()
+            .expect("run psql");
+        assert!(
+            out.status.success(),
+            "create database: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        pg
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.join("data")
+    }
+
+    /// A command of PostgreSQL's `program`, run as `postgres` when we are root.
+    fn command(&self, program: &str) -> Command {
+        let path = self.bin.join(program);
+        if self.as_postgres {
+            let mut command = Command::new("runuser");
+            command.args(["-u", "postgres", "--"]).arg(path);
+            command
+        } else {
+            Command::new(path)
+        }
+    }
+
+    /// `postgres://postgres@127.0.0.1:<port>/test`.
+    pub fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/test", self.port)
+    }
+
+    fn begin(&self) {
+        let options = format!(
+            "-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c max_connections=100",
+            self.port,
+            self.dir.display()
+        );
+        let out = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(self.data())
+            .args(["-o", &options, "-l"])
+            .arg(self.dir.join("log"))
+            .args(["-w", "start"])
+            .output()
+            .expect("run pg_ctl start");
+        assert!(
+            out.status.success(),
+            "pg_ctl start: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
+        );
+        let port = self.port;
+        wait_until("postgres", Duration::from_secs(30), || answers(port));
+    }
+
+    /// `pg_ctl stop -m fast`: connections are closed, new ones refused.
+    pub fn stop(&self) {
+        let out = self
+            .command("pg_ctl")
+            .arg("-D")
+            .arg(self.data())
+            .args(["-m", "fast", "-w", "stop"])
+            .output()
+            .expect("run pg_ctl stop");
+        assert!(out.status.success(), "pg_ctl stop");
+    }
+
+    /// Starts it again after [`stop`](Self::stop).
+    pub fn restart(&self) {
+        self.begin();
+    }
+
+    /// The postmaster and every process it started (backends, writer, checkpointer...).
+    fn processes(&self) -> Vec<u32> {
+        let pid_file =
+            std::fs::read_to_string(self.data().join("postmaster.pid")).expect("postmaster.pid");
+        let postmaster: u32 = pid_file
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .expect("postmaster pid");
+        let children = Command::new("pgrep")
+            .args(["-P", &postmaster.to_string()])
+            .output()
+            .expect("run pgrep");
+        let mut pids = vec![postmaster];
+        pids.extend(
+            String::from_utf8_lossy(&children.stdout)
+                .lines()
+                .filter_map(|l| l.trim().parse::<u32>().ok()),
+        );
+        pids
+    }
+
+    /// SIGSTOP to the whole cluster, postmaster first (so it forks nothing new): it hangs as a
+    /// frozen machine would, connections accepted by the kernel and never answered.
+    pub fn pause(&self) {
+        for pid in self.processes() {
+            signal(pid, "STOP");
+        }
+    }
+
+    /// SIGCONT to the whole cluster.
+    pub fn resume(&self) {
+        for pid in self.processes().into_iter().rev() {
+            signal(pid, "CONT");
+        }
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        if self.data().join("postmaster.pid").exists() {
+            for pid in self.processes() {
+                let _ = Command::new("kill")
+                    .args(["-CONT", &pid.to_string()])
+                    .status();
+            }
+            let _ = self
+                .command("pg_ctl")
+                .arg("-D")
+                .arg(self.data())
+                .args(["-m", "immediate", "-w", "stop"])
+                .output();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The `user-service` binary beside this test's executable (`target/<profile>/user-service`),
+/// which the workspace's `cargo test` builds (user-service has integration tests of its own).
+pub fn service_binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>/deps");
+    let binary = profile_dir.join("user-service");
+    assert!(
+        binary.exists(),
+        "{} is missing: run the workspace's `cargo test`, or `cargo build -p user-service` first",
+        binary.display()
+    );
+    binary
+}
+
+/// A user-service process on a fixed port, so it can be killed and started again at the same
+/// address.
+pub struct Instance {
+    pub port: u16,
+    env: Vec<(String, String)>,
+    child: Option<Child>,
+}
+
+impl Instance {
+    /// Starts the binary with `env` on a free port and waits until it accepts connections.
+    pub fn start(env: &[(&str, String)]) -> Self {
+        let mut instance = Self {
+            port: free_port(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+            child: None,
+        };
+        instance.spawn();
+        instance
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new(service_binary())
+            .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .env("BIND", format!("127.0.0.1:{}", self.port))
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start user-service");
+        self.child = Some(child);
+        let port = self.port;
+        wait_until("user-service", Duration::from_secs(30), || answers(port));
+    }
+
+    /// `http://127.0.0.1:<port><path>`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.port)
+    }
+
+    /// SIGKILL: no graceful shutdown, its locks are left to expire.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port.
+    pub fn restart(&mut self) {
+        self.spawn();
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}

@@ -1,0 +1,524 @@
+//! Fault injection: two user-service processes on a PostgreSQL cluster and a `redis-server` of
+//! this test's own (never the shared servers), 32 clients doing register → token → login → me
+//! with the session cookie moving between the instances, while the backends fail one after the
+//! other: Redis killed (SIGKILL, restarted with its AOF), PostgreSQL stopped and started, one
+//! instance killed and started again, Redis paused (SIGSTOP/SIGCONT), PostgreSQL paused.
+//!
+//! Clients behave as people do: a failed step is tried again after half a second (a login
+//! after a new token), so a lock that nobody holds any more would show as a 429 after the
+//! fault. Asserted: no request takes longer than the budget; no error outside a fault window
+//! (the fault plus 5 s after the backend is back); every fault is followed by a return to the
+//! pre-fault rate within 10 s; every registered account logs in afterwards on both instances.
+//! The table of each fault is printed (`--nocapture`).
+//!
+//! The default durations keep CI short (about two minutes); `FAULTS_FULL=1` runs the
+//! operator's scenario: Redis down 10 s, PostgreSQL down 10 s, Redis paused 15 s, PostgreSQL
+//! paused 40 s.
+//!
+//! Run alone: `cargo build -p user-service && cargo test -p e2e-tests --test faults --
+//! --nocapture` (the test starts the binary the build left in `target/debug`).
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::backends::{Instance, Postgres, RedisServer};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+const CLIENTS: usize = 32;
+/// The longest any request may take: the database deadline (5 s) plus a Redis deadline (1 s)
+/// and room for a loaded debug build.
+const BUDGET: Duration = Duration::from_secs(10);
+/// Errors are allowed until this long after the backend is back.
+const GRACE: Duration = Duration::from_secs(5);
+/// The rate must be back within this long after the backend is back.
+const RECOVERY: Duration = Duration::from_secs(10);
+
+/// One request as the client saw it.
+#[derive(Debug, Clone)]
+struct Sample {
+    /// Seconds since the load started, when the request was sent.
+    sent: f64,
+    took: Duration,
+    step: &'static str,
+    /// The status, or `None` for a transport failure (refused, reset, timed out).
+    status: Option<u16>,
+    ok: bool,
+}
+
+/// One fault: when it began and when its backend was back.
+#[derive(Debug, Clone)]
+struct Window {
+    name: &'static str,
+    start: f64,
+    end: f64,
+}
+
+#[derive(Clone, Copy)]
+struct Durations {
+    warmup: Duration,
+    redis_down: Duration,
+    postgres_down: Duration,
+    instance_down: Duration,
+    redis_pause: Duration,
+    postgres_pause: Duration,
+    settle: Duration,
+}
+
+fn durations() -> Durations {
+    let full = std::env::var("FAULTS_FULL").is_ok_and(|v| v == "1");
+    let s = Duration::from_secs;
+    if full {
+        Durations {
+            warmup: s(10),
+            redis_down: s(10),
+            postgres_down: s(10),
+            instance_down: s(5),
+            redis_pause: s(15),
+            postgres_pause: s(40),
+            settle: s(20),
+        }
+    } else {
+        Durations {
+            warmup: s(6),
+            redis_down: s(4),
+            postgres_down: s(4),
+            instance_down: s(3),
+            redis_pause: s(5),
+            postgres_pause: s(8),
+            settle: s(12),
+        }
+    }
+}
+
+fn sha256_hex(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+/// Where a flow stands.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Step {
+    Register,
+    Token,
+    Login,
+    Me,
+}
+
+struct Load {
+    started: Instant,
+    samples: Mutex<Vec<Sample>>,
+    /// Accounts whose registration was answered 201 (or 409 after an unanswered attempt), with
+    /// their digests.
+    registered: Mutex<Vec<(String, String)>>,
+    stop: AtomicBool,
+    ports: [u16; 2],
+}
+
+impl Load {
+    fn record(&self, sent: Instant, step: &'static str, status: Option<u16>, ok: bool) {
+        let sample = Sample {
+            sent: (sent - self.started).as_secs_f64(),
+            took: sent.elapsed(),
+            step,
+            status,
+            ok,
+        };
+        self.samples.lock().unwrap().push(sample);
+    }
+
+    fn url(&self, instance: usize, path: &str) -> String {
+        format!("http://127.0.0.1:{}{path}", self.ports[instance % 2])
+    }
+}
+
+/// Sends one request; its status and JSON body, or `None` when the transport failed.
+async fn send(request: reqwest::RequestBuilder) -> Option<(u16, Value)> {
+    let response = request.send().await.ok()?;
+    let status = response.status().as_u16();
+    let body = response.json().await.unwrap_or(Value::Null);
+    Some((status, body))
+}
+
+/// One client: flows of register → token → login → me, each step on the other instance than
+/// the one before, until told to stop.
+async fn client(load: Arc<Load>, id: usize) {
+    let http = client_for(id);
+    let mut flow = 0usize;
+    while !load.stop.load(Ordering::Relaxed) {
+        flow += 1;
+        let account = format!("c{id}f{flow}");
+        let digest = sha256_hex(&format!("pw-{account}"));
+        let mut step = Step::Register;
+        let mut hop = id + flow;
+        let mut unanswered_register = false;
+        let mut token = String::new();
+        while !load.stop.load(Ordering::Relaxed) {
+            hop += 1;
+            let sent = Instant::now();
+            let (name, outcome) = match step {
+                Step::Register => {
+                    let body = json!({"account": account, "password": digest});
+                    let answer = send(http.post(load.url(hop, "/users/v1/me")).json(&body)).await;
+                    let ok = match &answer {
+                        Some((201, _)) => true,
+                        // Its earlier attempt was stored after all.
+                        Some((409, _)) => unanswered_register,
+                        _ => false,
+                    };
+                    if ok {
+                        load.registered
+                            .lock()
+                            .unwrap()
+                            .push((account.clone(), digest.clone()));
+                    } else if answer.as_ref().is_none_or(|(s, _)| *s >= 500) {
+                        unanswered_register = true;
+                    }
+                    ("register", (answer.map(|a| a.0), ok, Step::Token))
+                }
+                Step::Token => {
+                    let answer = send(http.get(load.url(hop, "/users/v1/login"))).await;
+                    let ok = match &answer {
+                        Some((200, body)) => match body["token"].as_str() {
+                            Some(t) => {
+                                token = t.to_owned();
+                                true
+                            }
+                            None => false,
+                        },
+                        _ => false,
+                    };
+                    ("token", (answer.map(|a| a.0), ok, Step::Login))
+                }
+                Step::Login => {
+                    let proof = sha256_hex(&format!("{digest}{token}"));
+                    let body = json!({"account": account, "password": proof});
+                    let answer =
+                        send(http.post(load.url(hop, "/users/v1/login")).json(&body)).await;
+                    let ok = matches!(answer, Some((200, _)));
+                    ("login", (answer.map(|a| a.0), ok, Step::Me))
+                }
+                Step::Me => {
+                    let answer = send(http.get(load.url(hop, "/users/v1/me"))).await;
+                    let ok = matches!(&answer, Some((200, body)) if body["name"] == account);
+                    ("me", (answer.map(|a| a.0), ok, Step::Register))
+                }
+            };
+            let (status, ok, next) = outcome;
+            load.record(sent, name, status, ok);
+            if ok {
+                if next == Step::Register {
+                    break;
+                }
+                step = next;
+            } else {
+                // Try again as a person would; a login or a lost session needs a new token.
+                if matches!(step, Step::Login | Step::Me) {
+                    step = Step::Token;
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+        }
+    }
+}
+
+/// A client with a cookie jar, sending from `127.0.0.<2 + id>`: every client has an address
+/// of its own, as people behind a load balancer do (the per-IP limits count each apart).
+fn client_for(id: usize) -> reqwest::Client {
+    let address = std::net::Ipv4Addr::new(127, 0, 0, u8::try_from(2 + id).expect("id < 250"));
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .local_address(std::net::IpAddr::V4(address))
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+/// A new token and a login with it, on `instance`.
+async fn log_in(
+    http: &reqwest::Client,
+    load: &Load,
+    instance: usize,
+    account: &str,
+    digest: &str,
+) -> Result<(), String> {
+    let (status, body) = send(http.get(load.url(instance, "/users/v1/login")))
+        .await
+        .ok_or("token: no answer")?;
+    let token = body["token"]
+        .as_str()
+        .ok_or_else(|| format!("token: {status} {body}"))?;
+    let proof = sha256_hex(&format!("{digest}{token}"));
+    let body = json!({"account": account, "password": proof});
+    let (status, body) = send(http.post(load.url(instance, "/users/v1/login")).json(&body))
+        .await
+        .ok_or("login: no answer")?;
+    if status == 200 {
+        Ok(())
+    } else {
+        Err(format!("login: {status} {body}"))
+    }
+}
+
+/// What one fault did to the clients.
+#[derive(Debug)]
+struct Report {
+    name: &'static str,
+    errors: usize,
+    first_success: Option<f64>,
+    full_rate: Option<f64>,
+    slowest: Duration,
+}
+
+/// Successes per second completed in `[from, to)`.
+fn rate(samples: &[Sample], from: f64, to: f64) -> f64 {
+    let done = samples
+        .iter()
+        .filter(|s| s.ok)
+        .map(|s| s.sent + s.took.as_secs_f64())
+        .filter(|t| *t >= from && *t < to)
+        .count();
+    done as f64 / (to - from)
+}
+
+fn report(samples: &[Sample], window: &Window) -> Report {
+    let grace = GRACE.as_secs_f64();
+    let inside =
+        |s: &Sample| s.sent + s.took.as_secs_f64() >= window.start && s.sent < window.end + grace;
+    let errors = samples.iter().filter(|s| !s.ok && inside(s)).count();
+    let slowest = samples
+        .iter()
+        .filter(|s| inside(s))
+        .map(|s| s.took)
+        .max()
+        .unwrap_or_default();
+    let first_success = samples
+        .iter()
+        .filter(|s| s.ok && s.sent >= window.end)
+        .map(|s| s.sent + s.took.as_secs_f64() - window.end)
+        .reduce(f64::min);
+    // The rate of the 5 s before the fault; back when a 1 s step after the return reaches 80%
+    // of it.
+    let before = rate(samples, window.start - 5.0, window.start);
+    let full_rate = (0..200).map(|i| f64::from(i) * 0.25).find(|offset| {
+        let from = window.end + offset;
+        rate(samples, from, from + 1.0) >= 0.8 * before
+    });
+    Report {
+        name: window.name,
+        errors,
+        first_success,
+        full_rate: full_rate.map(|o| o + 1.0),
+        slowest,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    any(no_test_redis, no_test_database),
+    ignore = "needs redis-server and PostgreSQL's programs: set TEST_REDIS_URL and TEST_DATABASE_URL"
+)]
+async fn two_instances_ride_out_backend_faults() {
+    let d = durations();
+    let (redis, postgres) =
+        tokio::task::spawn_blocking(|| (RedisServer::start(), Postgres::start()))
+            .await
+            .unwrap();
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).unwrap();
+    let env = [
+        ("DATABASE_URL", postgres.url()),
+        ("REDIS_URL", redis.url()),
+        ("USER_STORE_KEY", hex::encode(key)),
+        ("RUST_LOG", "error".to_owned()),
+        // Each client sends far more than a person would: the per-IP request rates are off.
+        // (The failed-login limits stay on.)
+        ("TOKEN_RATE_LIMIT", "off".to_owned()),
+        ("LOGIN_RATE_LIMIT", "off".to_owned()),
+    ];
+    let (a, b) =
+        tokio::task::spawn_blocking(move || (Instance::start(&env), Instance::start(&env)))
+            .await
+            .unwrap();
+    let load = Arc::new(Load {
+        started: Instant::now(),
+        samples: Mutex::default(),
+        registered: Mutex::default(),
+        stop: AtomicBool::new(false),
+        ports: [a.port, b.port],
+    });
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|id| tokio::spawn(client(Arc::clone(&load), id)))
+        .collect();
+
+    // The faults, one after the other, on a thread of their own (they block on processes).
+    let schedule_load = Arc::clone(&load);
+    let (windows, redis, postgres, a, b) = tokio::task::spawn_blocking(move || {
+        let (mut redis, postgres, a, mut b) = (redis, postgres, a, b);
+        let now = || schedule_load.started.elapsed().as_secs_f64();
+        let mut windows = Vec::new();
+        let mut fault = |name, down: Duration, start: &mut dyn FnMut(), end: &mut dyn FnMut()| {
+            std::thread::sleep(d.settle);
+            let begin = now();
+            start();
+            std::thread::sleep(down);
+            end();
+            windows.push(Window {
+                name,
+                start: begin,
+                end: now(),
+            });
+        };
+        std::thread::sleep(d.warmup.saturating_sub(d.settle));
+        let redis_cell = std::cell::RefCell::new(&mut redis);
+        fault(
+            "Redis killed (SIGKILL), restarted",
+            d.redis_down,
+            &mut || redis_cell.borrow_mut().kill(),
+            &mut || redis_cell.borrow_mut().restart(),
+        );
+        fault(
+            "PostgreSQL stopped, started",
+            d.postgres_down,
+            &mut || postgres.stop(),
+            &mut || postgres.restart(),
+        );
+        let b_cell = std::cell::RefCell::new(&mut b);
+        fault(
+            "instance killed (SIGKILL), restarted",
+            d.instance_down,
+            &mut || b_cell.borrow_mut().kill(),
+            &mut || b_cell.borrow_mut().restart(),
+        );
+        fault(
+            "Redis paused (SIGSTOP/SIGCONT)",
+            d.redis_pause,
+            &mut || redis_cell.borrow().pause(),
+            &mut || redis_cell.borrow().resume(),
+        );
+        fault(
+            "PostgreSQL paused (SIGSTOP/SIGCONT)",
+            d.postgres_pause,
+            &mut || postgres.pause(),
+            &mut || postgres.resume(),
+        );
+        std::thread::sleep(d.settle);
+        (windows, redis, postgres, a, b)
+    })
+    .await
+    .unwrap();
+    load.stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        c.await.unwrap();
+    }
+
+    let samples = load.samples.lock().unwrap().clone();
+    let total = samples.len();
+    let failed = samples.iter().filter(|s| !s.ok).count();
+    println!(
+        "\n{total} requests, {failed} failed, 2 instances, {CLIENTS} clients, {:.0} s\n",
+        load.started.elapsed().as_secs_f64()
+    );
+    println!(
+        "| fault | down for | errors in window | time to first success | time to full rate | slowest request |"
+    );
+    println!("|---|---|---|---|---|---|");
+    let reports: Vec<Report> = windows.iter().map(|w| report(&samples, w)).collect();
+    for (r, w) in reports.iter().zip(&windows) {
+        let secs = |v: Option<f64>| v.map_or("never".to_owned(), |v| format!("{v:.1} s"));
+        println!(
+            "| {} | {:.1} s | {} | {} | {} | {:.2} s |",
+            r.name,
+            w.end - w.start,
+            r.errors,
+            secs(r.first_success),
+            secs(r.full_rate),
+            r.slowest.as_secs_f64()
+        );
+    }
+    for step in ["register", "token", "login", "me"] {
+        let of_step = samples.iter().filter(|s| s.step == step);
+        let failed = of_step.clone().filter(|s| !s.ok).count();
+        println!("{step}: {} requests, {failed} failed", of_step.count());
+    }
+    let grace = GRACE.as_secs_f64();
+    let outside: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| !s.ok)
+        .filter(|s| {
+            !windows
+                .iter()
+                .any(|w| s.sent + s.took.as_secs_f64() >= w.start && s.sent < w.end + grace)
+        })
+        .collect();
+    let slowest = samples.iter().map(|s| s.took).max().unwrap_or_default();
+    println!(
+        "\nerrors outside the windows: {} (429: {}); slowest request overall {:.2} s",
+        outside.len(),
+        outside.iter().filter(|s| s.status == Some(429)).count(),
+        slowest.as_secs_f64()
+    );
+
+    // Every registered account logs in afterwards, on both instances: 16 checkers, each with
+    // its own client (and address) and its share of the accounts.
+    let registered = load.registered.lock().unwrap().clone();
+    let checkers = (0..16).map(|checker| {
+        let load = Arc::clone(&load);
+        let accounts: Vec<_> = registered
+            .iter()
+            .skip(checker)
+            .step_by(16)
+            .cloned()
+            .collect();
+        async move {
+            let http = client_for(100 + checker);
+            let mut lost = Vec::new();
+            for (account, digest) in accounts {
+                for instance in 0..2 {
+                    if let Err(why) = log_in(&http, &load, instance, &account, &digest).await {
+                        lost.push(format!("{account} on instance {instance}: {why}"));
+                    }
+                }
+            }
+            lost
+        }
+    });
+    let lost: Vec<String> = futures_util::future::join_all(checkers)
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    println!(
+        "{} accounts registered; {} failed to log in afterwards",
+        registered.len(),
+        lost.len()
+    );
+    drop((a, b, redis, postgres));
+
+    assert!(
+        outside.is_empty(),
+        "errors outside the fault windows: {:?}",
+        &outside[..outside.len().min(20)]
+    );
+    assert!(slowest <= BUDGET, "a request took {slowest:?}");
+    for r in &reports {
+        assert!(
+            r.first_success.is_some(),
+            "{}: no success after the fault",
+            r.name
+        );
+        assert!(
+            r.full_rate.is_some_and(|t| t <= RECOVERY.as_secs_f64()),
+            "{}: the rate was not back within {RECOVERY:?}: {r:?}",
+            r.name
+        );
+    }
+    assert!(!registered.is_empty(), "no account was registered");
+    assert!(
+        lost.is_empty(),
+        "accounts that no longer log in: {:?}",
+        &lost[..lost.len().min(20)]
+    );
+}
