@@ -174,14 +174,17 @@ impl Held {
         self.lock = None;
     }
 
-    /// Releases now and waits for it (within the store's deadlines); a failed release is
-    /// retried in the background.
+    /// Releases now and waits for it (within the store's deadlines). A release that fails, or
+    /// whose request is dropped while it waits, is left to `Drop` (retried in the background).
     async fn release(mut self) {
-        let Some(lock) = self.lock.take() else { return };
-        if let Err(err) = lock.release(&self.key, &self.token).await {
-            tracing::warn!(key = &*self.key, error = %err.into_http().message(), "releasing a lock failed; retried in the background");
-            let key = std::mem::take(&mut self.key);
-            lock.release_detached(key, self.token, self.ttl);
+        let Some(lock) = &self.lock else { return };
+        match lock.release(&self.key, &self.token).await {
+            Ok(()) => self.lock = None,
+            Err(err) => tracing::warn!(
+                key = &*self.key,
+                error = %err.into_http().message(),
+                "releasing a lock failed; retried in the background"
+            ),
         }
     }
 }
