@@ -63,7 +63,10 @@ impl TrustedProxies {
         !matches!(self, Self::None | Self::Hops(0))
     }
 
-    fn trusts(&self, ip: IpAddr) -> bool {
+    /// True when a request from `peer` comes from one of our proxies, so its proxy headers
+    /// (`X-Forwarded-*`, `X-Real-Ip`, `Forwarded`) may be believed: with a hop count, any peer
+    /// (the nearest hop is the peer by definition); with networks, a peer inside one of them.
+    pub fn trusts(&self, ip: IpAddr) -> bool {
         match self {
             Self::None => false,
             Self::Hops(n) => *n > 0,

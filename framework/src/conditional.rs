@@ -19,6 +19,20 @@ use http::header::{
     HeaderMap, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE, IF_UNMODIFIED_SINCE,
 };
 
+/// What a 304 or a 206 answer stands for: the full representation's media type and length.
+/// Whoever answers 304 or 206 ([`fresh`](crate::middleware::fresh), static serve) puts it in the
+/// request's extensions ([`Context::extensions_mut`](crate::Context::extensions_mut)), so outer
+/// middleware can send the headers the 200 would have had (RFC 9110 sections 15.3.7 and
+/// 15.4.5): compress its `Vary: Accept-Encoding`, and on a 304 the `ETag` in the form the 200
+/// had.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Represents {
+    /// The representation's `Content-Type`.
+    pub content_type: Option<http::HeaderValue>,
+    /// Its full length in bytes (`u64::MAX` when unknown, as for a stream of unknown length).
+    pub length: u64,
+}
+
 /// What the preconditions decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Precondition {

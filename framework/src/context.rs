@@ -348,9 +348,13 @@ impl Context {
             &self.shared.trusted_proxies,
         )
     }
-    /// True when the app believes proxy headers (`App::trust_proxy`).
+    /// True when this request's peer is one of the proxies the app trusts
+    /// ([`App::trusted_proxies`](crate::App::trusted_proxies)), so the proxy headers it sent
+    /// (`X-Forwarded-*`, `X-Real-Ip`, `Forwarded`) may be believed. Decided on the peer, as
+    /// [`real_ip`](Self::real_ip) is: a client outside the trusted networks is never trusted,
+    /// whatever else is configured.
     pub fn trusts_proxy(&self) -> bool {
-        self.shared.trusted_proxies.any()
+        self.shared.trusted_proxies.trusts(self.remote_addr().ip())
     }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {
@@ -410,6 +414,10 @@ impl Context {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v)
     }
+    /// True when the request body may still hold bytes nobody read.
+    pub(crate) fn raw_body_has_data(&self) -> bool {
+        self.raw_body.has_data()
+    }
     /// The request body stream, for a middleware that reads it (the body parser, a proxy).
     /// Later calls get an empty body.
     pub fn take_raw_body(&mut self) -> RequestBody {
@@ -435,6 +443,15 @@ impl Context {
                  (framework::middleware::body_parser::BodyParser) to the app or the route",
             )
             .with_exception(true));
+        }
+        if self.request_body.is_empty()
+            && self.raw_body.has_data()
+            && !crate::header::is_json_media_type(self.headers())
+        {
+            // The parser saw the request and left its body alone: a type it does not decode.
+            return Err(crate::validate::unsupported_media_type(
+                self.header(http::header::CONTENT_TYPE),
+            ));
         }
         crate::validate::bind_json(&self.request_body)
     }

@@ -243,6 +243,18 @@ where
                     )
                     .into();
                 }
+                // The OS's words (paths, `File name too long (os error 36)`) are for the log,
+                // never for the client.
+                if let Some(io) = plain.downcast_ref::<std::io::Error>() {
+                    tracing::error!(error = %io, "i/o failed");
+                    return HttpError::with(
+                        http::StatusCode::INTERNAL_SERVER_ERROR,
+                        DEFAULT_CATEGORY,
+                        "internal i/o error",
+                    )
+                    .with_exception(true)
+                    .into();
+                }
                 Self(Repr::Plain(plain))
             }
         }
@@ -282,11 +294,30 @@ mod tests {
 
     #[test]
     fn plain_error_becomes_exception() {
-        let err: Error = std::io::Error::other("disk on fire").into();
+        #[derive(Debug)]
+        struct DiskOnFire;
+        impl fmt::Display for DiskOnFire {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("disk on fire")
+            }
+        }
+        impl std::error::Error for DiskOnFire {}
+        let err: Error = DiskOnFire.into();
         assert_eq!(err.status(), StatusCode::INTERNAL_SERVER_ERROR);
         let http = err.into_http();
         assert_eq!(http.category(), DEFAULT_CATEGORY);
         assert_eq!(http.message(), "disk on fire");
+        assert!(http.is_exception());
+    }
+
+    #[test]
+    fn io_errors_keep_the_os_words_out_of_the_answer() {
+        let long = std::io::Error::from_raw_os_error(36);
+        assert!(long.to_string().contains("os error 36"));
+        let http = Error::from(long).into_http();
+        assert_eq!(http.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(http.category(), DEFAULT_CATEGORY);
+        assert_eq!(http.message(), "internal i/o error");
         assert!(http.is_exception());
     }
 

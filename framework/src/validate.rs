@@ -69,6 +69,26 @@ pub fn failure(field: &str, code: &'static str, reason: impl Display) -> HttpErr
     .with_code(code)
 }
 
+/// The **415** for a body in a type the body parser does not decode (`text/plain`, a form on a
+/// JSON-only parser, no `Content-Type` at all): category `framework-body-parser`, naming the type
+/// received and the one expected. The body parser adds `Accept-Post` (or `Accept-Patch`) with
+/// the types it reads.
+pub fn unsupported_media_type(received: Option<&str>) -> HttpError {
+    let received = received
+        .and_then(|v| v.split(';').next())
+        .map(str::trim)
+        .filter(|v| !v.is_empty() && v.len() <= 100 && v.bytes().all(|b| b.is_ascii_graphic()));
+    let message = match received {
+        Some(received) => format!("unsupported media type {received}: expected application/json"),
+        None => "unsupported media type: expected application/json".to_owned(),
+    };
+    HttpError::with(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "framework-body-parser",
+        message,
+    )
+}
+
 /// Deserialises a JSON object body into `T` and validates it. See [`crate::Context::bind`].
 pub fn bind_json<T: DeserializeOwned + Validate>(body: &[u8]) -> Result<T, HttpError> {
     if body.is_empty() {

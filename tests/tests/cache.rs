@@ -528,3 +528,45 @@ async fn the_redis_store_is_shared_by_two_instances() {
 fn fetched_host(a: &common::Running) -> String {
     a.addr.to_string()
 }
+
+#[tokio::test]
+async fn a_fetch_whose_client_leaves_hands_the_lead_to_one_waiter() {
+    use tokio::io::AsyncWriteExt;
+    let counter = Arc::new(Calls::default());
+    let server = common::start(app(Arc::new(MemoryCacheStore::new()), counter.clone())).await;
+    let client = client();
+    // The first requester starts the fetch and leaves while the handler runs. (Its Host is the
+    // one reqwest sends, so the waiters' key is the same.)
+    let mut first = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    first
+        .write_all(format!("GET /slow HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr).as_bytes())
+        .await
+        .unwrap();
+    common::wait_for(|| calls(&counter) == 1).await;
+    let waiters = tokio::spawn({
+        let client = client.clone();
+        let url = server.url("/slow");
+        async move { futures_util::future::join_all((0..50).map(|_| get(client.get(&url)))).await }
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    drop(first);
+    let answers = tokio::time::timeout(Duration::from_secs(10), waiters)
+        .await
+        .expect("no waiter hangs")
+        .unwrap();
+    assert!(answers.iter().all(|a| a.status == 200));
+    // The abandoned run and one waiter's, not one per waiter.
+    assert_eq!(calls(&counter), 2);
+    assert_eq!(
+        answers
+            .iter()
+            .filter(|a| a.header("x-cache") == Some("fetch"))
+            .count(),
+        1
+    );
+    // And the waiter's fetch was stored.
+    let again = get(client.get(server.url("/slow"))).await;
+    assert_eq!(again.header("x-cache"), Some("hit"));
+    assert_eq!(calls(&counter), 2);
+    server.stop().await;
+}

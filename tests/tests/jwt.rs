@@ -184,6 +184,32 @@ async fn every_case() {
             )),
             "token is invalid",
         ),
+        (
+            // RFC 7519 section 4.1.4: not accepted on or after exp.
+            "exp equal to now",
+            Some(format!(
+                "Bearer {}",
+                sign(Algorithm::HS256, &json!({"sub": "a", "exp": now()}))
+            )),
+            "token has expired",
+        ),
+        (
+            // RFC 7515 section 4.1.11: an extension nobody here understands.
+            "unknown crit",
+            Some(format!(
+                "Bearer {}",
+                jsonwebtoken::encode(
+                    &Header {
+                        crit: Some(vec!["urn:example:must-understand".into()]),
+                        ..Header::new(Algorithm::HS256)
+                    },
+                    &json!({"sub": "a", "exp": now() + 60, "urn:example:must-understand": 1}),
+                    &EncodingKey::from_secret(SECRET)
+                )
+                .unwrap()
+            )),
+            "token is invalid",
+        ),
     ];
     for (name, auth, message) in cases {
         let token_text = auth.clone().unwrap_or_default();
@@ -244,4 +270,17 @@ async fn issuer_signs_and_renews() {
         .unwrap()
         .expect("renewed near expiry");
     assert!(jwt.verify(&renewed).unwrap().exp > closing.exp);
+}
+
+#[test]
+fn leeway_moves_the_expiry_by_its_seconds() {
+    let jwt = Jwt::<User>::new(JwtConfig {
+        leeway: std::time::Duration::from_secs(30),
+        ..JwtConfig::hs256(SECRET)
+    });
+    let token = |exp: i64| sign(Algorithm::HS256, &json!({"sub": "a", "exp": exp}));
+    assert!(jwt.verify(&token(now() - 10)).is_ok(), "within the leeway");
+    // exp + leeway equal to now: expired, as exp equal to now is without leeway.
+    assert!(jwt.verify(&token(now() - 30)).is_err());
+    assert!(jwt.verify(&token(now() - 31)).is_err());
 }

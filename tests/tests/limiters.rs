@@ -350,7 +350,7 @@ async fn basic_auth_cases() {
             "http-error" => Err(HttpError::new("blocked")
                 .with_status(http::StatusCode::FORBIDDEN)
                 .into()),
-            "plain-error" => Err(std::io::Error::other("directory down").into()),
+            "plain-error" => Err(framework::Error::msg("directory down")),
             _ => Ok(account == "admin" && password == "pa:ss"),
         })
     });

@@ -136,7 +136,7 @@ async fn bind_without_the_body_parser_is_a_500_naming_it() {
         .unwrap();
     assert_eq!(parsed.status(), 200);
     assert_eq!(parsed.text().await.unwrap(), "hello");
-    // A body the parser does not read (not JSON) stays the client's mistake: 400.
+    // A body the parser does not read (not JSON) stays the client's mistake: 415.
     let text = client
         .post(server.url("/parsed"))
         .header("content-type", "text/plain")
@@ -144,9 +144,85 @@ async fn bind_without_the_body_parser_is_a_500_naming_it() {
         .send()
         .await
         .unwrap();
-    assert_eq!(text.status(), 400);
+    assert_eq!(text.status(), 415);
     // No body at all without a parser: the client's mistake too (400), nothing was left unread.
     let empty = client.post(server.url("/bare")).send().await.unwrap();
     assert_eq!(empty.status(), 400);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_body_the_parser_does_not_read_is_415_naming_what_it_accepts() {
+    let service = App::new()
+        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(Responder::default().into_shared())
+        .use_middleware(BodyParser::default().into_shared())
+        .post("/note", echo)
+        .patch("/note", echo)
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = common::browser();
+    let send = |method: reqwest::Method, content_type: Option<&'static str>, body: &'static str| {
+        let mut request = client.request(method, server.url("/note")).body(body);
+        if let Some(content_type) = content_type {
+            request = request.header("content-type", content_type);
+        }
+        async move {
+            let res = request.send().await.unwrap();
+            let status = res.status().as_u16();
+            let accept_post = res
+                .headers()
+                .get("accept-post")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let accept_patch = res
+                .headers()
+                .get("accept-patch")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let body: Value = res.json().await.unwrap_or(Value::Null);
+            (status, accept_post, accept_patch, body)
+        }
+    };
+    for (content_type, body, named) in [
+        (
+            Some("text/plain"),
+            "hello",
+            "unsupported media type text/plain: expected application/json",
+        ),
+        (
+            Some("application/x-www-form-urlencoded"),
+            "text=hello",
+            "unsupported media type application/x-www-form-urlencoded: expected application/json",
+        ),
+        (
+            None,
+            "{\"text\":\"hello\"}",
+            "unsupported media type: expected application/json",
+        ),
+    ] {
+        let (status, accept_post, _, body) = send(reqwest::Method::POST, content_type, body).await;
+        assert_eq!(status, 415, "{content_type:?}: {body}");
+        assert_eq!(accept_post.as_deref(), Some("application/json"));
+        assert_eq!(body["category"], "framework-body-parser");
+        assert_eq!(body["message"], named);
+    }
+    let (status, accept_post, accept_patch, _) =
+        send(reqwest::Method::PATCH, Some("text/plain"), "hello").await;
+    assert_eq!(
+        (status, accept_post, accept_patch.as_deref()),
+        (415, None, Some("application/json"))
+    );
+    // JSON still binds; an empty JSON body is still malformed JSON (400).
+    let (status, _, _, _) = send(
+        reqwest::Method::POST,
+        Some("application/json"),
+        "{\"text\":\"hi\"}",
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, accept_post, _, body) =
+        send(reqwest::Method::POST, Some("application/json"), "").await;
+    assert_eq!((status, accept_post), (400, None));
+    assert_eq!(body["message"], "invalid json");
     server.stop().await;
 }

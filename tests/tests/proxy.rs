@@ -457,3 +457,108 @@ async fn user_service_flow_through_the_proxy() {
     proxy.stop().await;
     backend.stop().await;
 }
+
+/// What the upstream saw of the proxy headers, for a request with forged ones from 127.0.0.1
+/// through an app that trusts `trusted`.
+async fn forged_headers_seen(trusted: framework::client_ip::TrustedProxies) -> Value {
+    let up = upstream().await;
+    let proxy = common::start(
+        App::new()
+            .trusted_proxies(trusted)
+            .use_middleware(ErrorHandler::default().into_shared())
+            .use_middleware(Responder::default().into_shared())
+            .any(
+                "/*",
+                Proxy::new(ProxyConfig {
+                    target: target(up.addr),
+                    ..ProxyConfig::default()
+                })
+                .unwrap(),
+            )
+            .build()
+            .unwrap(),
+    )
+    .await;
+    let res = common::raw_request(
+        proxy.addr,
+        "GET /h HTTP/1.1\r\nHost: front.example\r\nX-Forwarded-Host: evil.example\r\n\
+         X-Forwarded-Proto: https\r\nForwarded: for=198.51.100.9;proto=https\r\n\
+         X-Real-IP: 198.51.100.9\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(res.status, 200, "{}", res.text());
+    proxy.stop().await;
+    up.stop().await;
+    serde_json::from_slice::<Value>(&res.body).unwrap()["headers"].clone()
+}
+
+#[tokio::test]
+async fn only_trusted_peers_speak_for_the_client() {
+    use framework::client_ip::TrustedProxies;
+    // Trust configured, but not for this peer (127.0.0.1), and no trust at all: the client's
+    // claims are overwritten or dropped.
+    for trusted in [
+        TrustedProxies::Networks(vec!["10.0.0.0/8".parse().unwrap()]),
+        TrustedProxies::None,
+    ] {
+        let h = forged_headers_seen(trusted.clone()).await;
+        assert_eq!(
+            h["x-forwarded-host"],
+            json!(["front.example"]),
+            "{trusted:?}"
+        );
+        assert_eq!(h["x-forwarded-proto"], json!(["http"]), "{trusted:?}");
+        assert!(h.get("forwarded").is_none(), "{trusted:?}: {h}");
+        assert!(h.get("x-real-ip").is_none(), "{trusted:?}: {h}");
+    }
+    // A trusted peer speaks for the client: its headers pass as sent.
+    let h = forged_headers_seen(TrustedProxies::Networks(vec![
+        "127.0.0.0/8".parse().unwrap(),
+    ]))
+    .await;
+    assert_eq!(h["x-forwarded-host"], json!(["evil.example"]));
+    assert_eq!(h["x-forwarded-proto"], json!(["https"]));
+    assert_eq!(h["forwarded"], json!(["for=198.51.100.9;proto=https"]));
+    assert_eq!(h["x-real-ip"], json!(["198.51.100.9"]));
+}
+
+#[tokio::test]
+async fn an_upstream_that_stalls_mid_body_cuts_the_client() {
+    // Head and 1 000 of 10 000 000 bytes, then silence.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut buf = [0u8; 4096];
+                let _ = socket.read(&mut buf).await;
+                let _ = socket
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 10000000\r\n\r\n")
+                    .await;
+                let _ = socket.write_all(&[b'x'; 1000]).await;
+                tokio::time::sleep(Duration::from_secs(60)).await;
+            });
+        }
+    });
+    let proxy = common::start(proxy_app(
+        ProxyConfig {
+            target: target(addr),
+            body_idle_timeout: Duration::from_millis(300),
+            ..ProxyConfig::default()
+        },
+        "/*",
+    ))
+    .await;
+    let started = std::time::Instant::now();
+    let res = reqwest::get(proxy.url("/big")).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let body = tokio::time::timeout(Duration::from_secs(10), res.bytes())
+        .await
+        .expect("the client's connection is cut, not held");
+    assert!(
+        body.is_err(),
+        "a stalled body must fail, never look complete"
+    );
+    println!("cut after {:?}", started.elapsed());
+    proxy.stop().await;
+}

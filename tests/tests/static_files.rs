@@ -611,3 +611,22 @@ async fn hostile_paths_are_refused() {
     assert!(!res.text().contains("outside secret"));
     server.stop().await;
 }
+
+#[tokio::test]
+async fn names_too_long_for_the_file_system_are_404_without_os_words() {
+    let root = fixture();
+    let server = common::start(service(&root)).await;
+    for target in [
+        format!("/static/{}", "a".repeat(256)),
+        format!("/static/{}.txt", "b".repeat(300)),
+        format!("/static/docs/{}/index.html", "c".repeat(255 + 1)),
+        format!("/strong/{}", "d".repeat(1000)),
+    ] {
+        let res = common::raw_get(server.addr, &target).await;
+        assert_eq!(res.status, 404, "{}: {}", target.len(), res.text());
+        let text = res.text();
+        assert!(!text.contains("os error"), "{text}");
+        assert!(!text.to_lowercase().contains("too long"), "{text}");
+    }
+    server.stop().await;
+}

@@ -11,7 +11,10 @@
 //! on the decoded bytes, so a gzip bomb stops at the limit. Over it: 413. Malformed JSON: 400
 //! `invalid json`. Bad gzip: 400 `invalid gzip body`. A content coding no decoder removed: 415.
 //! All with category `framework-body-parser`. Requests of other methods or content types pass
-//! through with their body unread.
+//! through with their body unread (a route may read it raw: an upload, a proxy); a handler that
+//! binds such a body ([`Context::bind`]) answers **415** `unsupported media type <type>:
+//! expected application/json`, to which the parser adds `Accept-Post` (`Accept-Patch` on a
+//! PATCH) listing [`BodyParserConfig::accept`].
 //!
 //! Streams: the parser reads requests only; a streamed response passes through untouched. A
 //! route that must stream its request body on (a proxy) should not be behind the parser, since
@@ -26,6 +29,7 @@
 //! let parser = BodyParser::new(BodyParserConfig {
 //!     limit: 1024 * 1024,
 //!     content_type_validate: json_and_form_content_type,
+//!     accept: "application/json, application/x-www-form-urlencoded",
 //!     ..BodyParserConfig::default()
 //! })
 //! .add_decoder(GzipDecoder)
@@ -38,7 +42,8 @@ use std::io::Read;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{CONTENT_ENCODING, CONTENT_LENGTH};
+use http::HeaderValue;
+use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, HeaderName};
 use http::{Method, StatusCode};
 
 use crate::body::ReadError;
@@ -46,6 +51,11 @@ use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
 use crate::header::{content_encodings, is_form_media_type, is_json_media_type};
+
+/// `Accept-Post` (W3C LDP, registered with IANA): the media types a POST may send.
+const ACCEPT_POST: HeaderName = HeaderName::from_static("accept-post");
+/// `Accept-Patch` (RFC 5789 section 3.1): the media types a PATCH may send.
+const ACCEPT_PATCH: HeaderName = HeaderName::from_static("accept-patch");
 
 /// Category of body parser errors.
 pub const CATEGORY: &str = "framework-body-parser";
@@ -168,6 +178,11 @@ pub struct BodyParserConfig {
     pub limit: usize,
     /// Which requests are read. Default: JSON ones.
     pub content_type_validate: ContentTypeValidate,
+    /// The media types `content_type_validate` accepts, as sent in `Accept-Post` (or
+    /// `Accept-Patch`) on the **415** a handler answers (through [`Context::bind`]) to a body in
+    /// another type. Default `application/json`; with [`json_and_form_content_type`],
+    /// `application/json, application/x-www-form-urlencoded`.
+    pub accept: &'static str,
     /// Skips the middleware for some requests.
     pub skipper: Option<Skipper>,
 }
@@ -177,6 +192,7 @@ impl Default for BodyParserConfig {
         Self {
             limit: DEFAULT_LIMIT,
             content_type_validate: json_content_type,
+            accept: "application/json",
             skipper: None,
         }
     }
@@ -258,32 +274,65 @@ impl BodyParser {
         Ok(())
     }
 
-    /// Notes that the parser saw the request, and says whether it reads this request's body.
-    fn wants(&self, ctx: &mut Context) -> bool {
+    /// Notes that the parser saw the request, and says what it does with its body.
+    fn wants(&self, ctx: &mut Context) -> Wants {
         ctx.body_parser_seen = true;
-        matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH)
-            && (self.config.content_type_validate)(ctx)
-            && !should_skip(ctx, self.config.skipper.as_ref())
+        if !matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH)
+            || should_skip(ctx, self.config.skipper.as_ref())
+        {
+            Wants::Nothing
+        } else if (self.config.content_type_validate)(ctx) {
+            Wants::Read
+        } else if ctx.raw_body_has_data() {
+            Wants::Declined
+        } else {
+            Wants::Nothing
+        }
     }
+}
+
+/// What the parser does with a request.
+enum Wants {
+    /// No body to read (GET, an empty body, skipped).
+    Nothing,
+    /// A body in a type it reads.
+    Read,
+    /// A body in a type it does not read: left for the handler (a raw upload, a proxy); a
+    /// handler that binds it answers 415, to which the parser adds `Accept-Post`.
+    Declined,
 }
 
 impl Middleware for BodyParser {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if self.wants(ctx) {
-                self.read(ctx).await?;
+            match self.wants(ctx) {
+                Wants::Read => self.read(ctx).await?,
+                Wants::Declined => {
+                    let result = next.run(ctx).await;
+                    if let Err(err) = &result
+                        && err.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+                    {
+                        let name = if *ctx.method() == Method::PATCH {
+                            ACCEPT_PATCH
+                        } else {
+                            ACCEPT_POST
+                        };
+                        ctx.set_header(name, HeaderValue::from_static(self.config.accept));
+                    }
+                    return result;
+                }
+                Wants::Nothing => {}
             }
             next.run(ctx).await
         })
     }
 
-    /// A request without a body to read (GET, or a type the parser does not take) passes
-    /// through without a future of its own.
+    /// A request without a body to read (GET, or an empty body) passes through without a
+    /// future of its own.
     fn before(&self, ctx: &mut Context) -> Before {
-        if self.wants(ctx) {
-            Before::Handle
-        } else {
-            Before::Pass
+        match self.wants(ctx) {
+            Wants::Nothing => Before::Pass,
+            Wants::Read | Wants::Declined => Before::Handle,
         }
     }
 }

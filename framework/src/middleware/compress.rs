@@ -5,7 +5,8 @@
 //! `Content-Encoding` yet, and its `Content-Type` is text, JavaScript, JSON, XML, SVG, wasm or a
 //! font. The encoding is the one the client's `Accept-Encoding` rates highest (q-values
 //! honoured, `br;q=0` means no), ties going to the compressor added first. Such a response
-//! always gets `Vary: Accept-Encoding`, compressed or not, so shared caches keep the variants
+//! always gets `Vary: Accept-Encoding`, compressed or not (and so do the 304 and 206 answers that
+//! stand for it, through [`Represents`]), so shared caches keep the variants
 //! apart; a strong `ETag` is weakened to `W/"…"` since the bytes changed (RFC 9110 8.8.1). When
 //! a compressor fails, the body goes out uncompressed.
 //!
@@ -61,6 +62,7 @@ use http_body_util::BodyDataStream;
 use tokio_util::io::{ReaderStream, StreamReader};
 
 use crate::body::BodyStream;
+use crate::conditional::Represents;
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
@@ -278,6 +280,13 @@ impl Compress {
     }
 
     fn apply(&self, ctx: &mut Context) {
+        if matches!(
+            ctx.status(),
+            Some(StatusCode::NOT_MODIFIED | StatusCode::PARTIAL_CONTENT)
+        ) {
+            self.apply_stand_in(ctx);
+            return;
+        }
         if ctx.has_body_stream() {
             self.apply_stream(ctx);
             return;
@@ -300,6 +309,32 @@ impl Compress {
             Err(err) => {
                 tracing::warn!(encoding = compressor.encoding(), %err, "compression failed, sending uncompressed");
             }
+        }
+    }
+
+    /// A 304 or a 206 is never compressed, but carries what the 200 would have: `Vary:
+    /// Accept-Encoding` when the representation it stands for ([`Represents`]) is one this
+    /// middleware varies on, and on a 304 the `ETag` weakened as the 200's would be for this
+    /// client.
+    fn apply_stand_in(&self, ctx: &mut Context) {
+        let Some(represents) = ctx.extensions().get::<Represents>() else {
+            return;
+        };
+        let len = usize::try_from(represents.length).unwrap_or(usize::MAX);
+        let compressible = represents
+            .content_type
+            .as_ref()
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(is_compressible);
+        if len < self.config.min_length || !compressible {
+            return;
+        }
+        add_vary_accept_encoding(ctx);
+        if ctx.status() == Some(StatusCode::NOT_MODIFIED)
+            && !ctx.response_headers().contains_key(CONTENT_ENCODING)
+            && self.choose(ctx, len, false).is_some()
+        {
+            weaken_etag(ctx.response_headers_mut());
         }
     }
 

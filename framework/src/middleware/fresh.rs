@@ -14,7 +14,10 @@
 //! `Content-Range`, `Transfer-Encoding`) are removed; `ETag`, `Cache-Control`, `Vary`,
 //! `Last-Modified`, `Expires`, `Content-Location` and `Date` stay, as RFC 9110 section 15.4.5
 //! asks. Other headers stay too: dropping a `Set-Cookie` would lose a session update, and
-//! `X-Request-Id` still names the request.
+//! `X-Request-Id` still names the request. What the 304 stands for (the type and length of the
+//! answer it replaced) goes into the request's extensions as a
+//! [`Represents`](crate::conditional::Represents), so compress can still send the `Vary` the 200
+//! had.
 //!
 //! Put it outside [`etag`](super::etag) (reference order: compress, fresh, etag, error handler,
 //! responder), so the tag exists when fresh looks.
@@ -35,7 +38,7 @@ use http::header::{
 };
 use http::{Method, StatusCode};
 
-use crate::conditional::{Precondition, evaluate};
+use crate::conditional::{Precondition, Represents, evaluate};
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
@@ -105,6 +108,17 @@ fn is_fresh(ctx: &Context) -> bool {
 }
 
 fn not_modified(ctx: &mut Context) {
+    let length = match &ctx.body_buffer {
+        Some(buffer) => buffer.len() as u64,
+        None => ctx
+            .body_stream_mut()
+            .map_or(0, |stream| stream.size_hint().exact().unwrap_or(u64::MAX)),
+    };
+    let represents = Represents {
+        content_type: ctx.response_headers().get(CONTENT_TYPE).cloned(),
+        length,
+    };
+    ctx.extensions_mut().insert(represents);
     ctx.set_status(StatusCode::NOT_MODIFIED);
     ctx.body = None;
     ctx.body_buffer = None;

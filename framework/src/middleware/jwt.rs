@@ -5,7 +5,9 @@
 //! up in logs. The algorithm is pinned by the configuration (HS256 by default; RS256 or ES256
 //! with a PEM key): a token whose header names `none` or any other algorithm is refused. `exp`
 //! is required and checked, `nbf` is checked when present, both with [`JwtConfig::leeway`]
-//! (default 0). A claim of the wrong JSON type (an `exp` given as a string) is refused
+//! (default 0): a token is refused from the second of its `exp` on (RFC 7519 section 4.1.4:
+//! `exp` equal to now is expired), plus the leeway. A header with `crit` is refused (RFC 7515
+//! section 4.1.11: no extension is understood here). A claim of the wrong JSON type (an `exp` given as a string) is refused
 //! (jsonwebtoken 10.3 or later).
 //!
 //! Every failure is **401** with category `framework-jwt` and a message that never echoes the
@@ -163,15 +165,25 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
         if token.is_empty() {
             return Err(unauthorized("token is missing"));
         }
-        jsonwebtoken::decode::<Verified<C>>(token, &self.config.key, &self.validation)
-            .map(|data| data.claims)
+        let data = jsonwebtoken::decode::<Verified<C>>(token, &self.config.key, &self.validation)
             .map_err(|err| {
-                unauthorized(match err.kind() {
-                    ErrorKind::ExpiredSignature => "token has expired",
-                    ErrorKind::ImmatureSignature => "token is not valid yet",
-                    _ => "token is invalid",
-                })
+            unauthorized(match err.kind() {
+                ErrorKind::ExpiredSignature => "token has expired",
+                ErrorKind::ImmatureSignature => "token is not valid yet",
+                _ => "token is invalid",
             })
+        })?;
+        // RFC 7515 section 4.1.11: extensions listed in `crit` must be understood, and this
+        // verifier understands none.
+        if data.header.crit.is_some() {
+            return Err(unauthorized("token is invalid"));
+        }
+        // RFC 7519 section 4.1.4: the token must not be accepted on or after `exp` (the
+        // library only refuses after it).
+        if data.claims.exp.saturating_add(self.validation.leeway) <= now_secs() {
+            return Err(unauthorized("token has expired"));
+        }
+        Ok(data.claims)
     }
 }
 

@@ -31,11 +31,13 @@
 //!
 //! **Coalescing**: while one request fetches a key, other requests for the same key in this
 //! instance wait for it and then read the entry it stored, so a burst of misses runs the handler
-//! once. The fetch's guard releases the waiters when it ends in any way (stored, not cacheable,
-//! failed, panicked, client gone): a waiter that then finds no entry runs the handler itself,
-//! so nobody hangs and a failing handler is not retried by one waiter after another. The
-//! in-flight table holds one entry per key being fetched, so it is bounded by the requests in
-//! flight.
+//! once. When the fetch ends (stored, not cacheable, failed, panicked), its guard releases the
+//! waiters: a waiter that then finds no entry runs the handler itself, so nobody hangs and a
+//! failing handler is not retried by one waiter after another. When the fetch is *abandoned*
+//! (its client went away before the handler finished, so the request was dropped), the lead
+//! passes to one waiter, which fetches and stores for the others: a burst whose first client
+//! leaves still runs the handler twice at most, not once per waiter. The in-flight table holds
+//! one entry per key being fetched, so it is bounded by the requests in flight.
 //!
 //! **Store errors** never fail a request: the error is logged and the cache is bypassed.
 //!
@@ -139,7 +141,8 @@ impl Default for CacheConfig {
     }
 }
 
-type Flights = Arc<Mutex<HashMap<String, watch::Receiver<()>>>>;
+/// Keys being fetched, each with the receiver its waiters clone: `true` once the fetch ended.
+type Flights = Arc<Mutex<HashMap<String, watch::Receiver<bool>>>>;
 
 /// The cache middleware.
 pub struct Cache {
@@ -148,15 +151,27 @@ pub struct Cache {
     flights: Flights,
 }
 
-/// Releases a fetch's waiters when dropped (the sender goes with it).
+/// Releases a fetch's waiters when dropped (the sender goes with it): as *ended* after
+/// [`Flight::end`] or a panic, as *abandoned* otherwise (the request was dropped mid-fetch).
 struct Flight {
     key: String,
     flights: Flights,
-    _done: watch::Sender<()>,
+    done: watch::Sender<bool>,
+}
+
+impl Flight {
+    /// The fetch ended (whatever its outcome): waiters read the entry or run the handler.
+    fn end(self) {
+        self.done.send_replace(true);
+    }
 }
 
 impl Drop for Flight {
     fn drop(&mut self) {
+        // A panicking handler is not handed to a waiter to panic again.
+        if std::thread::panicking() {
+            self.done.send_replace(true);
+        }
         self.flights
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -419,17 +434,17 @@ impl Cache {
     }
 
     /// Leads the fetch of `key`, or returns the receiver to wait on the fetch in flight.
-    fn lead(&self, key: &str) -> std::result::Result<Flight, watch::Receiver<()>> {
+    fn lead(&self, key: &str) -> std::result::Result<Flight, watch::Receiver<bool>> {
         let mut flights = self.flights.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(waiting) = flights.get(key) {
             return Err(waiting.clone());
         }
-        let (done, receiver) = watch::channel(());
+        let (done, receiver) = watch::channel(false);
         flights.insert(key.to_owned(), receiver);
         Ok(Flight {
             key: key.to_owned(),
             flights: Arc::clone(&self.flights),
-            _done: done,
+            done,
         })
     }
 
@@ -454,12 +469,17 @@ impl Cache {
                 Lookup::Miss => {}
             }
         }
-        let flight = match self.lead(&key) {
-            Ok(flight) => flight,
-            Err(mut waiting) => {
-                // Ends when the fetch stored its entry, or failed, panicked or was dropped.
-                let _ = waiting.changed().await;
-                return self.after_waiting(ctx, next, &key).await;
+        let flight = loop {
+            match self.lead(&key) {
+                Ok(flight) => break flight,
+                Err(mut waiting) => {
+                    // Wakes when the fetch ended (`true`) or was abandoned (the sender dropped
+                    // without it): then this waiter tries to take the lead.
+                    let _ = waiting.changed().await;
+                    if *waiting.borrow() {
+                        return self.after_waiting(ctx, next, &key).await;
+                    }
+                }
             }
         };
         let result = next.run(ctx).await;
@@ -467,7 +487,7 @@ impl Cache {
             self.store(ctx, &key).await;
             set_x_cache(ctx, "fetch");
         }
-        drop(flight);
+        flight.end();
         result
     }
 

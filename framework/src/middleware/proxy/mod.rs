@@ -20,7 +20,8 @@
 //! - **Client**: hyper-util's pooled client (keep-alive to the upstream, idle connections kept
 //!   for `pool_idle_timeout`), `TCP_NODELAY`, `connect_timeout` (default 10 s) and `timeout`
 //!   for the upstream's response head (default 60 s; the body then streams as long as it
-//!   flows). The target is `http://` (TLS to the upstream is not built in).
+//!   flows, with at most `body_idle_timeout` between two chunks, default 30 s: an upstream that
+//!   stalls mid-body cuts the client's connection). The target is `http://` (TLS to the upstream is not built in).
 //! - **Rewrites**: `<pattern>:<replacement>` rules compiled at construction, `*` captures,
 //!   `$1`… in the replacement, applied in order each to the result of the ones before; a
 //!   pattern matches the whole path (the Go reference matched anywhere in it). A malformed rule
@@ -28,8 +29,11 @@
 //! - **Headers**: multi-value headers are forwarded as they are. Hop-by-hop headers are removed
 //!   both ways (every `Connection` header and the headers it names, `Keep-Alive`, `Proxy-*`,
 //!   `TE`, `Trailer`, `Transfer-Encoding`, `Upgrade`). `X-Forwarded-For` gets the client IP
-//!   appended; `X-Forwarded-Proto` and `X-Forwarded-Host` are set (kept as received when the
-//!   app trusts proxies). `Host` is [`ProxyConfig::host`] when set, else the target's with
+//!   appended; `X-Forwarded-Proto` and `X-Forwarded-Host` are set. Trust is decided on the peer
+//!   ([`Context::trusts_proxy`]): from a trusted proxy, `X-Forwarded-Proto`/`-Host` are kept as
+//!   received and `Forwarded` and `X-Real-Ip` pass through; from any other peer the two are
+//!   overwritten and `Forwarded` and `X-Real-Ip` are dropped, so a client cannot tell the
+//!   upstream it came over https or from another host or address. `Host` is [`ProxyConfig::host`] when set, else the target's with
 //!   [`ProxyConfig::target_host`], else the incoming one (as elton and Go's reverse proxy do).
 //! - **WebSocket**: an HTTP/1.1 upgrade (`Connection: upgrade`, any case) is forwarded; after the
 //!   upstream's 101 both connections are joined and bytes flow both ways until either closes.
@@ -46,13 +50,14 @@
 //! front of a proxy route: a parsed body is forwarded as the parsed bytes, no longer streamed.
 
 mod headers;
+mod idle;
 mod rewrite;
 
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::header::{CONTENT_LENGTH, HOST, HeaderValue};
+use http::header::{CONTENT_LENGTH, FORWARDED, HOST, HeaderValue};
 use http::{HeaderName, Request, StatusCode, Uri};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -62,7 +67,7 @@ use crate::body::{BodyStream, RequestBody};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{Endpoint, EndpointFuture, endpoint_future};
-use crate::header::X_FORWARDED_FOR;
+use crate::header::{X_FORWARDED_FOR, X_REAL_IP};
 
 use rewrite::{Rewrite, rewrite_path};
 
@@ -94,6 +99,10 @@ pub struct ProxyConfig {
     pub timeout: Duration,
     /// How long an idle upstream connection is kept for reuse. Default 90 s.
     pub pool_idle_timeout: Duration,
+    /// The longest the upstream may send nothing while its response body is streaming; past
+    /// it the client's connection is cut (the body is never made to look complete). Default
+    /// 30 s, as the server's own limit between request body chunks.
+    pub body_idle_timeout: Duration,
 }
 
 impl Default for ProxyConfig {
@@ -107,6 +116,7 @@ impl Default for ProxyConfig {
             connect_timeout: Duration::from_secs(10),
             timeout: Duration::from_secs(60),
             pool_idle_timeout: Duration::from_secs(90),
+            body_idle_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -133,6 +143,7 @@ pub struct Proxy {
     rewrites: Vec<Rewrite>,
     done: Option<ProxyDone>,
     timeout: Duration,
+    body_idle_timeout: Duration,
 }
 
 impl Proxy {
@@ -179,6 +190,7 @@ impl Proxy {
             rewrites,
             done: config.done,
             timeout: config.timeout,
+            body_idle_timeout: config.body_idle_timeout,
         })
     }
 
@@ -209,6 +221,12 @@ impl Proxy {
         let mut headers = ctx.headers().clone();
         headers::remove_hop_by_hop(&mut headers, upgrade);
         let trusted = ctx.trusts_proxy();
+        if !trusted {
+            // Only a trusted proxy speaks for the client: whatever an untrusted peer wrote
+            // about itself is dropped, and the headers below are ours.
+            headers.remove(FORWARDED);
+            headers.remove(X_REAL_IP);
+        }
         append_forwarded_for(&mut headers, ctx.remote_addr().ip());
         if !(trusted && headers.contains_key(X_FORWARDED_PROTO)) {
             headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static("http"));
@@ -277,7 +295,10 @@ impl Proxy {
         ctx.set_status(parts.status);
         *ctx.response_headers_mut() = headers;
         if !switching {
-            ctx.set_body_stream(BodyStream::new(body));
+            ctx.set_body_stream(BodyStream::new(idle::IdleTimeout::new(
+                body,
+                self.body_idle_timeout,
+            )));
         }
         ctx.set_committed(true);
         Ok(())

@@ -71,7 +71,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
 
 use crate::body::BodyStream;
-use crate::conditional::{self, Precondition};
+use crate::conditional::{self, Precondition, Represents};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{
@@ -170,11 +170,16 @@ fn out_of_path() -> crate::Error {
     error(StatusCode::BAD_REQUEST, "out of path")
 }
 
+/// Errors that mean "no such file here": missing, a file where a directory was expected, or a
+/// name the file system cannot hold (a segment of 256 bytes or more: `ENAMETOOLONG`), which
+/// cannot name an existing file either.
 fn is_not_found(err: &std::io::Error) -> bool {
     matches!(
         err.kind(),
-        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
-    ) || err.raw_os_error() == Some(20) // ENOTDIR on toolchains that map it to Other
+        std::io::ErrorKind::NotFound
+            | std::io::ErrorKind::NotADirectory
+            | std::io::ErrorKind::InvalidFilename
+    ) || matches!(err.raw_os_error(), Some(20 | 36)) // ENOTDIR, ENAMETOOLONG on toolchains that map them to Other
 }
 
 impl StaticServe {
@@ -359,6 +364,10 @@ impl StaticServe {
         match conditional::evaluate(ctx.method(), ctx.headers(), etag_str, last_modified) {
             Precondition::Proceed => {}
             Precondition::NotModified => {
+                ctx.extensions_mut().insert(Represents {
+                    content_type: Some(content_type),
+                    length: size,
+                });
                 ctx.set_status(StatusCode::NOT_MODIFIED);
                 return Ok(());
             }
@@ -385,6 +394,11 @@ impl StaticServe {
                 RangeOutcome::Whole => {}
                 RangeOutcome::Part(first, last) => {
                     status = StatusCode::PARTIAL_CONTENT;
+                    let content_type = ctx.response_headers().get(CONTENT_TYPE).cloned();
+                    ctx.extensions_mut().insert(Represents {
+                        content_type,
+                        length: size,
+                    });
                     (start, len) = (first, last - first + 1);
                     let value = format!("bytes {first}-{last}/{size}");
                     ctx.set_header(CONTENT_RANGE, header_value(value));
