@@ -3,10 +3,15 @@
 //!
 //! ```sh
 //! cargo run -p examples --example basic_auth
-//! curl -i http://127.0.0.1:3000/admin/                     # 401, www-authenticate: Basic realm="admin"
-//! curl -i -u admin:s3cret http://127.0.0.1:3000/admin/     # 200
+//! curl -i http://127.0.0.1:3000/admin                      # 401, www-authenticate: Basic realm="admin"
+//! curl -i -u admin:s3cret http://127.0.0.1:3000/admin      # 200
+//! curl -i http://127.0.0.1:3000/admin/                     # 404: the group's `/` route is `/admin`
 //! curl -i http://127.0.0.1:3000/                           # public: 200
 //! ```
+//!
+//! A group's `/` route is the prefix itself (`/admin`); `/admin/` follows the app's
+//! `TrailingSlash` policy: 404 by default (strict), a 308 to `/admin` with
+//! `TrailingSlash::Redirect`, the same page with `TrailingSlash::Ignore`.
 
 use framework::middleware::basic_auth::{BasicAuth, BasicAuthConfig};
 use framework::middleware::error_handler::ErrorHandler;

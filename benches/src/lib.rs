@@ -71,7 +71,8 @@ impl Credentials {
 pub const STATIC_SMALL: usize = 4 * 1024;
 /// Size of `/static/1m.bin`.
 pub const STATIC_LARGE: usize = 1024 * 1024;
-/// The raw hyper server's port: the upstream of `/proxy/json`.
+/// The raw hyper server's port when `BENCH_UPSTREAM_PORT` is not set: the upstream of
+/// `/proxy/json`. The bench sets the variable to the port it gave raw hyper in this run.
 pub const UPSTREAM_PORT: u16 = 18101;
 
 /// The directory of the static files (`$BENCH_STATIC_DIR`, else a folder in the temp dir),
@@ -95,9 +96,13 @@ pub fn static_dir() -> std::path::PathBuf {
     dir
 }
 
-/// `http://127.0.0.1:<UPSTREAM_PORT>`.
+/// `http://127.0.0.1:<port>`: `BENCH_UPSTREAM_PORT`, else [`UPSTREAM_PORT`].
 pub fn upstream_url() -> String {
-    format!("http://127.0.0.1:{UPSTREAM_PORT}")
+    let port = std::env::var("BENCH_UPSTREAM_PORT")
+        .ok()
+        .and_then(|p| p.parse::<u16>().ok())
+        .unwrap_or(UPSTREAM_PORT);
+    format!("http://127.0.0.1:{port}")
 }
 
 /// One entry of the big document.

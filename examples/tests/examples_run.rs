@@ -214,6 +214,11 @@ async fn every_example_answers_as_its_doc_comment_says() {
                 headers: &[("authorization", "Basic YWRtaW46czNjcmV0")],
                 ..ask("/admin", 200, "the admin page")
             },
+            // The group's `/` route is `/admin`; the slashed form is strict: 404.
+            Ask {
+                headers: &[("authorization", "Basic YWRtaW46czNjcmV0")],
+                ..ask("/admin/", 404, "")
+            },
         ],
     )
     .await;

@@ -226,6 +226,10 @@ impl RedisConnection {
         F: FnMut(MultiplexedConnection) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
+        // The whole call, retry included, stays within one connect and one command deadline.
+        let policy = self.shared.policy;
+        let deadline =
+            tokio::time::Instant::now() + policy.connect_timeout + policy.command_timeout;
         let (number, connection) = self.connection().await?;
         let err = match self.attempt(op(connection)).await {
             Ok(value) => return Ok(value),
@@ -234,9 +238,13 @@ impl RedisConnection {
         match classify(err) {
             Fault::Answer(err) => Err(RedisFailure::Server(err)),
             Fault::Down(failure) => Err(self.mark_down(number, failure)),
-            Fault::Broken(_) => {
+            Fault::Broken(err) => {
                 self.drop_connection(number);
                 let (number, connection) = self.connection().await?;
+                if tokio::time::Instant::now() + policy.command_timeout > deadline {
+                    // No time left for a whole command: the retry would break the budget.
+                    return Err(RedisFailure::Connection(err));
+                }
                 match self.attempt(op(connection)).await {
                     Ok(value) => Ok(value),
                     Err(err) => match classify(err) {
@@ -306,6 +314,17 @@ impl RedisConnection {
         (number, connection)
     }
 
+    /// [`install`](Self::install) and the end of the probe, in one step.
+    fn install_after_probe(&self, connection: MultiplexedConnection) {
+        let mut state = self.state();
+        state.probing = false;
+        state.down = false;
+        if state.connection.is_none() {
+            state.next_number += 1;
+            state.connection = Some((state.next_number, connection));
+        }
+    }
+
     fn drop_connection(&self, number: u64) {
         let mut state = self.state();
         if state.connection.as_ref().is_some_and(|(n, _)| *n == number) {
@@ -317,19 +336,19 @@ impl RedisConnection {
     /// gives the failure back. A failure on a connection that was already replaced changes
     /// nothing (the server answered another request since).
     fn mark_down(&self, number: u64, failure: RedisFailure) -> RedisFailure {
-        let start_probe = {
+        let (was_up, start_probe) = {
             let mut state = self.state();
             let current = state.connection.as_ref().map(|(n, _)| *n);
             if current.is_some() && current != Some(number) {
                 return failure;
             }
             state.connection = None;
-            if !state.down {
-                tracing::warn!(error = %failure, "redis counts as down; commands fail at once until a probe succeeds");
-            }
-            state.down = true;
-            !std::mem::replace(&mut state.probing, true)
+            let was_up = !std::mem::replace(&mut state.down, true);
+            (was_up, !std::mem::replace(&mut state.probing, true))
         };
+        if was_up {
+            tracing::warn!(error = %failure, "redis counts as down; commands fail at once until a probe succeeds");
+        }
         if start_probe {
             self.spawn_probe();
         }
@@ -348,9 +367,11 @@ impl RedisConnection {
             state.down = false;
             return;
         };
+        let interval = interval.max(Duration::from_millis(10));
         runtime.spawn(async move {
+            // The first probe goes at once: a lone slow answer (the server is there) costs the
+            // requests after it a probe's round trip, not a whole interval.
             loop {
-                tokio::time::sleep(interval).await;
                 let Some(shared) = weak.upgrade() else { return };
                 let this = RedisConnection { shared };
                 if let Ok(connection) = this.open().await {
@@ -362,12 +383,13 @@ impl RedisConnection {
                     )
                     .await
                     {
-                        this.state().probing = false;
-                        this.install(connection);
+                        this.install_after_probe(connection);
                         tracing::info!("redis answers again");
                         return;
                     }
                 }
+                drop(this);
+                tokio::time::sleep(interval).await;
             }
         });
     }
@@ -395,7 +417,8 @@ impl KeyValue {
     }
 
     pub(crate) async fn get(&self, key: &str) -> Result<Option<bytes::Bytes>, RedisFailure> {
-        let cmd = redis::cmd("GET").arg(self.key(key)).clone();
+        let mut cmd = redis::cmd("GET");
+        cmd.arg(self.key(key));
         let value: Option<Vec<u8>> = self.connection.query(&cmd).await?;
         Ok(value.map(bytes::Bytes::from))
     }
@@ -407,17 +430,14 @@ impl KeyValue {
         value: &[u8],
         ttl: Duration,
     ) -> Result<(), RedisFailure> {
-        let cmd = redis::cmd("SET")
-            .arg(self.key(key))
-            .arg(value)
-            .arg("PX")
-            .arg(millis(ttl))
-            .clone();
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.key(key)).arg(value).arg("PX").arg(millis(ttl));
         self.connection.query(&cmd).await
     }
 
     pub(crate) async fn delete(&self, key: &str) -> Result<(), RedisFailure> {
-        let cmd = redis::cmd("DEL").arg(self.key(key)).clone();
+        let mut cmd = redis::cmd("DEL");
+        cmd.arg(self.key(key));
         let _removed: i64 = self.connection.query(&cmd).await?;
         Ok(())
     }

@@ -346,7 +346,7 @@ async fn redis_outage_is_a_500_then_the_service_recovers_by_itself() {
     assert_eq!(body["exception"], true);
 
     switch.up();
-    // The connection manager reconnects on its own; no restart. Bounded wait.
+    // The shared connection reconnects on its own (the probe); no restart. Bounded wait.
     let mut recovered = false;
     for _ in 0..50 {
         if browser.me(&server).await.0 == StatusCode::OK {

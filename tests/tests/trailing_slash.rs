@@ -122,3 +122,26 @@ async fn ignore_routes_the_other_form_and_shows_it_to_the_handler() {
     assert_eq!(get(&server, "/nothing/here/at/all/").await.0, 404);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn a_group_prefix_with_a_slash_route_is_the_prefix_itself() {
+    for (policy, slashed) in [
+        (TrailingSlash::Strict, (404, None)),
+        (TrailingSlash::Redirect, (308, Some("/admin".to_owned()))),
+        (TrailingSlash::Ignore, (200, None)),
+    ] {
+        let service = App::new()
+            .use_middleware(ErrorHandler::default().into_shared())
+            .use_middleware(Responder::default().into_shared())
+            .trailing_slash(policy)
+            .group(framework::Group::new("/admin").get("/", path))
+            .build()
+            .expect("routes");
+        let server = common::start(service).await;
+        let (status, _, body) = get(&server, "/admin").await;
+        assert_eq!((status, body.as_str()), (200, "GET /admin"), "{policy:?}");
+        let (status, location, _) = get(&server, "/admin/").await;
+        assert_eq!((status, location), slashed, "{policy:?}");
+        server.stop().await;
+    }
+}

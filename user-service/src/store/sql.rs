@@ -160,7 +160,9 @@ impl SqlUserStore {
             use sqlx::Connection;
             sqlx::AnyConnection::connect(url).await?.close().await?;
         }
-        let statement_timeout = format!("SET statement_timeout = {}", options.timeout.as_millis());
+        // PostgreSQL takes at most i32::MAX milliseconds (about 24 days).
+        let millis = options.timeout.as_millis().min(i32::MAX as u128);
+        let statement_timeout = format!("SET statement_timeout = {millis}");
         let pool = AnyPoolOptions::new()
             .max_connections(options.max_connections)
             .acquire_timeout(options.acquire_timeout)

@@ -51,7 +51,12 @@ fn total_instructions(
     route: Route,
     requests: u64,
 ) -> std::io::Result<Option<u64>> {
-    let out = std::env::temp_dir().join(format!("callgrind.{}.{requests}.out", kind.name()));
+    // Named after this process too: two runs at once never share an output file.
+    let out = std::env::temp_dir().join(format!(
+        "callgrind.{}.{}.{requests}.out",
+        std::process::id(),
+        kind.name()
+    ));
     let wrapper = vec![
         "valgrind".to_owned(),
         "--tool=callgrind".to_owned(),

@@ -46,7 +46,7 @@ fn main() -> std::io::Result<()> {
         .map(|kind| Server::start(*kind, options.threads))
         .collect::<std::io::Result<_>>()?;
     let mut service = Server::start(ServerKind::UserService, options.threads)?;
-    for server in peers.iter().chain(std::iter::once(&service)) {
+    for server in peers.iter_mut().chain(std::iter::once(&mut service)) {
         runtime.block_on(server.wait_ready(Duration::from_secs(10)))?;
     }
 

@@ -40,14 +40,16 @@ impl ServerKind {
         }
     }
 
+    /// Its port in this run: one of five consecutive ports from [`port_base`].
     pub(crate) fn port(self) -> u16 {
-        match self {
-            Self::Hyper => 18101,
-            Self::Framework => 18102,
-            Self::Axum => 18103,
-            Self::Actix => 18104,
-            Self::UserService => 18105,
-        }
+        let offset = match self {
+            Self::Hyper => 0,
+            Self::Framework => 1,
+            Self::Axum => 2,
+            Self::Actix => 3,
+            Self::UserService => 4,
+        };
+        port_base() + offset
     }
 
     /// gzip level on `/big`, for the parity column.
@@ -85,9 +87,47 @@ impl ServerKind {
                 &threads.to_string(),
             ]);
         }
+        cmd.env("BENCH_UPSTREAM_PORT", Self::Hyper.port().to_string())
+            .env("BENCH_STATIC_DIR", run_static_dir());
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
         cmd
     }
+}
+
+/// The first of this run's five ports: `BENCH_PORT_BASE` when set, else a block of five ports
+/// free when the run starts, from a random place in 20 000–59 999. Two runs at once (two
+/// sessions, CI beside a developer) thus never send requests to each other's servers, which
+/// once gave the callgrind check a false figure.
+fn port_base() -> u16 {
+    static BASE: std::sync::OnceLock<u16> = std::sync::OnceLock::new();
+    *BASE.get_or_init(|| {
+        if let Some(base) = std::env::var("BENCH_PORT_BASE")
+            .ok()
+            .and_then(|b| b.parse().ok())
+        {
+            return base;
+        }
+        // No random crate needed: the clock's nanoseconds and the process id differ per run.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let start = ((nanos ^ std::process::id()) % 8_000) as u16;
+        (0..8_000u16)
+            .map(|i| 20_000 + ((start + i) % 8_000) * 5)
+            .find(|base| {
+                (0..5).all(|o| std::net::TcpListener::bind(("127.0.0.1", base + o)).is_ok())
+            })
+            .unwrap_or(18_101)
+    })
+}
+
+/// This run's directory of static files, for the servers it starts: `BENCH_STATIC_DIR` when
+/// set, else one named after this process.
+fn run_static_dir() -> PathBuf {
+    std::env::var_os("BENCH_STATIC_DIR").map_or_else(
+        || std::env::temp_dir().join(format!("framework-bench-static-{}", std::process::id())),
+        PathBuf::from,
+    )
 }
 
 /// A binary next to this one (same target profile directory), or in `$BENCH_SERVER_DIR`
@@ -162,10 +202,18 @@ impl Server {
         self.child.id()
     }
 
-    /// Waits until the port accepts connections.
-    pub(crate) async fn wait_ready(&self, timeout: Duration) -> std::io::Result<()> {
+    /// Waits until the port accepts connections; fails when the process exits first (its port
+    /// was taken), so a run never measures another process's server.
+    pub(crate) async fn wait_ready(&mut self, timeout: Duration) -> std::io::Result<()> {
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait()? {
+                return Err(std::io::Error::other(format!(
+                    "{} exited ({status}) before listening on {}",
+                    self.kind.name(),
+                    self.addr()
+                )));
+            }
             if tokio::net::TcpStream::connect(self.addr()).await.is_ok() {
                 return Ok(());
             }

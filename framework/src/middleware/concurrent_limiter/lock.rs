@@ -89,7 +89,9 @@ pub trait Lock: Send + Sync + 'static {
             return;
         };
         runtime.spawn(async move {
-            let give_up = Instant::now() + ttl;
+            let give_up = Instant::now()
+                .checked_add(ttl)
+                .unwrap_or_else(|| Instant::now() + Duration::from_secs(3600));
             loop {
                 match self.release(&key, &token).await {
                     Ok(()) => return,

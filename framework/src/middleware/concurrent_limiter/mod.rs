@@ -20,8 +20,9 @@
 //!   (default 5 s) is extended every [`renew_every`](ConcurrentLimiterConfig::renew_every)
 //!   (default 1.5 s) while the chain runs, so a long request keeps its lock and the lock of a
 //!   crashed instance is gone within the TTL.
-//! - **A request that ends any other way** (error, panic, the client going away while the lock
-//!   was being taken or held) releases through a guard's `Drop`
+//! - **A request that ends any other way** (the lock store failing while the lock was taken,
+//!   a panic, the client going away while the lock was being taken or held) releases through a
+//!   guard's `Drop`
 //!   ([`Lock::release_detached`]): at once for the [`MemoryLock`], as a background task for
 //!   Redis, which also deletes an acquisition that completes after its request gave up (same
 //!   token).
@@ -112,17 +113,14 @@ impl ConcurrentLimiter {
     }
 }
 
-/// A 500 for a lock store that failed, in the limiter's category.
+/// A 500 for a lock store that failed, in the limiter's category (the cause is logged, never
+/// sent).
 fn store_error(err: &crate::Error) -> crate::Error {
-    let message = match err.as_http() {
-        Some(http) => http.message().to_owned(),
-        None => err.to_string(),
-    };
-    tracing::error!(error = %message, "lock store failed");
+    tracing::error!(error = %err, "lock store failed");
     HttpError::with(
         StatusCode::INTERNAL_SERVER_ERROR,
         CATEGORY,
-        format!("lock failed: {message}"),
+        "lock store is unavailable",
     )
     .with_exception(true)
     .into()
