@@ -15,9 +15,8 @@
 //! `Last-Modified`, `Expires`, `Content-Location` and `Date` stay, as RFC 9110 section 15.4.5
 //! asks. Other headers stay too: dropping a `Set-Cookie` would lose a session update, and
 //! `X-Request-Id` still names the request. What the 304 stands for (the type and length of the
-//! answer it replaced) goes into the request's extensions as a
-//! [`Represents`](crate::conditional::Represents), so compress can still send the `Vary` the 200
-//! had.
+//! answer it replaced) goes into the request's extensions as a [`Represents`], so compress can
+//! still send the `Vary` the 200 had.
 //!
 //! Put it outside [`etag`](super::etag) (reference order: compress, fresh, etag, error handler,
 //! responder), so the tag exists when fresh looks.
