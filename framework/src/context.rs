@@ -433,7 +433,10 @@ impl Context {
     /// The body is read by the body parser middleware. When no body parser ran for this request
     /// and the body is still unread, that is a mistake in the app, not in the request: **500**
     /// category `framework-bind`, naming the middleware to add (the 400 "body is required" the
-    /// client would otherwise get would be a lie).
+    /// client would otherwise get would be a lie). When the parser ran but left the body unread
+    /// because it is not JSON (`text/plain`, a form the parser does not decode, no
+    /// `Content-Type`): **415** category `framework-body-parser`, naming the type received and
+    /// the one expected; the parser adds `Accept-Post`.
     pub fn bind<T: DeserializeOwned + Validate>(&self) -> Result<T, HttpError> {
         if !self.body_parser_seen && self.request_body.is_empty() && self.raw_body.has_data() {
             return Err(HttpError::with(

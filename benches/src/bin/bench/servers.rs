@@ -87,8 +87,9 @@ impl ServerKind {
                 &threads.to_string(),
             ]);
         }
+        // The static files exist before the server starts (see `benches::static_dir`).
         cmd.env("BENCH_UPSTREAM_PORT", Self::Hyper.port().to_string())
-            .env("BENCH_STATIC_DIR", run_static_dir());
+            .env("BENCH_STATIC_DIR", benches::static_dir());
         cmd.stdout(Stdio::null()).stderr(Stdio::null());
         cmd
     }
@@ -119,15 +120,6 @@ fn port_base() -> u16 {
             })
             .unwrap_or(18_101)
     })
-}
-
-/// This run's directory of static files, for the servers it starts: `BENCH_STATIC_DIR` when
-/// set, else one named after this process.
-fn run_static_dir() -> PathBuf {
-    std::env::var_os("BENCH_STATIC_DIR").map_or_else(
-        || std::env::temp_dir().join(format!("framework-bench-static-{}", std::process::id())),
-        PathBuf::from,
-    )
 }
 
 /// A binary next to this one (same target profile directory), or in `$BENCH_SERVER_DIR`
