@@ -19,6 +19,10 @@
 //!   successful probe brings the server back for everybody. A server still loading its data set
 //!   after a restart (`LOADING`) counts as down too.
 //!
+//! Requests open a connection one at a time (the others wait for that attempt's outcome, at most
+//! the connect timeout), so a Redis that just restarted is not met by one connection per request
+//! in flight.
+//!
 //! No backoff grows beyond the probe interval, and no request ever waits on a reconnect loop: a
 //! request that meets a Redis fault costs at most `connect_timeout + command_timeout` (about
 //! 2 s with the defaults), the requests after it nothing.
@@ -129,6 +133,9 @@ struct Shared {
     policy: RedisPolicy,
     config: AsyncConnectionConfig,
     state: Mutex<State>,
+    /// One connection attempt at a time from requests: the others wait for its outcome (at
+    /// most the connect timeout) instead of each opening a connection of their own.
+    opening: tokio::sync::Mutex<()>,
 }
 
 #[derive(Default)]
@@ -187,6 +194,7 @@ impl RedisConnection {
                 policy,
                 config,
                 state: Mutex::default(),
+                opening: tokio::sync::Mutex::new(()),
             }),
         };
         let first = connection.open().await?;
@@ -271,19 +279,28 @@ impl RedisConnection {
     /// The connection to use now: the current one, or a new one when there is none (the
     /// server is not known to be down); fails at once while it is down.
     async fn connection(&self) -> Result<(u64, MultiplexedConnection), RedisFailure> {
-        {
-            let state = self.state();
-            if state.down {
-                return Err(RedisFailure::Unavailable);
-            }
-            if let Some((number, connection)) = &state.connection {
-                return Ok((*number, connection.clone()));
-            }
+        if let Some(ready) = self.current() {
+            return ready;
+        }
+        let _opening = self.shared.opening.lock().await;
+        // Whoever opened before us may have succeeded (or failed: then it is down).
+        if let Some(ready) = self.current() {
+            return ready;
         }
         match self.open().await {
             Ok(connection) => Ok(self.install(connection)),
             Err(failure) => Err(self.mark_down(u64::MAX, failure)),
         }
+    }
+
+    /// The current connection, a failure while down, or `None` when one must be opened.
+    fn current(&self) -> Option<Result<(u64, MultiplexedConnection), RedisFailure>> {
+        let state = self.state();
+        if state.down {
+            return Some(Err(RedisFailure::Unavailable));
+        }
+        let (number, connection) = state.connection.as_ref()?;
+        Some(Ok((*number, connection.clone())))
     }
 
     /// A new connection within the connect timeout.

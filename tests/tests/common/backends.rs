@@ -26,6 +26,14 @@ pub fn signal(pid: u32, signal: &str) {
     assert!(status.success(), "kill -{signal} {pid}");
 }
 
+/// SIGKILL to `child`, if there is one, and waits for it to be gone.
+fn kill_child(child: &mut Option<Child>) {
+    if let Some(mut child) = child.take() {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
 fn wait_until(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ready() {
@@ -96,10 +104,7 @@ impl RedisServer {
 
     /// SIGKILL, and waits for the process to be gone.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        kill_child(&mut self.child);
     }
 
     /// Starts it again on the same port and directory (its AOF reloaded).
@@ -402,10 +407,7 @@ impl Instance {
 
     /// SIGKILL: no graceful shutdown, its locks are left to expire.
     pub fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        kill_child(&mut self.child);
     }
 
     /// Starts it again on the same port.
