@@ -244,8 +244,6 @@ impl RedisConnection {
             Err(err) => err,
         };
         match classify(err) {
-            Fault::Answer(err) => Err(RedisFailure::Server(err)),
-            Fault::Down(failure) => Err(self.mark_down(number, failure)),
             Fault::Broken(err) => {
                 self.drop_connection(number);
                 let (number, connection) = self.connection().await?;
@@ -255,15 +253,21 @@ impl RedisConnection {
                 }
                 match self.attempt(op(connection)).await {
                     Ok(value) => Ok(value),
-                    Err(err) => match classify(err) {
-                        Fault::Answer(err) => Err(RedisFailure::Server(err)),
-                        Fault::Down(failure) => Err(self.mark_down(number, failure)),
-                        Fault::Broken(err) => {
-                            Err(self.mark_down(number, RedisFailure::Connection(err)))
-                        }
-                    },
+                    Err(err) => Err(self.settle(number, classify(err))),
                 }
             }
+            fault => Err(self.settle(number, fault)),
+        }
+    }
+
+    /// The failure a call ends with after `fault` on connection `number`: an error answer as
+    /// it is; anything else (no answer, a broken connection with no retry left) counts the
+    /// server down.
+    fn settle(&self, number: u64, fault: Fault) -> RedisFailure {
+        match fault {
+            Fault::Answer(err) => RedisFailure::Server(err),
+            Fault::Down(failure) => self.mark_down(number, failure),
+            Fault::Broken(err) => self.mark_down(number, RedisFailure::Connection(err)),
         }
     }
 
@@ -320,26 +324,14 @@ impl RedisConnection {
     /// Makes `connection` the current one (unless another request installed one meanwhile,
     /// which is kept) and counts the server up.
     fn install(&self, connection: MultiplexedConnection) -> (u64, MultiplexedConnection) {
-        let mut state = self.state();
-        state.down = false;
-        if let Some((number, current)) = &state.connection {
-            return (*number, current.clone());
-        }
-        state.next_number += 1;
-        let number = state.next_number;
-        state.connection = Some((number, connection.clone()));
-        (number, connection)
+        install_in(&mut self.state(), connection)
     }
 
     /// [`install`](Self::install) and the end of the probe, in one step.
     fn install_after_probe(&self, connection: MultiplexedConnection) {
         let mut state = self.state();
         state.probing = false;
-        state.down = false;
-        if state.connection.is_none() {
-            state.next_number += 1;
-            state.connection = Some((state.next_number, connection));
-        }
+        install_in(&mut state, connection);
     }
 
     fn drop_connection(&self, number: u64) {
@@ -410,6 +402,22 @@ impl RedisConnection {
             }
         });
     }
+}
+
+/// Makes `connection` the current one in `state` unless there is one already (which is kept
+/// and returned), and counts the server up.
+fn install_in(
+    state: &mut State,
+    connection: MultiplexedConnection,
+) -> (u64, MultiplexedConnection) {
+    state.down = false;
+    if let Some((number, current)) = &state.connection {
+        return (*number, current.clone());
+    }
+    state.next_number += 1;
+    let number = state.next_number;
+    state.connection = Some((number, connection.clone()));
+    (number, connection)
 }
 
 /// Byte values under `<prefix><key>` with a TTL: what the session store and the cache store

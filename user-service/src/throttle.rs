@@ -120,12 +120,8 @@ impl AttemptStore for RedisAttempts {
     async fn count(&self, key: &str) -> Result<Option<(u32, Duration)>> {
         use framework::redis_connection::redis;
         let key = format!("{}{key}", self.prefix);
-        let pipe = redis::pipe()
-            .cmd("GET")
-            .arg(&key)
-            .cmd("PTTL")
-            .arg(&key)
-            .clone();
+        let mut pipe = redis::pipe();
+        pipe.cmd("GET").arg(&key).cmd("PTTL").arg(&key);
         let (count, ttl): (Option<u32>, i64) = self
             .connection
             .run(|mut c| {
@@ -141,16 +137,15 @@ impl AttemptStore for RedisAttempts {
         let key = format!("{}{key}", self.prefix);
         let millis = u64::try_from(window.as_millis()).unwrap_or(u64::MAX).max(1);
         // NX: the window starts at the first failure and is not extended by later ones.
-        let pipe = redis::pipe()
-            .cmd("INCR")
+        let mut pipe = redis::pipe();
+        pipe.cmd("INCR")
             .arg(&key)
             .ignore()
             .cmd("PEXPIRE")
             .arg(&key)
             .arg(millis)
             .arg("NX")
-            .ignore()
-            .clone();
+            .ignore();
         let () = self
             .connection
             .run(|mut c| {
@@ -163,9 +158,8 @@ impl AttemptStore for RedisAttempts {
 
     async fn clear(&self, key: &str) -> Result {
         use framework::redis_connection::redis;
-        let cmd = redis::cmd("DEL")
-            .arg(format!("{}{key}", self.prefix))
-            .clone();
+        let mut cmd = redis::cmd("DEL");
+        cmd.arg(format!("{}{key}", self.prefix));
         let _removed: i64 = self.connection.query(&cmd).await?;
         Ok(())
     }
