@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::responder::Responder;
-use framework::middleware::session::{MemoryStore, SessionConfig, SessionMiddleware};
+use framework::middleware::session::{MemoryStore, SessionConfig, SessionExt, SessionMiddleware};
 use framework::{App, Context, Group, Result};
 use serde_json::{Value, json};
 

@@ -12,22 +12,20 @@
 use std::any::{Any, type_name};
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::{HeaderValue, Method};
+use http::Method;
 use serde::Serialize;
 
 use crate::controller::ControllerDef;
+pub use crate::error::BuildError;
 use crate::error::Result;
 use crate::handler::{Endpoint, HandlerFn, SharedMiddleware, handler_fn};
-use crate::route::{AppShared, Route};
+use crate::limits::ServerLimits;
 pub use crate::route::{ROUTER_CATEGORY, RouteInfo};
-use crate::router::Router;
-use crate::server::ServerLimits;
-pub use crate::service::Service;
-use crate::service::{CompiledPath, MethodNotAllowed, NotFound, SlashRedirect};
+use crate::service::{PlannedRoute, Settings};
+pub use crate::service::{Service, TrailingSlash};
 use crate::state::State;
 
 /// A middleware as written at registration: built already, or named for later resolution.
@@ -198,25 +196,6 @@ impl Group {
     }
 }
 
-/// Why [`App::build`] refused the configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildError(String);
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BuildError {}
-
-impl BuildError {
-    /// A build error with `message`, for code that assembles an app around [`App::build`].
-    pub fn new(message: impl Into<String>) -> Self {
-        Self(message.into())
-    }
-}
-
 /// The application builder.
 ///
 /// ```
@@ -243,29 +222,6 @@ pub struct App {
     limits: ServerLimits,
     mount_controllers: bool,
     trailing_slash: TrailingSlash,
-}
-
-/// What a request path that differs from a route only by a trailing slash gets; set with
-/// [`App::trailing_slash`].
-///
-/// The policy is only consulted when the path as sent matches no route, so an app that
-/// registers both `/a` and `/a/` keeps both, and matched requests pay nothing for it. The
-/// other form is the path with one trailing slash removed (`/notes/` → `/notes`) or added
-/// (`/notes` → `/notes/`); `/` is left alone.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum TrailingSlash {
-    /// `/notes/` and `/notes` are different paths: the one without a route is a 404. The
-    /// default, as in axum and actix-web.
-    #[default]
-    Strict,
-    /// `308 Permanent Redirect` to the form that has a route, keeping the query; 308 keeps the
-    /// method and the body, so a POST is redirected as a POST. A path that would redirect to a
-    /// protocol-relative location (`//host/…`) is a 404 instead, so this is never an open
-    /// redirect.
-    Redirect,
-    /// The request is routed as if it had been sent in the form that has a route (like
-    /// tower-http's `NormalizePath`): `ctx.path()` and `ctx.uri()` show that form.
-    Ignore,
 }
 
 impl Default for App {
@@ -410,15 +366,15 @@ impl App {
         let mut groups = Vec::new();
         for def in inventory::iter::<ControllerDef> {
             let instance = (def.build)(&self.state).map_err(|e| {
-                BuildError(format!("controller {} could not be built: {e}", def.name))
+                BuildError::new(format!("controller {} could not be built: {e}", def.name))
             })?;
             let mut group = Group::new(def.prefix);
             for route in def.routes {
                 let method = Method::from_bytes(route.method.as_bytes()).map_err(|_| {
-                    BuildError(format!("{}: bad method {}", route.handler, route.method))
+                    BuildError::new(format!("{}: bad method {}", route.handler, route.method))
                 })?;
                 let endpoint = (route.endpoint)(&instance).ok_or_else(|| {
-                    BuildError(format!("{}: controller type mismatch", route.handler))
+                    BuildError::new(format!("{}: controller type mismatch", route.handler))
                 })?;
                 let middleware = def
                     .middleware
@@ -452,121 +408,46 @@ impl App {
         if self.mount_controllers {
             groups.extend(self.controller_groups()?);
         }
-
-        let mut specs = Vec::new();
+        let mut routes = Vec::new();
         for group in groups {
             for spec in group.routes {
-                let path = join_path(&group.prefix, &spec.path);
                 let mut chain = self.middleware.clone();
                 chain.extend(group.middleware.iter().cloned());
                 for m in &spec.middleware {
-                    chain.push(match m {
-                        MiddlewareRef::Shared(m) => Arc::clone(m),
-                        MiddlewareRef::Named(name) => {
-                            Arc::clone(self.named.get(name).ok_or_else(|| {
-                                BuildError(format!(
-                                    "{}: middleware `{name}` is not registered \
-                                     (use App::register_middleware)",
-                                    spec.owner
-                                ))
-                            })?)
-                        }
-                    });
+                    chain.push(self.resolve(m, &spec.owner)?);
                 }
-                specs.push((path, spec.method, spec.handler, chain, spec.endpoint));
-            }
-        }
-        specs.sort_by(|a, b| (&a.0, a.1.as_str(), &a.2).cmp(&(&b.0, b.1.as_str(), &b.2)));
-
-        let mut router: Router<PathRoutes> = Router::new();
-        let mut listing = Vec::with_capacity(specs.len());
-        for (path, method, handler, chain, endpoint) in specs {
-            let entry = router
-                .entry(&path, PathRoutes::default)
-                .map_err(|e| BuildError(format!("{handler}: {e}")))?;
-            if let Some(existing) = entry.methods.iter().find(|r| r.method == method) {
-                return Err(BuildError(format!(
-                    "duplicate route {method} {path}: {} and {handler}",
-                    existing.handler
-                )));
-            }
-            listing.push(RouteInfo {
-                method: method.to_string(),
-                path: path.clone(),
-                handler: handler.to_string(),
-            });
-            entry.methods.push(PendingRoute {
-                method,
-                handler,
-                chain,
-                endpoint,
-            });
-        }
-        let mut compiled: Router<CompiledPath> = Router::new();
-        for slot in router.slots() {
-            let names: Box<[Box<str>]> = slot.param_names().into();
-            let paths = &slot.value;
-            let mut allow: Vec<&str> = paths.methods.iter().map(|r| r.method.as_str()).collect();
-            if allow.contains(&"GET") && !allow.contains(&"HEAD") {
-                allow.push("HEAD");
-            }
-            allow.sort_unstable();
-            let allow = HeaderValue::try_from(allow.join(", "))
-                .map_err(|_| BuildError(format!("bad method in {}", slot.pattern())))?;
-            let make = |chain: Box<[SharedMiddleware]>, endpoint| {
-                Arc::new(Route {
-                    pattern: slot.pattern().into(),
-                    param_names: names.clone(),
+                routes.push(PlannedRoute {
+                    path: join_path(&group.prefix, &spec.path),
+                    method: spec.method,
+                    handler: spec.handler,
                     chain,
-                    endpoint,
-                })
-            };
-            let methods = paths
-                .methods
-                .iter()
-                .map(|r| {
-                    let chain = r.chain.clone().into_boxed_slice();
-                    (r.method.clone(), make(chain, Arc::clone(&r.endpoint)))
-                })
-                .collect();
-            let not_allowed = make(
-                self.middleware.clone().into_boxed_slice(),
-                Arc::new(MethodNotAllowed { allow }),
-            );
-            // Same pattern, same shape: this cannot conflict.
-            *compiled
-                .entry(slot.pattern(), CompiledPath::default)
-                .map_err(BuildError)? = CompiledPath {
-                methods,
-                not_allowed: Some(not_allowed),
-            };
+                    endpoint: spec.endpoint,
+                });
+            }
         }
-        listing.sort_by(|a, b| (&a.path, &a.method).cmp(&(&b.path, &b.method)));
-
-        let not_found = Arc::new(Route {
-            pattern: "".into(),
-            param_names: Box::new([]),
-            chain: self.middleware.clone().into_boxed_slice(),
-            endpoint: Arc::new(NotFound),
-        });
-        let redirect = Arc::new(Route {
-            pattern: "".into(),
-            param_names: Box::new([]),
-            chain: self.middleware.clone().into_boxed_slice(),
-            endpoint: Arc::new(SlashRedirect),
-        });
-        Ok(Service {
-            router: compiled,
-            not_found,
-            redirect,
-            trailing_slash: self.trailing_slash,
-            listing,
-            shared: Arc::new(AppShared {
+        Service::compile(
+            routes,
+            Settings {
+                global: self.middleware,
+                trailing_slash: self.trailing_slash,
                 trusted_proxies: self.trusted_proxies,
                 state: self.state,
+                limits: self.limits,
+            },
+        )
+    }
+
+    /// The middleware a route names, registered under that name; `owner` (a controller) is
+    /// named in the error.
+    fn resolve(&self, m: &MiddlewareRef, owner: &str) -> Result<SharedMiddleware, BuildError> {
+        match m {
+            MiddlewareRef::Shared(m) => Ok(Arc::clone(m)),
+            MiddlewareRef::Named(name) => self.named.get(name).cloned().ok_or_else(|| {
+                BuildError::new(format!(
+                    "{owner}: middleware `{name}` is not registered (use App::register_middleware)"
+                ))
             }),
-            limits: self.limits,
-        })
+        }
     }
 }
 
@@ -580,18 +461,6 @@ fn join_path(prefix: &str, path: &str) -> String {
         };
     }
     format!("{prefix}{path}")
-}
-
-struct PendingRoute {
-    method: Method,
-    handler: Cow<'static, str>,
-    chain: Vec<SharedMiddleware>,
-    endpoint: Arc<dyn Endpoint>,
-}
-
-#[derive(Default)]
-struct PathRoutes {
-    methods: Vec<PendingRoute>,
 }
 
 #[cfg(test)]

@@ -38,6 +38,15 @@ pub enum RequestBody {
     Incoming(Box<IncomingBody>),
 }
 
+/// A mark a body reader leaves in the request's data
+/// ([`Context::insert_data`](crate::Context::insert_data)) when it saw a request body and chose
+/// not to read it (the body parser, for a media type it does not decode). It lets
+/// [`Context::bind`](crate::Context::bind) answer **415** (the client sent a type nobody here
+/// reads) instead of **500** (the app has no body reader where `bind` needs one). A body reader
+/// of your own leaves it the same way.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BodyDeclined;
+
 /// hyper's request body stream, failing with a timeout [`BodyError`] when the next chunk does not
 /// come within the server's `body_read_timeout`, or when the body arrives slower than
 /// `body_min_rate` (a trickle). Only the time a read waits for data counts: a handler that is busy
@@ -47,7 +56,7 @@ pub enum RequestBody {
 pub struct IncomingBody {
     inner: hyper::body::Incoming,
     timeout: Duration,
-    min_rate: Option<crate::server::MinDataRate>,
+    min_rate: Option<crate::limits::MinDataRate>,
     sleep: Option<Pin<Box<tokio::time::Sleep>>>,
     /// When the current wait began.
     wait_started: Option<Instant>,
@@ -182,7 +191,7 @@ impl RequestBody {
     pub fn incoming(
         inner: hyper::body::Incoming,
         timeout: Duration,
-        min_rate: Option<crate::server::MinDataRate>,
+        min_rate: Option<crate::limits::MinDataRate>,
     ) -> Self {
         if hyper::body::Body::is_end_stream(&inner) {
             return RequestBody::Empty;

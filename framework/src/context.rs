@@ -6,7 +6,7 @@
 //! chain has returned, so every middleware can still change the response on its way out; a
 //! stream's bytes flow only after that, as the client reads them.
 
-use std::any::{Any, TypeId};
+use std::any::Any;
 use std::borrow::Cow;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -18,82 +18,15 @@ use http::{Method, StatusCode, Uri, Version};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::body::{BodyStream, RequestBody};
+use crate::body::{BodyDeclined, BodyStream, RequestBody, ResponseBody};
+use crate::data::TypedData;
 use crate::error::{HttpError, Result};
-use crate::route::{AppShared, Route};
+use crate::reply::Reply;
+use crate::route::{AppShared, RouteMeta};
 use crate::router::{Params, decode_param};
-use crate::session::Session;
+use crate::slot::{Held, Slot};
 use crate::state::State;
 use crate::validate::Validate;
-
-/// The response body a handler sets: converted to bytes by the responder.
-pub enum Body {
-    /// Text, sent as `text/plain; charset=utf-8`.
-    Text(Cow<'static, str>),
-    /// Raw bytes, sent as `application/octet-stream`.
-    Bytes(Bytes),
-    /// Any other value, marshalled by the responder (JSON by default).
-    Value(Box<dyn BodyValue>),
-}
-
-/// A value the responder can marshal: JSON through the value's own (monomorphised) `Serialize`
-/// impl, or any other format through `erased_serde`.
-///
-/// Implemented for every `Serialize + Send + Sync + 'static` type.
-pub trait BodyValue: erased_serde::Serialize + Any + Send + Sync {
-    /// The value as JSON, without dynamic dispatch per field.
-    fn to_json(&self) -> serde_json::Result<Vec<u8>>;
-
-    /// Appends the value as JSON to `out` (the responder's reused buffer).
-    #[doc(hidden)]
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()>;
-
-    /// Hands the value's box back once the value has been marshalled. A small value with no
-    /// drop glue (see [`Body::from_value`]) keeps its box as this thread's spare, which the
-    /// next value of the same type reuses instead of allocating; any other value is dropped.
-    #[doc(hidden)]
-    fn release(self: Box<Self>);
-}
-
-impl<T: Serialize + Send + Sync + 'static> BodyValue for T {
-    fn to_json(&self) -> serde_json::Result<Vec<u8>> {
-        serde_json::to_vec(self)
-    }
-
-    fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        serde_json::to_writer(out, self)
-    }
-
-    #[inline]
-    fn release(self: Box<Self>) {
-        if recyclable::<T>() {
-            // Replaces (and frees) a spare of another type; after thread-local destruction
-            // the box is simply dropped.
-            let _ = SPARE_VALUE.try_with(|spare| spare.set(Some(self)));
-        }
-    }
-}
-
-/// The largest value whose box is recycled: the spare a thread keeps is at most this size.
-const SPARE_VALUE_MAX: usize = 64;
-
-/// Whether a `T`'s box is kept as the thread's spare after marshalling: `T` allocates (not
-/// zero-sized), is at most [`SPARE_VALUE_MAX`] bytes and has no drop glue, so a value kept in
-/// the spare until the next one replaces it holds no memory, file or lock beyond its own few
-/// bytes.
-const fn recyclable<T>() -> bool {
-    !std::mem::needs_drop::<T>()
-        && std::mem::size_of::<T>() != 0
-        && std::mem::size_of::<T>() <= SPARE_VALUE_MAX
-}
-
-thread_local! {
-    /// One released value box per thread ([`BodyValue::release`]). A handler returning the
-    /// same plain type request after request (an API's usual answer) reuses one box instead
-    /// of an allocation and a free per request.
-    static SPARE_VALUE: std::cell::Cell<Option<Box<dyn BodyValue>>> =
-        const { std::cell::Cell::new(None) };
-}
 
 /// The largest header map (in entries it holds without growing) kept as a thread's spare.
 /// A request's map is as large as its headers made it: room for 96 holds any request of up to
@@ -136,63 +69,6 @@ fn recycle_headers(mut map: HeaderMap) {
     let _ = SPARE_HEADERS.try_with(|spare| spare.set(Some(map)));
 }
 
-/// `value` boxed as a [`Body::Value`], in the thread's spare box when that was a `T`'s.
-fn box_value<T: BodyValue>(value: T) -> Box<dyn BodyValue> {
-    if recyclable::<T>()
-        && let Ok(Some(spare)) = SPARE_VALUE.try_with(std::cell::Cell::take)
-    {
-        let spare: Box<dyn Any> = spare;
-        // A spare of another type is freed: the responder keeps this value's box instead.
-        if let Ok(mut reused) = spare.downcast::<T>() {
-            *reused = value;
-            return reused;
-        }
-    }
-    Box::new(value)
-}
-
-impl std::fmt::Debug for Body {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Body::Text(t) => f.debug_tuple("Text").field(t).finish(),
-            Body::Bytes(b) => f.debug_tuple("Bytes").field(b).finish(),
-            Body::Value(_) => f.write_str("Value(..)"),
-        }
-    }
-}
-
-impl Body {
-    /// Sorts a value into the right kind without specialisation: `String`, `&'static str`,
-    /// `Cow<'static, str>`, `Bytes` and `Vec<u8>` are recognised by type id; `()` means no body.
-    /// Any other value becomes [`Body::Value`]. Its box is allocated, except for a value of at
-    /// most 64 bytes with no drop glue (plain data: numbers, `&'static str`, structs of them)
-    /// when this thread's responder last marshalled a value of the same type: that value's
-    /// box is reused. The responder keeps at most one such box per thread.
-    pub fn from_value<T: Serialize + Send + Sync + 'static>(value: T) -> Option<Self> {
-        let mut slot = Some(value);
-        let any: &mut dyn Any = &mut slot;
-        if TypeId::of::<T>() == TypeId::of::<()>() {
-            return None;
-        }
-        if let Some(s) = any.downcast_mut::<Option<String>>() {
-            return s.take().map(|s| Body::Text(s.into()));
-        }
-        if let Some(s) = any.downcast_mut::<Option<&'static str>>() {
-            return s.take().map(|s| Body::Text(s.into()));
-        }
-        if let Some(s) = any.downcast_mut::<Option<Cow<'static, str>>>() {
-            return s.take().map(Body::Text);
-        }
-        if let Some(b) = any.downcast_mut::<Option<Bytes>>() {
-            return b.take().map(Body::Bytes);
-        }
-        if let Some(b) = any.downcast_mut::<Option<Vec<u8>>>() {
-            return b.take().map(|b| Body::Bytes(b.into()));
-        }
-        slot.map(|v| Body::Value(box_value(v)))
-    }
-}
-
 /// The request id once it has been taken for the response: empty.
 static TAKEN_REQUEST_ID: HeaderValue = HeaderValue::from_static("");
 
@@ -207,27 +83,25 @@ pub struct Context {
     /// Taken out (`None`) when the response is made.
     request_id: Option<HeaderValue>,
     params: Params,
-    route: Option<Arc<Route>>,
+    route: Option<Arc<RouteMeta>>,
     raw_body: RequestBody,
     /// Raw or parsed request body bytes, filled by the body parser.
     pub request_body: Bytes,
     status: Option<StatusCode>,
     response_headers: HeaderMap,
     /// The value the responder converts to bytes.
-    pub body: Option<Body>,
+    pub body: Option<Reply>,
     /// Response bytes, set directly or by the responder.
     pub body_buffer: Option<Bytes>,
     body_stream: Option<BodyStream>,
     committed: bool,
-    /// Set by the body parser for every request it sees, so [`Context::bind`] can tell a
-    /// missing parser from a body the parser chose not to read.
-    pub(crate) body_parser_seen: bool,
     /// Per-request values: a handful at most, so a list searched in order beats hashing (and
     /// an empty one costs nothing to make).
     values: Vec<(Cow<'static, str>, Box<dyn Any + Send + Sync>)>,
-    pub(crate) session: Option<Session>,
-    /// Counted slots (stats, concurrency limiters) given back when the request ends.
-    held: crate::slot::HeldSlots,
+    /// Per-request data by type ([`Context::insert_data`]).
+    data: TypedData,
+    /// Guards and counted slots given back when the request ends ([`Context::hold`]).
+    held: Held,
     shared: Arc<AppShared>,
 }
 
@@ -264,16 +138,15 @@ impl Context {
             body_buffer: None,
             body_stream: None,
             committed: false,
-            body_parser_seen: false,
             values: Vec::new(),
-            session: None,
-            held: crate::slot::HeldSlots::default(),
+            data: TypedData::default(),
+            held: Held::default(),
             shared,
         }
     }
 
-    pub(crate) fn set_route(&mut self, route: Arc<Route>, params: Params) {
-        self.route = Some(route);
+    pub(crate) fn set_route(&mut self, route: &Arc<RouteMeta>, params: Params) {
+        self.route = Some(Arc::clone(route));
         self.params = params;
     }
 
@@ -365,17 +238,6 @@ impl Context {
     pub(crate) fn request_id_value(&self) -> &HeaderValue {
         self.request_id.as_ref().unwrap_or(&TAKEN_REQUEST_ID)
     }
-    /// Lets go of the request's headers once the response is made (see [`recycle_headers`]):
-    /// from here on the context has none.
-    pub(crate) fn release_request_headers(&mut self) {
-        recycle_headers(std::mem::take(&mut self.headers));
-    }
-    /// Moves the request id out, for the response: the context is finished by then.
-    pub(crate) fn take_request_id(&mut self) -> HeaderValue {
-        self.request_id
-            .take()
-            .unwrap_or_else(|| TAKEN_REQUEST_ID.clone())
-    }
     /// The matched route pattern, e.g. `/users/:id`; `None` for 404/405 answers.
     pub fn route_pattern(&self) -> Option<&str> {
         self.route.as_deref().map(|r| r.pattern.as_ref())
@@ -438,7 +300,8 @@ impl Context {
     /// `Content-Type`): **415** category `framework-body-parser`, naming the type received and
     /// the one expected; the parser adds `Accept-Post`.
     pub fn bind<T: DeserializeOwned + Validate>(&self) -> Result<T, HttpError> {
-        if !self.body_parser_seen && self.request_body.is_empty() && self.raw_body.has_data() {
+        let declined = self.data::<BodyDeclined>().is_some();
+        if !declined && self.request_body.is_empty() && self.raw_body.has_data() {
             return Err(HttpError::with(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "framework-bind",
@@ -487,9 +350,9 @@ impl Context {
             .get(name)
             .and_then(|v| v.to_str().ok())
     }
-    /// Sets the body from any value: see [`Body::from_value`].
+    /// Sets the body from any value: see [`Reply::from_value`].
     pub fn set_body<T: Serialize + Send + Sync + 'static>(&mut self, value: T) {
-        self.body = Body::from_value(value);
+        self.body = Reply::from_value(value);
     }
     /// Sends `stream` as the response body, replacing any `body` or `body_buffer`.
     ///
@@ -525,24 +388,37 @@ impl Context {
     pub fn body_stream_mut(&mut self) -> Option<&mut BodyStream> {
         self.body_stream.as_mut()
     }
-    /// Keeps `guard` until the request is really over: with a streamed body, until the body
-    /// has been sent or the client went away (the guard moves into the body); otherwise it is
-    /// dropped here, at once. Limiters and loggers hand over their `Drop` guards with it.
-    pub fn hold_until_body_ends<G: Send + 'static>(&mut self, guard: G) {
-        if let Some(stream) = self.body_stream.take() {
-            self.body_stream = Some(stream.with_guard(guard));
+    /// Keeps `guard` until the request is over: the guard is dropped with the context when the
+    /// response has been made or the request was dropped (an error, a panic, the client going
+    /// away), or, when the response is a stream, moved into the body and dropped once the body
+    /// has been sent or the client went away. This is how a middleware ties work to the end of
+    /// a request (give back a count, write a log line, release a lock) without a future of its
+    /// own: take the guard in [`before`](crate::Middleware::before) and hold it here.
+    ///
+    /// A [`Slot`] is kept in place (no allocation for the first one); any other guard is boxed.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::AtomicU32;
+    /// use framework::{Before, Context, Middleware, slot::Slot};
+    ///
+    /// struct InFlight(Arc<AtomicU32>);
+    ///
+    /// impl Middleware for InFlight {
+    ///     fn before(&self, ctx: &mut Context) -> Before {
+    ///         ctx.hold(Slot::take(&self.0));
+    ///         Before::Pass
+    ///     }
+    /// }
+    /// ```
+    pub fn hold<G: Send + 'static>(&mut self, guard: G) {
+        let mut guard = Some(guard);
+        let any: &mut dyn Any = &mut guard;
+        if let Some(slot) = any.downcast_mut::<Option<Slot>>().and_then(Option::take) {
+            self.held.push_slot(slot);
+        } else if let Some(guard) = guard {
+            self.held.push_boxed(Box::new(guard));
         }
-    }
-    /// Keeps a counted slot until the request ends: dropped with the context, or, when the
-    /// response is a stream, moved into the body when the response is made, so it is given
-    /// back once the body has been sent or the client went away. For middleware that only
-    /// count (stats, concurrency limiters): they take the slot in `before` and need no future.
-    pub(crate) fn hold_slot(&mut self, slot: crate::slot::Slot) {
-        self.held.push(slot);
-    }
-    /// The slots held, taken out to go with a streamed body.
-    pub(crate) fn take_held_slots(&mut self) -> crate::slot::HeldSlots {
-        std::mem::take(&mut self.held)
     }
     /// Takes the response stream out, e.g. to wrap it in an encoder and set it back.
     pub fn take_body_stream(&mut self) -> Option<BodyStream> {
@@ -600,7 +476,7 @@ impl Context {
         self.body_stream = None;
     }
 
-    // ----- values, state, session -----
+    // ----- values, data, state -----
 
     /// Stores a per-request value under `key`, replacing the value stored under it before.
     pub fn set_value<T: Any + Send + Sync>(&mut self, key: impl Into<Cow<'static, str>>, value: T) {
@@ -629,20 +505,104 @@ impl Context {
             .map(String::as_str)
             .or_else(|| v.downcast_ref::<&'static str>().copied())
     }
+    /// Stores `value` as this request's data of type `T`, returning the value stored before.
+    ///
+    /// Typed per-request data is how middleware hands things to handlers and to other
+    /// middleware (the session, JWT claims, a body reader's decision), the way salvo's `Depot`
+    /// or axum's request extensions do: a middleware module adds an extension trait on
+    /// `Context` (such as [`SessionExt`](crate::middleware::session::SessionExt)) over these
+    /// calls, so its data has a name of its own. The store is a short list searched by type:
+    /// the first value lives in place, and a zero-sized marker costs no allocation.
+    pub fn insert_data<T: Any + Send + Sync>(&mut self, value: T) -> Option<T> {
+        self.data.insert(value)
+    }
+    /// This request's data of type `T`, if a middleware stored one.
+    pub fn data<T: Any + Send + Sync>(&self) -> Option<&T> {
+        self.data.get()
+    }
+    /// This request's data of type `T`, mutable.
+    pub fn data_mut<T: Any + Send + Sync>(&mut self) -> Option<&mut T> {
+        self.data.get_mut()
+    }
+    /// Takes this request's data of type `T` out.
+    pub fn remove_data<T: Any + Send + Sync>(&mut self) -> Option<T> {
+        self.data.remove()
+    }
     /// Application state registered with [`crate::App::with_state`].
     pub fn state(&self) -> &State {
         &self.shared.state
     }
-    /// The session; an error (500, `framework-session`) when no session middleware ran.
-    pub fn session(&mut self) -> Result<&mut Session, HttpError> {
-        self.session.as_mut().ok_or_else(|| {
-            HttpError::with(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                crate::session::CATEGORY,
-                "session middleware is not used on this route",
-            )
-            .with_exception(true)
-        })
+}
+
+/// The end of a request: the context turns itself into the response.
+impl Context {
+    /// Turns the finished context into the response.
+    ///
+    /// An error that reached here (no error handler) becomes its status (500 for a plain
+    /// error) with the error text as `text/plain`. Otherwise the status is the one set, or
+    /// 200, and the body is the stream if one was set, else `body_buffer`: a `body` value that
+    /// no responder converted sends nothing. HEAD answers keep `Content-Length` (a stream's
+    /// when its length is known) and drop the body, which also releases whatever the stream
+    /// held open. What the request holds ([`Context::hold`]) goes with a streamed body, so it
+    /// is given back once the body has been sent.
+    pub(crate) fn into_response(&mut self, result: Result) -> http::Response<ResponseBody> {
+        let head = self.method == Method::HEAD;
+        let (status, body) = match result {
+            Ok(()) => {
+                let status = self.status.unwrap_or(StatusCode::OK);
+                match self.body_stream.take() {
+                    Some(mut stream) => {
+                        // A HEAD answer drops the stream below, and the guards with the context.
+                        if !head && !self.held.is_empty() {
+                            stream = stream.with_guard(std::mem::take(&mut self.held));
+                        }
+                        (status, ResponseBody::stream(stream))
+                    }
+                    None => (
+                        status,
+                        ResponseBody::full(self.body_buffer.take().unwrap_or_default()),
+                    ),
+                }
+            }
+            Err(err) => {
+                self.response_headers
+                    .insert(header::CONTENT_TYPE, crate::header::TEXT_UTF8);
+                (err.status(), ResponseBody::full(Bytes::from(err.text())))
+            }
+        };
+        let body = if head {
+            let headers = &mut self.response_headers;
+            match &body {
+                ResponseBody::Full(bytes) => {
+                    let len = bytes.as_ref().map_or(0, Bytes::len);
+                    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+                }
+                ResponseBody::Stream(_) => {
+                    if let Some(len) = http_body::Body::size_hint(&body).exact()
+                        && !headers.contains_key(header::CONTENT_LENGTH)
+                    {
+                        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
+                    }
+                }
+            }
+            ResponseBody::empty()
+        } else {
+            body
+        };
+        let request_id = self
+            .request_id
+            .take()
+            .unwrap_or_else(|| TAKEN_REQUEST_ID.clone());
+        let mut response = http::Response::new(body);
+        *response.status_mut() = status;
+        // Swapped, not moved: the context keeps the empty map the response came with.
+        let headers = response.headers_mut();
+        std::mem::swap(headers, &mut self.response_headers);
+        headers.insert(crate::header::X_REQUEST_ID, request_id);
+        // The request is over: its header map, emptied, will carry the next response's
+        // headers (see `recycle_headers`).
+        recycle_headers(std::mem::take(&mut self.headers));
+        response
     }
 }
 
@@ -665,9 +625,8 @@ impl Context {
 
 #[cfg(test)]
 mod tests {
-    use super::{Body, BodyValue, SPARE_HEADERS_MAX, SPARE_VALUE, recycle_headers, spare_headers};
+    use super::{SPARE_HEADERS_MAX, recycle_headers, spare_headers};
     use http::{HeaderMap, HeaderValue};
-    use std::any::TypeId;
 
     /// A recycled map comes back empty with its room; a map with no room, or with more than
     /// the bound, is not kept; a spare is taken once.
@@ -698,88 +657,5 @@ mod tests {
         assert!(over.capacity() > SPARE_HEADERS_MAX);
         recycle_headers(over);
         assert_eq!(spare_headers().capacity(), 0, "over the bound, freed");
-    }
-
-    #[derive(serde::Serialize)]
-    struct Plain {
-        id: u32,
-        name: &'static str,
-    }
-
-    #[derive(serde::Serialize)]
-    struct Owning {
-        name: String,
-    }
-
-    /// The type of the value in this thread's spare box, if there is one.
-    fn spare_type() -> Option<TypeId> {
-        let spare = SPARE_VALUE.take();
-        let id = spare.as_ref().map(|v| (**v).type_id());
-        SPARE_VALUE.set(spare);
-        id
-    }
-
-    fn value(body: Option<Body>) -> Box<dyn BodyValue> {
-        match body {
-            Some(Body::Value(value)) => value,
-            other => panic!("not a value body: {other:?}"),
-        }
-    }
-
-    fn json(value: &dyn BodyValue) -> String {
-        String::from_utf8(value.to_json().unwrap()).unwrap()
-    }
-
-    #[test]
-    fn a_plain_value_box_is_kept_after_release_and_reused_by_the_next_value_of_its_type() {
-        SPARE_VALUE.set(None);
-        let first = value(Body::from_value(Plain { id: 1, name: "a" }));
-        assert_eq!(spare_type(), None);
-        let address = std::ptr::from_ref::<dyn BodyValue>(&*first).cast::<u8>();
-        first.release();
-        assert_eq!(spare_type(), Some(TypeId::of::<Plain>()));
-
-        let second = value(Body::from_value(Plain { id: 2, name: "b" }));
-        assert_eq!(spare_type(), None, "the spare was taken");
-        assert_eq!(
-            std::ptr::from_ref::<dyn BodyValue>(&*second).cast::<u8>(),
-            address,
-            "the same box"
-        );
-        assert_eq!(json(&*second), r#"{"id":2,"name":"b"}"#);
-        second.release();
-    }
-
-    #[test]
-    fn a_spare_of_another_type_is_freed_and_the_new_value_is_its_own() {
-        SPARE_VALUE.set(None);
-        value(Body::from_value(Plain { id: 1, name: "a" })).release();
-        let other = value(Body::from_value((7u8, 9u16)));
-        assert_eq!(json(&*other), "[7,9]");
-        assert_eq!(spare_type(), None, "the Plain spare was taken and freed");
-        other.release();
-        assert_eq!(spare_type(), Some(TypeId::of::<(u8, u16)>()));
-    }
-
-    #[test]
-    fn values_with_drop_glue_or_over_64_bytes_are_never_kept() {
-        SPARE_VALUE.set(None);
-        value(Body::from_value(Plain { id: 1, name: "a" })).release();
-
-        let owning = value(Body::from_value(Owning { name: "x".into() }));
-        owning.release();
-        assert_eq!(spare_type(), Some(TypeId::of::<Plain>()), "left as it was");
-
-        let big = value(Body::from_value(([1u64; 4], [2u64; 4], 3u8)));
-        assert_eq!(std::mem::size_of_val(&*big), 72);
-        assert_eq!(json(&*big), "[[1,1,1,1],[2,2,2,2],3]");
-        big.release();
-        assert_eq!(spare_type(), Some(TypeId::of::<Plain>()), "left as it was");
-
-        let at_limit = value(Body::from_value(([1u64; 4], [2u64; 4])));
-        assert_eq!(std::mem::size_of_val(&*at_limit), 64);
-        at_limit.release();
-        assert_eq!(spare_type(), Some(TypeId::of::<([u64; 4], [u64; 4])>()));
-        SPARE_VALUE.set(None);
     }
 }

@@ -279,6 +279,26 @@ impl fmt::Debug for Error {
     }
 }
 
+/// Why [`App::build`](crate::App::build) refused the configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuildError(String);
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl BuildError {
+    /// A build error with `message`, for code that assembles an app around
+    /// [`App::build`](crate::App::build).
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -438,7 +438,7 @@ where
 /// Puts a handler's returned value into the body (`()` leaves the body as the handler set it).
 pub fn finish<T: Serialize + Send + Sync + 'static>(out: Result<T>, ctx: &mut Context) -> Result {
     let value = out?;
-    if let Some(body) = crate::context::Body::from_value(value) {
+    if let Some(body) = crate::reply::Reply::from_value(value) {
         ctx.body = Some(body);
     }
     Ok(())

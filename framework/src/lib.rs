@@ -6,10 +6,12 @@ pub mod client_ip;
 pub mod conditional;
 pub mod context;
 mod controller;
+mod data;
 pub mod error;
 pub mod guide;
 pub mod handler;
 pub mod header;
+mod limits;
 pub mod middleware;
 #[cfg(any(
     feature = "session-redis",
@@ -17,20 +19,19 @@ pub mod middleware;
     feature = "cache-redis"
 ))]
 pub mod redis_connection;
+pub mod reply;
 pub mod request_key;
 mod route;
 pub mod router;
 mod server;
 mod service;
-mod slot;
+pub mod slot;
 pub mod state;
 pub mod testing;
 pub mod validate;
 
-pub(crate) use middleware::session;
-
 pub use app::{App, BuildError, Group, RouteInfo, Service, TrailingSlash};
-pub use context::{Body, Context};
+pub use context::Context;
 pub use error::{Error, HttpError, Result};
 pub use framework_macros::{
     FromState, Validate, controller, delete, get, head, options, patch, post, put,
@@ -39,7 +40,9 @@ pub use handler::{
     Before, BoxFuture, ENDPOINT_FUTURE_INLINE, Endpoint, EndpointFuture, Middleware, Next,
     SharedMiddleware, Skipper, endpoint_future, from_fn, handle_with_hooks, handler_fn,
 };
-pub use server::{MinDataRate, ServerLimits, default_max_connections, shutdown_signal};
+pub use limits::{MinDataRate, ServerLimits, default_max_connections};
+pub use reply::Reply;
+pub use server::shutdown_signal;
 pub use state::{FromState, State};
 pub use validate::Validate;
 

@@ -1,11 +1,9 @@
-//! A built route and what every request can see of the app: the small part of the app that
-//! [`Context`](crate::Context) depends on.
-
-use std::sync::Arc;
+//! What a request can see of its route and of the app: the small part of a built app that
+//! [`Context`](crate::Context) depends on. The runnable part of a route (its chain and
+//! endpoint) stays in the service.
 
 use serde::Serialize;
 
-use crate::handler::{Endpoint, SharedMiddleware};
 use crate::state::State;
 
 /// Category of routing errors (404, 405).
@@ -17,12 +15,11 @@ pub(crate) struct AppShared {
     pub(crate) state: State,
 }
 
-/// One route, ready to run.
-pub(crate) struct Route {
+/// A route as its requests see it: the pattern (for logs and per-route limits) and the names
+/// of its parameters (for [`Context::param`](crate::Context::param)).
+pub(crate) struct RouteMeta {
     pub(crate) pattern: Box<str>,
     pub(crate) param_names: Box<[Box<str>]>,
-    pub(crate) chain: Box<[SharedMiddleware]>,
-    pub(crate) endpoint: Arc<dyn Endpoint>,
 }
 
 /// A line of the route table.

@@ -1,31 +1,97 @@
-//! The built application: routing a request, running its chain, and turning the finished
-//! context into the response.
+//! The built application: its routes compiled, a request routed, its chain run.
+//!
+//! [`App`](crate::App) collects routes and settings; [`Service::compile`] turns them into the
+//! routing table (one chain per method of a path, with the app's 404, 405 and trailing-slash
+//! answers), and [`Service::handle`] answers requests with it.
 
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 
-use crate::app::TrailingSlash;
 use crate::body::{RequestBody, ResponseBody};
+use crate::client_ip::TrustedProxies;
 use crate::context::Context;
-use crate::error::{HttpError, Result};
-use crate::handler::{Endpoint, EndpointFuture, Next, endpoint_future};
-use crate::route::{AppShared, ROUTER_CATEGORY, Route, RouteInfo};
+use crate::error::{BuildError, HttpError};
+use crate::handler::{Endpoint, EndpointFuture, Next, SharedMiddleware, endpoint_future};
+use crate::limits::ServerLimits;
+use crate::route::{AppShared, ROUTER_CATEGORY, RouteInfo, RouteMeta};
 use crate::router::Router;
-use crate::server::ServerLimits;
 use crate::state::State;
 
+/// What a request path that differs from a route only by a trailing slash gets; set with
+/// [`App::trailing_slash`](crate::App::trailing_slash).
+///
+/// The policy is only consulted when the path as sent matches no route, so an app that
+/// registers both `/a` and `/a/` keeps both, and matched requests pay nothing for it. The
+/// other form is the path with one trailing slash removed (`/notes/` → `/notes`) or added
+/// (`/notes` → `/notes/`); `/` is left alone.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TrailingSlash {
+    /// `/notes/` and `/notes` are different paths: the one without a route is a 404. The
+    /// default, as in axum and actix-web.
+    #[default]
+    Strict,
+    /// `308 Permanent Redirect` to the form that has a route, keeping the query; 308 keeps the
+    /// method and the body, so a POST is redirected as a POST. A path that would redirect to a
+    /// protocol-relative location (`//host/…`) is a 404 instead, so this is never an open
+    /// redirect.
+    Redirect,
+    /// The request is routed as if it had been sent in the form that has a route (like
+    /// tower-http's `NormalizePath`): `ctx.path()` and `ctx.uri()` show that form.
+    Ignore,
+}
+
+/// One route, ready to run: what its requests see ([`RouteMeta`]), its chain and endpoint.
+pub(crate) struct Route {
+    meta: Arc<RouteMeta>,
+    chain: Box<[SharedMiddleware]>,
+    endpoint: Arc<dyn Endpoint>,
+}
+
+impl Route {
+    fn new(meta: Arc<RouteMeta>, chain: &[SharedMiddleware], endpoint: Arc<dyn Endpoint>) -> Self {
+        Self {
+            meta,
+            chain: chain.into(),
+            endpoint,
+        }
+    }
+
+    fn next(&self) -> Next<'_> {
+        Next::new(&self.chain, &*self.endpoint)
+    }
+}
+
+/// A route as the app hands it over to be compiled: its full path, method and handler name,
+/// and its whole chain (global, group and route middleware, in order).
+pub(crate) struct PlannedRoute {
+    pub(crate) path: String,
+    pub(crate) method: Method,
+    pub(crate) handler: Cow<'static, str>,
+    pub(crate) chain: Vec<SharedMiddleware>,
+    pub(crate) endpoint: Arc<dyn Endpoint>,
+}
+
+/// The app-wide settings a service is compiled with.
+pub(crate) struct Settings {
+    /// The middleware every request runs, 404 and 405 answers included.
+    pub(crate) global: Vec<SharedMiddleware>,
+    pub(crate) trailing_slash: TrailingSlash,
+    pub(crate) trusted_proxies: TrustedProxies,
+    pub(crate) state: State,
+    pub(crate) limits: ServerLimits,
+}
+
 /// The routes of one path pattern, by method.
-#[derive(Default)]
-pub(crate) struct CompiledPath {
-    pub(crate) methods: Vec<(Method, Arc<Route>)>,
-    pub(crate) not_allowed: Option<Arc<Route>>,
+struct CompiledPath {
+    methods: Vec<(Method, Route)>,
+    not_allowed: Route,
 }
 
 impl CompiledPath {
-    fn for_method(&self, method: &Method) -> Option<&Arc<Route>> {
+    fn for_method(&self, method: &Method) -> Option<&Route> {
         let find = |m: &Method| self.methods.iter().find(|(k, _)| k == m).map(|(_, r)| r);
         find(method).or_else(|| {
             if *method == Method::HEAD {
@@ -37,7 +103,7 @@ impl CompiledPath {
     }
 }
 
-pub(crate) struct NotFound;
+struct NotFound;
 
 impl Endpoint for NotFound {
     fn call<'a>(&'a self, _ctx: &'a mut Context) -> EndpointFuture<'a> {
@@ -48,7 +114,7 @@ impl Endpoint for NotFound {
 }
 
 /// The 308 of [`TrailingSlash::Redirect`]; the location was put in the context's headers.
-pub(crate) struct SlashRedirect;
+struct SlashRedirect;
 
 impl Endpoint for SlashRedirect {
     fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
@@ -57,8 +123,8 @@ impl Endpoint for SlashRedirect {
     }
 }
 
-pub(crate) struct MethodNotAllowed {
-    pub(crate) allow: HeaderValue,
+struct MethodNotAllowed {
+    allow: HeaderValue,
 }
 
 impl Endpoint for MethodNotAllowed {
@@ -77,16 +143,98 @@ impl Endpoint for MethodNotAllowed {
 
 /// A built application: answers requests.
 pub struct Service {
-    pub(crate) router: Router<CompiledPath>,
-    pub(crate) not_found: Arc<Route>,
-    pub(crate) redirect: Arc<Route>,
-    pub(crate) trailing_slash: TrailingSlash,
-    pub(crate) listing: Vec<RouteInfo>,
-    pub(crate) shared: Arc<AppShared>,
+    router: Router<CompiledPath>,
+    not_found: Route,
+    redirect: Route,
+    trailing_slash: TrailingSlash,
+    listing: Vec<RouteInfo>,
+    shared: Arc<AppShared>,
     pub(crate) limits: ServerLimits,
 }
 
 impl Service {
+    /// Compiles the routes: sorted by path, method and handler name first, so the result (and
+    /// any error) does not depend on the order they were added or linked in. Fails on a
+    /// duplicate method and path (naming both handlers) or a malformed path.
+    pub(crate) fn compile(
+        mut routes: Vec<PlannedRoute>,
+        settings: Settings,
+    ) -> Result<Self, BuildError> {
+        routes.sort_by(|a, b| {
+            (&a.path, a.method.as_str(), &a.handler).cmp(&(&b.path, b.method.as_str(), &b.handler))
+        });
+        let mut by_path: Router<Vec<PlannedRoute>> = Router::new();
+        let mut listing = Vec::with_capacity(routes.len());
+        for route in routes {
+            let entry = by_path
+                .entry(&route.path, Vec::new)
+                .map_err(|e| BuildError::new(format!("{}: {e}", route.handler)))?;
+            if let Some(existing) = entry.iter().find(|r| r.method == route.method) {
+                return Err(BuildError::new(format!(
+                    "duplicate route {} {}: {} and {}",
+                    route.method, route.path, existing.handler, route.handler
+                )));
+            }
+            listing.push(RouteInfo {
+                method: route.method.to_string(),
+                path: route.path.clone(),
+                handler: route.handler.to_string(),
+            });
+            entry.push(route);
+        }
+        listing.sort_by(|a, b| (&a.path, &a.method).cmp(&(&b.path, &b.method)));
+
+        let mut router: Router<CompiledPath> = Router::new();
+        for slot in by_path.slots() {
+            let meta = Arc::new(RouteMeta {
+                pattern: slot.pattern().into(),
+                param_names: slot.param_names().into(),
+            });
+            let methods = slot
+                .value
+                .iter()
+                .map(|r| {
+                    let route = Route::new(Arc::clone(&meta), &r.chain, Arc::clone(&r.endpoint));
+                    (r.method.clone(), route)
+                })
+                .collect();
+            let allow = allow_header(&slot.value)
+                .ok_or_else(|| BuildError::new(format!("bad method in {}", slot.pattern())))?;
+            let not_allowed = Route::new(
+                Arc::clone(&meta),
+                &settings.global,
+                Arc::new(MethodNotAllowed { allow }),
+            );
+            let compiled = CompiledPath {
+                methods,
+                not_allowed,
+            };
+            // Same pattern, same shape: this cannot conflict.
+            router
+                .entry(slot.pattern(), move || compiled)
+                .map_err(BuildError::new)?;
+        }
+
+        let unrouted = || {
+            Arc::new(RouteMeta {
+                pattern: "".into(),
+                param_names: Box::new([]),
+            })
+        };
+        Ok(Service {
+            router,
+            not_found: Route::new(unrouted(), &settings.global, Arc::new(NotFound)),
+            redirect: Route::new(unrouted(), &settings.global, Arc::new(SlashRedirect)),
+            trailing_slash: settings.trailing_slash,
+            listing,
+            shared: Arc::new(AppShared {
+                trusted_proxies: settings.trusted_proxies,
+                state: settings.state,
+            }),
+            limits: settings.limits,
+        })
+    }
+
     /// The route table, sorted by path then method.
     pub fn routes(&self) -> &[RouteInfo] {
         &self.listing
@@ -135,10 +283,8 @@ impl Service {
             match self.other_slash_form(ctx) {
                 SlashForm::Routed(other) => found = Some(other),
                 SlashForm::Redirect => {
-                    let result = Next::new(&self.redirect.chain, &*self.redirect.endpoint)
-                        .run(ctx)
-                        .await;
-                    return into_response(ctx, result);
+                    let result = self.redirect.next().run(ctx).await;
+                    return ctx.into_response(result);
                 }
                 SlashForm::None => {}
             }
@@ -146,18 +292,25 @@ impl Service {
         let route = match found {
             Some(found) => {
                 let path = &found.slot.value;
-                let route = match path.for_method(ctx.method()) {
-                    Some(route) => route,
-                    None => path.not_allowed.as_ref().unwrap_or(&self.not_found),
-                };
-                ctx.set_route(Arc::clone(route), found.params);
+                let route = path.for_method(ctx.method()).unwrap_or(&path.not_allowed);
+                ctx.set_route(&route.meta, found.params);
                 route
             }
             None => &self.not_found,
         };
-        let result = Next::new(&route.chain, &*route.endpoint).run(ctx).await;
-        into_response(ctx, result)
+        let result = route.next().run(ctx).await;
+        ctx.into_response(result)
     }
+}
+
+/// The `Allow` header of a path's 405: its methods, with HEAD where GET is.
+fn allow_header(routes: &[PlannedRoute]) -> Option<HeaderValue> {
+    let mut allow: Vec<&str> = routes.iter().map(|r| r.method.as_str()).collect();
+    if allow.contains(&"GET") && !allow.contains(&"HEAD") {
+        allow.push("HEAD");
+    }
+    allow.sort_unstable();
+    HeaderValue::try_from(allow.join(", ")).ok()
 }
 
 /// What the other trailing-slash form of an unrouted path gives.
@@ -206,72 +359,6 @@ impl Service {
             },
         }
     }
-}
-
-/// Turns the finished context into the response.
-///
-/// An error that reached here (no error handler) becomes its status (500 for a plain error)
-/// with the error text as `text/plain`. Otherwise the status is the one set, or 200, and the
-/// body is the stream if one was set, else `body_buffer`: a `body` value that no responder
-/// converted sends nothing. HEAD answers keep `Content-Length` (a stream's when its length is
-/// known) and drop the body, which also releases whatever the stream held open.
-fn into_response(ctx: &mut Context, result: Result) -> Response<ResponseBody> {
-    let (status, body) = match result {
-        Ok(()) => {
-            let status = ctx.status().unwrap_or(StatusCode::OK);
-            match ctx.take_body_stream() {
-                Some(mut stream) => {
-                    // The request is over when its body has been sent (a HEAD answer drops
-                    // the stream below, and the slots with the context).
-                    if ctx.method() != Method::HEAD {
-                        let held = ctx.take_held_slots();
-                        if !held.is_empty() {
-                            stream = stream.with_guard(held);
-                        }
-                    }
-                    (status, ResponseBody::stream(stream))
-                }
-                None => (
-                    status,
-                    ResponseBody::full(ctx.body_buffer.take().unwrap_or_default()),
-                ),
-            }
-        }
-        Err(err) => {
-            ctx.response_headers_mut()
-                .insert(header::CONTENT_TYPE, crate::header::TEXT_UTF8);
-            (err.status(), ResponseBody::full(Bytes::from(err.text())))
-        }
-    };
-    let body = if ctx.method() == Method::HEAD {
-        let headers = ctx.response_headers_mut();
-        match &body {
-            ResponseBody::Full(bytes) => {
-                let len = bytes.as_ref().map_or(0, Bytes::len);
-                headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-            }
-            ResponseBody::Stream(_) => {
-                if let Some(len) = http_body::Body::size_hint(&body).exact()
-                    && !headers.contains_key(header::CONTENT_LENGTH)
-                {
-                    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(len));
-                }
-            }
-        }
-        ResponseBody::empty()
-    } else {
-        body
-    };
-    let request_id = ctx.take_request_id();
-    let mut response = Response::new(body);
-    *response.status_mut() = status;
-    // Swapped, not moved: the context keeps the empty map the response came with.
-    let headers = response.headers_mut();
-    std::mem::swap(headers, ctx.response_headers_mut());
-    headers.insert(crate::header::X_REQUEST_ID, request_id);
-    // The request is over: its header map, emptied, will carry the next response's headers.
-    ctx.release_request_headers();
-    response
 }
 
 #[cfg(test)]

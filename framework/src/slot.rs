@@ -1,22 +1,49 @@
-//! Counted slots: a request's share of a counter (requests in flight, requests at once),
-//! given back by `Drop` however the request ends.
+//! Counted slots: a request's share of a counter (requests in flight, requests at once), given
+//! back by `Drop` however the request ends.
 //!
-//! A middleware that only counts takes its slot in `before` and hands it to
-//! [`Context::hold_slot`](crate::context::Context::hold_slot), so it needs no future of its
-//! own: the context gives the slot back when the request ends (success, error, panic, or the
-//! client going away and the request being dropped), or, for a streamed response, moves it into
-//! the body, which gives it back once the body has been sent.
+//! A middleware that only counts takes its [`Slot`] in [`before`](crate::Middleware::before)
+//! and hands it to [`Context::hold`](crate::Context::hold), so it needs no future of its own:
+//! the context gives the slot back when the request ends (success, error, panic, or the client
+//! going away and the request being dropped), or, for a streamed response, moves it into the
+//! body, which gives it back once the body has been sent. Stats and the global and per-route
+//! concurrency limiters count this way.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use framework::slot::Slot;
+//!
+//! let in_flight = Arc::new(AtomicU32::new(0));
+//! let first = Slot::try_take(&in_flight, 1).unwrap();
+//! assert_eq!(Slot::try_take(&in_flight, 1).err(), Some(2), "the one place is taken");
+//! drop(first);
+//! assert_eq!(in_flight.load(Ordering::Acquire), 0);
+//! ```
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-/// A taken slot; dropping it gives it back.
-pub(crate) struct Slot(Arc<AtomicU32>);
+/// A taken slot of a counter; dropping it gives it back.
+#[derive(Debug)]
+#[must_use = "dropping the slot gives it back at once"]
+pub struct Slot(Arc<AtomicU32>);
 
 impl Slot {
     /// Counts one more on `counter`, unconditionally.
-    pub(crate) fn take(counter: &Arc<AtomicU32>) -> Self {
+    pub fn take(counter: &Arc<AtomicU32>) -> Self {
         Self::take_counting(counter).0
+    }
+
+    /// Takes a slot of `counter` when fewer than `max` are taken: `Err(count)` with the count
+    /// this request would have made otherwise (for the refusal's message and headers).
+    pub fn try_take(counter: &Arc<AtomicU32>, max: u32) -> Result<Self, u32> {
+        let (slot, before) = Self::take_counting(counter);
+        if before >= max {
+            // Dropping the slot gives the increment back.
+            drop(slot);
+            return Err(before.saturating_add(1));
+        }
+        Ok(slot)
     }
 
     /// Counts one more on `counter`; also returns the count before this one.
@@ -32,37 +59,32 @@ impl Drop for Slot {
     }
 }
 
-/// Takes a slot of `counter` when fewer than `max` are taken: `Err(count)` with the count this
-/// request would have made otherwise.
-pub(crate) fn take_slot(counter: &Arc<AtomicU32>, max: u32) -> std::result::Result<Slot, u32> {
-    let (slot, before) = Slot::take_counting(counter);
-    if before >= max {
-        // Dropping the slot gives the increment back.
-        drop(slot);
-        return Err(before.saturating_add(1));
-    }
-    Ok(slot)
-}
-
-/// The slots one request holds. The first is kept inline, so a request that holds one (the
-/// usual case: stats, or one limiter) allocates nothing; more go to a vector.
+/// What one request holds until it ends ([`Context::hold`](crate::Context::hold)). The first
+/// slot is kept inline, so a request that holds one (the usual case: stats, or one limiter)
+/// allocates nothing; more slots and other guards go to vectors.
 #[derive(Default)]
-pub(crate) struct HeldSlots {
+pub(crate) struct Held {
     first: Option<Slot>,
-    more: Vec<Slot>,
+    slots: Vec<Slot>,
+    /// Never read, only dropped: the wrapper makes them `Sync` as the context must be.
+    guards: Vec<sync_wrapper::SyncWrapper<Box<dyn Send>>>,
 }
 
-impl HeldSlots {
-    pub(crate) fn push(&mut self, slot: Slot) {
+impl Held {
+    pub(crate) fn push_slot(&mut self, slot: Slot) {
         if self.first.is_none() {
             self.first = Some(slot);
         } else {
-            self.more.push(slot);
+            self.slots.push(slot);
         }
     }
 
+    pub(crate) fn push_boxed(&mut self, guard: Box<dyn Send>) {
+        self.guards.push(sync_wrapper::SyncWrapper::new(guard));
+    }
+
     pub(crate) fn is_empty(&self) -> bool {
-        self.first.is_none()
+        self.first.is_none() && self.guards.is_empty()
     }
 }
 
@@ -71,20 +93,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slots_are_given_back_when_dropped() {
+    fn slots_and_guards_are_given_back_when_dropped() {
         let counter = Arc::new(AtomicU32::new(0));
-        let mut held = HeldSlots::default();
+        let mut held = Held::default();
         assert!(held.is_empty());
-        held.push(Slot::take(&counter));
-        held.push(take_slot(&counter, 2).unwrap());
+        held.push_slot(Slot::take(&counter));
+        held.push_slot(Slot::try_take(&counter, 2).unwrap());
         assert!(!held.is_empty());
         assert_eq!(counter.load(Ordering::Acquire), 2);
         // The limit is reached: refused, and the refusal counts nothing.
-        assert_eq!(take_slot(&counter, 2).err(), Some(3));
+        assert_eq!(Slot::try_take(&counter, 2).err(), Some(3));
         assert_eq!(counter.load(Ordering::Acquire), 2);
-        held.push(Slot::take(&counter));
+        held.push_slot(Slot::take(&counter));
+        let guarded = Arc::new(());
+        held.push_boxed(Box::new(Arc::clone(&guarded)));
         assert_eq!(counter.load(Ordering::Acquire), 3);
+        assert_eq!(Arc::strong_count(&guarded), 2);
         drop(held);
         assert_eq!(counter.load(Ordering::Acquire), 0);
+        assert_eq!(Arc::strong_count(&guarded), 1);
+    }
+
+    #[test]
+    fn a_guard_alone_is_held() {
+        let mut held = Held::default();
+        held.push_boxed(Box::new(()));
+        assert!(!held.is_empty());
     }
 }

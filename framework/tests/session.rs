@@ -7,8 +7,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::session::{
-    ImmediateSessionStore, MemoryStore, SessionConfig, SessionData, SessionMiddleware, SessionMode,
-    SessionStore, X_SESSION_ID,
+    ImmediateSessionStore, MemoryStore, SessionConfig, SessionData, SessionExt, SessionMiddleware,
+    SessionMode, SessionStore, X_SESSION_ID,
 };
 use framework::testing::TestClient;
 use framework::{App, Context, Error, HttpError, Result};

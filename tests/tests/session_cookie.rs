@@ -6,7 +6,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use framework::middleware::session::{MemoryStore, SessionConfig, SessionMiddleware};
+use framework::middleware::session::{MemoryStore, SessionConfig, SessionExt, SessionMiddleware};
 use framework::{App, Context, Result, Service};
 
 /// Stores a value with the lifetime the query asks for (`?ttl=<secs>`).

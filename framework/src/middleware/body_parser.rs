@@ -46,7 +46,7 @@ use http::HeaderValue;
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, HeaderName};
 use http::{Method, StatusCode};
 
-use crate::body::ReadError;
+use crate::body::{BodyDeclined, ReadError};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
@@ -274,9 +274,17 @@ impl BodyParser {
         Ok(())
     }
 
-    /// Notes that the parser saw the request, and says what it does with its body.
+    /// Says what the parser does with the request's body; one it leaves unread is marked
+    /// [`BodyDeclined`] for [`Context::bind`].
     fn wants(&self, ctx: &mut Context) -> Wants {
-        ctx.body_parser_seen = true;
+        let wants = self.decide(ctx);
+        if !matches!(wants, Wants::Read) && ctx.raw_body_has_data() {
+            ctx.insert_data(BodyDeclined);
+        }
+        wants
+    }
+
+    fn decide(&self, ctx: &Context) -> Wants {
         if !matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH)
             || should_skip(ctx, self.config.skipper.as_ref())
         {

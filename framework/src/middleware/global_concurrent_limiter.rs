@@ -31,7 +31,7 @@ use http::StatusCode;
 use crate::context::Context;
 use crate::error::HttpError;
 use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
-use crate::slot::take_slot;
+use crate::slot::Slot;
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-global-concurrent-limiter";
@@ -87,15 +87,15 @@ impl GlobalConcurrentLimiter {
 
 impl Middleware for GlobalConcurrentLimiter {
     /// Takes the slot before the chain and leaves it with the context
-    /// (`Context::hold_slot`), which gives it back when the request ends: no future of its
+    /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends: no future of its
     /// own.
     fn before(&self, ctx: &mut Context) -> Before {
         if should_skip(ctx, self.config.skipper.as_ref()) {
             return Before::Pass;
         }
-        match take_slot(&self.current, self.config.max) {
+        match Slot::try_take(&self.current, self.config.max) {
             Ok(slot) => {
-                ctx.hold_slot(slot);
+                ctx.hold(slot);
                 Before::Pass
             }
             Err(_) => Before::Answer(Err(HttpError::with(

@@ -29,10 +29,11 @@ use bytes::Bytes;
 use http::StatusCode;
 use http::header::{CONTENT_TYPE, HeaderValue};
 
-use crate::context::{Body, BodyValue, Context};
+use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, Middleware, SharedMiddleware, Skipper};
 use crate::header::{JSON_UTF8, OCTET_STREAM, TEXT_UTF8};
+use crate::reply::{Reply, ReplyValue};
 
 /// Category of responder errors.
 pub const CATEGORY: &str = "framework-responder";
@@ -99,12 +100,12 @@ impl Responder {
                 .into());
             }
             // A static text is sent from where it lies: no copy, no allocation.
-            Some(Body::Text(Cow::Borrowed(text))) => {
+            Some(Reply::Text(Cow::Borrowed(text))) => {
                 (Bytes::from_static(text.as_bytes()), TEXT_UTF8)
             }
-            Some(Body::Text(Cow::Owned(text))) => (Bytes::from(text), TEXT_UTF8),
-            Some(Body::Bytes(bytes)) => (bytes, OCTET_STREAM),
-            Some(Body::Value(value)) => {
+            Some(Reply::Text(Cow::Owned(text))) => (Bytes::from(text), TEXT_UTF8),
+            Some(Reply::Bytes(bytes)) => (bytes, OCTET_STREAM),
+            Some(Reply::Value(value)) => {
                 let bytes = match &self.config.marshal {
                     None => json_bytes(&*value).map_err(crate::Error::from),
                     Some(marshal) => marshal(&*value).map(Bytes::from),
@@ -150,7 +151,7 @@ thread_local! {
 /// allocate a second block to share it (only a vector filled to its capacity converts without
 /// one). Serialising into this thread's buffer and copying the result out costs one exact
 /// allocation instead of two, and one free instead of two when the response has been sent.
-fn json_bytes(value: &dyn BodyValue) -> serde_json::Result<Bytes> {
+fn json_bytes(value: &dyn ReplyValue) -> serde_json::Result<Bytes> {
     let mut buffer = JSON_BUFFER.try_with(Cell::take).unwrap_or_default();
     buffer.clear();
     if buffer.capacity() == 0 {
@@ -183,7 +184,7 @@ impl Middleware for Responder {
 #[cfg(test)]
 mod tests {
     use super::{JSON_BUFFER, JSON_COPY_MAX, json_bytes};
-    use crate::context::BodyValue;
+    use crate::reply::ReplyValue;
 
     fn buffer_room() -> usize {
         let buffer = JSON_BUFFER.take();
@@ -198,24 +199,25 @@ mod tests {
     fn json_bytes_are_exact_and_the_buffer_is_bounded() {
         let text = |len: usize| "x".repeat(len - 2);
         for len in [2, 3, JSON_COPY_MAX - 1, JSON_COPY_MAX] {
-            let value: &dyn BodyValue = &text(len);
+            let value: &dyn ReplyValue = &text(len);
             let bytes = json_bytes(value).unwrap();
             assert_eq!(bytes.len(), len);
             assert_eq!(bytes, format!("\"{}\"", text(len)));
             assert!(buffer_room() >= len, "kept");
         }
-        let big: &dyn BodyValue = &text(JSON_COPY_MAX + 1);
+        let big: &dyn ReplyValue = &text(JSON_COPY_MAX + 1);
         assert_eq!(json_bytes(big).unwrap().len(), JSON_COPY_MAX + 1);
         assert_eq!(buffer_room(), 0, "handed over with the body");
-        assert_eq!(json_bytes(&1u8 as &dyn BodyValue).unwrap(), "1");
+        assert_eq!(json_bytes(&1u8 as &dyn ReplyValue).unwrap(), "1");
         // The most room a kept buffer can have: grown in one step from just under the limit.
-        let grown: &dyn BodyValue = &vec![text(JSON_COPY_MAX / 2 + 1), text(JSON_COPY_MAX / 2 - 4)];
+        let grown: &dyn ReplyValue =
+            &vec![text(JSON_COPY_MAX / 2 + 1), text(JSON_COPY_MAX / 2 - 4)];
         assert_eq!(json_bytes(grown).unwrap().len(), JSON_COPY_MAX);
         assert!(buffer_room() < 2 * JSON_COPY_MAX, "{}", buffer_room());
 
         // A map with a non-string key fails half-way; the next body is whole and alone.
         let bad: std::collections::BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into();
-        assert!(json_bytes(&bad as &dyn BodyValue).is_err());
-        assert_eq!(json_bytes(&"ok" as &dyn BodyValue).unwrap(), "\"ok\"");
+        assert!(json_bytes(&bad as &dyn ReplyValue).is_err());
+        assert_eq!(json_bytes(&"ok" as &dyn ReplyValue).unwrap(), "\"ok\"");
     }
 }

@@ -36,7 +36,7 @@ use rustc_hash::FxHashMap;
 use crate::context::Context;
 use crate::error::HttpError;
 use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
-use crate::slot::take_slot;
+use crate::slot::Slot;
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-router-concurrent-limiter";
@@ -113,7 +113,7 @@ impl RouterConcurrentLimiter {
 
 impl Middleware for RouterConcurrentLimiter {
     /// Takes the route's slot before the chain and leaves it with the context
-    /// (`Context::hold_slot`), which gives it back when the request ends: no future of its
+    /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends: no future of its
     /// own.
     fn before(&self, ctx: &mut Context) -> Before {
         if should_skip(ctx, self.skipper.as_ref()) {
@@ -125,9 +125,9 @@ impl Middleware for RouterConcurrentLimiter {
         else {
             return Before::Pass;
         };
-        match take_slot(&limit.current, limit.max) {
+        match Slot::try_take(&limit.current, limit.max) {
             Ok(slot) => {
-                ctx.hold_slot(slot);
+                ctx.hold(slot);
                 Before::Pass
             }
             Err(current) => Before::Answer(Err(HttpError::with(

@@ -131,7 +131,7 @@ impl Stats {
 impl Middleware for Stats {
     /// Nobody to tell: the request is counted in flight and nothing else (no clock reading,
     /// no record, no future); its slot stays with the context
-    /// (`Context::hold_slot`), which gives it back when the request ends.
+    /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends.
     fn before(&self, ctx: &mut Context) -> Before {
         if should_skip(ctx, self.config.skipper.as_ref()) {
             return Before::Pass;
@@ -139,7 +139,7 @@ impl Middleware for Stats {
         if self.listening() {
             return Before::Handle;
         }
-        ctx.hold_slot(Slot::take(&self.in_flight));
+        ctx.hold(Slot::take(&self.in_flight));
         Before::Pass
     }
 
@@ -148,7 +148,7 @@ impl Middleware for Stats {
             if should_skip(ctx, self.config.skipper.as_ref()) {
                 return next.run(ctx).await;
             }
-            ctx.hold_slot(Slot::take(&self.in_flight));
+            ctx.hold(Slot::take(&self.in_flight));
             if !self.listening() {
                 return next.run(ctx).await;
             }

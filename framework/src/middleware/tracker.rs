@@ -233,7 +233,7 @@ impl Middleware for Tracker {
                 pending.info.error = Some(format!("{category}: {}", err.text()));
             }
             pending.finished = true;
-            ctx.hold_until_body_ends(pending);
+            ctx.hold(pending);
             result
         })
     }

@@ -28,8 +28,8 @@ use tokio::net::TcpStream;
 
 use crate::body::{BoxError, ResponseBody};
 
-use super::limits::ServerLimits;
 use super::reaper::Clock;
+use crate::limits::ServerLimits;
 
 const SIGNAL_NONE: u8 = 0;
 const SIGNAL_SHUTDOWN: u8 = 1;

@@ -26,7 +26,6 @@
 //! app disagree about the target). HTTP/1.0 may omit it; HTTP/2 carries `:authority` instead.
 
 mod connection;
-mod limits;
 mod reaper;
 
 use std::collections::HashMap;
@@ -45,8 +44,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::body::{RequestBody, ResponseBody};
 use crate::service::Service;
 
+use crate::limits::ServerLimits;
 use connection::{ConnBody, ConnState, TrackedStream};
-pub use limits::{MinDataRate, ServerLimits, default_max_connections};
 
 /// The open connections, so shutdown can reach each one.
 #[derive(Default)]

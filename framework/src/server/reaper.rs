@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::limits::ServerLimits;
+use crate::limits::ServerLimits;
 
 /// Milliseconds since the server started, advanced once a tick.
 pub(crate) struct Clock {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use framework::middleware::session::SessionValue;
+use framework::middleware::session::{SessionExt, SessionValue};
 use framework::{Context, Error, FromState, HttpError, Result, controller};
 use http::StatusCode;
 use serde::Serialize;

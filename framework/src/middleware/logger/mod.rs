@@ -342,7 +342,7 @@ impl Middleware for Logger {
                 }
             }
             pending.finished = true;
-            ctx.hold_until_body_ends(pending);
+            ctx.hold(pending);
             result
         })
     }

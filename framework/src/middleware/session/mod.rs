@@ -51,6 +51,42 @@ use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skip
 /// Category of session errors.
 pub const CATEGORY: &str = "framework-session";
 
+/// The session of a request, for handlers: `ctx.session()` once this trait is in scope.
+///
+/// The session middleware keeps the request's [`Session`] in the context's typed data
+/// ([`Context::insert_data`]); this trait gives it its name and the error a handler wants when
+/// the middleware is missing.
+///
+/// ```
+/// use framework::middleware::session::SessionExt;
+/// use framework::{Context, Result};
+///
+/// async fn visits(ctx: &mut Context) -> Result<u64> {
+///     let session = ctx.session()?;
+///     let visits = session.get::<u64>("visits").unwrap_or(0) + 1;
+///     session.set("visits", visits)?;
+///     Ok(visits)
+/// }
+/// # let _ = visits;
+/// ```
+pub trait SessionExt {
+    /// The session; an error (500, `framework-session`) when no session middleware ran.
+    fn session(&mut self) -> Result<&mut Session, HttpError>;
+}
+
+impl SessionExt for Context {
+    fn session(&mut self) -> Result<&mut Session, HttpError> {
+        self.data_mut::<Session>().ok_or_else(|| {
+            HttpError::with(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                CATEGORY,
+                "session middleware is not used on this route",
+            )
+            .with_exception(true)
+        })
+    }
+}
+
 /// `X-Session-Id`, the header of header mode.
 pub const X_SESSION_ID: HeaderName = HeaderName::from_static("x-session-id");
 
@@ -250,7 +286,7 @@ impl SessionMiddleware {
         ctx: &mut Context,
         result: &Result,
     ) -> Result<(), HttpError> {
-        let Some(session) = ctx.session.as_mut() else {
+        let Some(session) = ctx.data_mut::<Session>() else {
             return Ok(());
         };
         if !session.modified || (result.is_err() && !session.save_on_error) {
@@ -378,7 +414,7 @@ impl Middleware for SessionMiddleware {
                 Err(err) => return Before::Answer(Err(store_error(&err).into())),
             },
         };
-        ctx.session = Some(session);
+        ctx.insert_data(session);
         Before::Continue
     }
 
@@ -386,7 +422,7 @@ impl Middleware for SessionMiddleware {
         // Only after `before` said `Continue`, so the store is an immediate one.
         if let Some(store) = self.store.immediate() {
             let saved = self.save_now(store, ctx, &result);
-            ctx.session = None;
+            ctx.remove_data::<Session>();
             saved?;
         }
         result
@@ -398,9 +434,9 @@ impl Middleware for SessionMiddleware {
                 return next.run(ctx).await;
             }
             let session = self.load(ctx).await?;
-            ctx.session = Some(session);
+            ctx.insert_data(session);
             let result = next.run(ctx).await;
-            let session = ctx.session.take();
+            let session = ctx.remove_data::<Session>();
             if let Some(session) = session
                 && session.modified
                 && (result.is_ok() || session.save_on_error)
