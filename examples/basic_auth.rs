@@ -32,12 +32,12 @@ async fn main() -> std::io::Result<()> {
         })
     });
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/", |_ctx: &mut Context| async { Result::Ok("public") })
         .group(
             Group::new("/admin")
-                .use_middleware(auth.into_shared())
+                .use_middleware(auth)
                 .get("/", |_ctx: &mut Context| async {
                     Result::Ok("the admin page")
                 }),

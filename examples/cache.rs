@@ -37,9 +37,9 @@ async fn private(ctx: &mut Context) -> Result<String> {
 async fn main() -> std::io::Result<()> {
     let cache = Cache::new(Arc::new(MemoryCacheStore::new()), CacheConfig::default());
     let service = App::new()
-        .use_middleware(cache.into_shared())
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(cache)
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/slow", slow)
         .get("/private", private)
         .build()

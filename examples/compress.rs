@@ -26,9 +26,9 @@ async fn main() -> std::io::Result<()> {
     });
     let service = App::new()
         // Outside the responder: it compresses the bytes the responder produced.
-        .use_middleware(compress.into_shared())
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(compress)
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/report", report)
         .build()
         .expect("valid routes");

@@ -43,8 +43,8 @@ async fn broken(_ctx: &mut Context) -> Result<String> {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/items/{id}", item)
         .get("/broken", broken)
         .build()

@@ -18,8 +18,8 @@ async fn main() -> std::io::Result<()> {
     let service = App::new()
         // The error handler turns errors into answers; the responder turns the handler's value
         // into the body. Almost every app starts with these two.
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/", hello)
         .build()
         .expect("valid routes");

@@ -78,9 +78,9 @@ impl Notes {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .with_state(Arc::new(NoteStore::default()))
         .mount_controllers()
         .build()

@@ -34,19 +34,15 @@ async fn main() -> std::io::Result<()> {
     let issuer = JwtIssuer::hs256(secret, Duration::from_secs(3600));
     let jwt = Jwt::<User>::new(JwtConfig::hs256(secret));
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .post("/login", move |ctx: &mut Context| {
             // A real login checks a password first.
             let sub = ctx.query("user").unwrap_or_default().into_owned();
             let token = issuer.issue(&User { sub });
             async move { token }
         })
-        .group(
-            Group::new("/api")
-                .use_middleware(jwt.into_shared())
-                .get("/me", me),
-        )
+        .group(Group::new("/api").use_middleware(jwt).get("/me", me))
         .build()
         .expect("valid routes");
     service.listen("127.0.0.1:3000").await

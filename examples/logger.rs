@@ -21,9 +21,9 @@ async fn main() -> std::io::Result<()> {
     });
     let service = App::new()
         // Outermost, so it sees the final status and size, errors included.
-        .use_middleware(logger.into_shared())
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(logger)
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/hello", |_ctx: &mut Context| async { Result::Ok("hello") })
         .build()
         .expect("valid routes");

@@ -39,8 +39,8 @@ async fn api_key(ctx: &mut Context, next: Next<'_>) -> Result {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         // On one route:
         .group(Group::new("").route_with(
             Method::GET,

@@ -24,8 +24,8 @@ async fn time(ctx: &mut Context) -> Result<String> {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let upstream = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/time", time)
         .build()
         .expect("valid routes");
@@ -39,7 +39,7 @@ async fn main() -> std::io::Result<()> {
     })
     .expect("valid proxy config");
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(ErrorHandler::default())
         .any("/api/*", proxy)
         .build()
         .expect("valid routes");

@@ -22,9 +22,9 @@ async fn main() -> std::io::Result<()> {
     let limiter = RateLimiter::new(RateLimiterConfig::new([":ip"], MemoryRateStore::new(quota)))
         .expect("valid keys");
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(limiter.into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(limiter)
+        .use_middleware(Responder::default())
         .get("/", |_ctx: &mut Context| async {
             Result::Ok("within budget")
         })

@@ -36,12 +36,12 @@ async fn forget(ctx: &mut Context) -> Result<Value> {
 async fn main() -> std::io::Result<()> {
     let sessions = SessionMiddleware::new(Arc::new(MemoryStore::new()), SessionConfig::default());
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         // Only the routes that need a session load one.
         .group(
             Group::new("")
-                .use_middleware(sessions.into_shared())
+                .use_middleware(sessions)
                 .get("/visits", visits)
                 .post("/forget", forget),
         )

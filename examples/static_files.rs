@@ -25,7 +25,7 @@ async fn main() -> std::io::Result<()> {
         },
     );
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
+        .use_middleware(ErrorHandler::default())
         // The wildcard is the file's path under the root.
         .endpoint(http::Method::GET, "/static/*", files)
         .build()

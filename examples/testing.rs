@@ -19,8 +19,8 @@ async fn add(ctx: &mut Context) -> Result<i64> {
 
 fn app() -> Service {
     App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/add", add)
         .build()
         .expect("valid routes")

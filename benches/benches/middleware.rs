@@ -28,7 +28,7 @@ use framework::middleware::router_concurrent_limiter::{
 };
 use framework::middleware::stats::{Stats, StatsConfig};
 use framework::testing::TEST_PEER;
-use framework::{App, Context, Result, Service, SharedMiddleware};
+use framework::{App, Context, Result, Service, SharedMiddleware, share};
 use http::{Method, Request, StatusCode, Uri};
 
 async fn ok(ctx: &mut Context) -> Result {
@@ -70,57 +70,48 @@ fn cases() -> Vec<(&'static str, Option<SharedMiddleware>)> {
         ("pass-through", Some(framework::from_fn(pass))),
         (
             "logger",
-            Some(
-                Logger::new(LoggerConfig {
-                    format: LOGGER_COMBINED.to_owned(),
-                    on_log: Some(Arc::new(|line, _record| {
-                        black_box(line.len());
-                    })),
-                    ..LoggerConfig::default()
-                })
-                .into_shared(),
-            ),
+            Some(share(Logger::new(LoggerConfig {
+                format: LOGGER_COMBINED.to_owned(),
+                on_log: Some(Arc::new(|line, _record| {
+                    black_box(line.len());
+                })),
+                ..LoggerConfig::default()
+            }))),
         ),
         (
             "stats",
-            Some(
-                Stats::new(StatsConfig {
-                    on_stats: Some(Arc::new(|info, _ctx| {
-                        black_box(info.latency);
-                    })),
-                    ..StatsConfig::default()
-                })
-                .into_shared(),
-            ),
+            Some(share(Stats::new(StatsConfig {
+                on_stats: Some(Arc::new(|info, _ctx| {
+                    black_box(info.latency);
+                })),
+                ..StatsConfig::default()
+            }))),
         ),
         (
             "global-limiter",
-            Some(
-                GlobalConcurrentLimiter::new(GlobalConcurrentLimiterConfig::default())
-                    .into_shared(),
-            ),
+            Some(share(GlobalConcurrentLimiter::new(
+                GlobalConcurrentLimiterConfig::default(),
+            ))),
         ),
         (
             "router-limiter",
-            Some(
+            Some(share(
                 RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
                     limits: HashMap::from([("GET /".to_owned(), 1000)]),
                     ..RouterConcurrentLimiterConfig::default()
                 })
-                .expect("limits")
-                .into_shared(),
-            ),
+                .expect("limits"),
+            )),
         ),
         (
             "concurrent-limiter",
-            Some(
+            Some(share(
                 ConcurrentLimiter::new(ConcurrentLimiterConfig {
                     keys: vec![":ip".to_owned()],
                     ..ConcurrentLimiterConfig::default()
                 })
-                .expect("keys")
-                .into_shared(),
-            ),
+                .expect("keys"),
+            )),
         ),
     ]
 }

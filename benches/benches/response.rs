@@ -29,7 +29,7 @@ use framework::middleware::etag::ETag;
 use framework::middleware::fresh::Fresh;
 use framework::middleware::responder::Responder;
 use framework::testing::TEST_PEER;
-use framework::{App, Context, Result, Service, SharedMiddleware};
+use framework::{App, Context, Result, Service, SharedMiddleware, share};
 use http::{HeaderValue, Method, Request, StatusCode, Uri};
 use serde_json::{Value, json};
 
@@ -70,8 +70,8 @@ fn service(outer: Vec<SharedMiddleware>) -> Service {
     for m in outer {
         app = app.use_middleware(m);
     }
-    app.use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+    app.use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/big", big)
         .get("/small", small)
         .get("/prebuilt", prebuilt)
@@ -95,7 +95,7 @@ fn request(path: &'static str, headers: &[(&'static str, &str)]) -> Request<Requ
 }
 
 fn cache(store: Arc<dyn CacheStore>) -> SharedMiddleware {
-    Cache::new(store, CacheConfig::default()).into_shared()
+    share(Cache::new(store, CacheConfig::default()))
 }
 
 fn bench_case(
@@ -160,7 +160,7 @@ fn bench_response(c: &mut Criterion) {
         &[],
         (StatusCode::OK, None),
     );
-    let compressed = service(vec![Compress::default().into_shared()]);
+    let compressed = service(vec![share(Compress::default())]);
     bench_case(
         &mut group,
         &rt,
@@ -171,7 +171,7 @@ fn bench_response(c: &mut Criterion) {
         (StatusCode::OK, None),
     );
     let memory = service(vec![
-        Compress::default().into_shared(),
+        share(Compress::default()),
         cache(Arc::new(MemoryCacheStore::new())),
     ]);
     bench_case(
@@ -199,10 +199,7 @@ fn bench_response(c: &mut Criterion) {
         let store = rt
             .block_on(RedisCacheStore::connect(&url, "bench-cache:"))
             .expect("redis");
-        let redis = service(vec![
-            Compress::default().into_shared(),
-            cache(Arc::new(store)),
-        ]);
+        let redis = service(vec![share(Compress::default()), cache(Arc::new(store))]);
         bench_case(
             &mut group,
             &rt,
@@ -215,10 +212,7 @@ fn bench_response(c: &mut Criterion) {
     } else {
         eprintln!("skipped the Redis case: TEST_REDIS_URL is not set");
     }
-    let tagged = service(vec![
-        Fresh::default().into_shared(),
-        ETag::default().into_shared(),
-    ]);
+    let tagged = service(vec![share(Fresh::default()), share(ETag::default())]);
     bench_case(
         &mut group,
         &rt,

@@ -18,10 +18,11 @@ use std::time::Duration;
 use http::Method;
 use serde::Serialize;
 
+use crate::context::Context;
 use crate::controller::ControllerDef;
 pub use crate::error::BuildError;
 use crate::error::Result;
-use crate::handler::{Endpoint, HandlerFn, SharedMiddleware, handler_fn};
+use crate::handler::{Endpoint, HandlerFn, Middleware, SharedMiddleware, handler_fn, share, when};
 use crate::limits::ServerLimits;
 pub use crate::route::{ROUTER_CATEGORY, RouteInfo};
 use crate::service::{PlannedRoute, Settings};
@@ -90,11 +91,22 @@ impl Group {
         }
     }
 
-    /// Adds middleware run for every route of the group.
+    /// Adds middleware run for every route of the group, after the app's own.
     #[must_use]
-    pub fn use_middleware(mut self, middleware: SharedMiddleware) -> Self {
-        self.middleware.push(middleware);
+    pub fn use_middleware<M: Middleware>(mut self, middleware: M) -> Self {
+        self.middleware.push(share(middleware));
         self
+    }
+
+    /// Adds middleware run for the routes of the group whose requests `predicate` accepts; the
+    /// others pass it by. See [`When`](crate::When).
+    #[must_use]
+    pub fn use_when<P, M>(self, predicate: P, middleware: M) -> Self
+    where
+        P: Fn(&Context) -> bool + Send + Sync + 'static,
+        M: Middleware,
+    {
+        self.use_middleware(when(predicate, middleware))
     }
 
     /// Adds a route with its own middleware.
@@ -206,7 +218,7 @@ impl Group {
 /// }
 ///
 /// let service = App::new()
-///     .use_middleware(framework::middleware::responder::Responder::default().into_shared())
+///     .use_middleware(framework::middleware::responder::Responder::default())
 ///     .get("/hello", hello)
 ///     .build()
 ///     .unwrap();
@@ -254,17 +266,32 @@ impl App {
         self
     }
 
-    /// Adds global middleware (runs for every request, 404s included), in order.
+    /// Adds global middleware (runs for every request, 404s included), in order: any
+    /// [`Middleware`], a built-in one as it is or an `async fn` through
+    /// [`from_fn`](crate::from_fn).
     #[must_use]
-    pub fn use_middleware(mut self, middleware: SharedMiddleware) -> Self {
-        self.middleware.push(middleware);
+    pub fn use_middleware<M: Middleware>(mut self, middleware: M) -> Self {
+        self.middleware.push(share(middleware));
         self
+    }
+
+    /// Adds global middleware that runs only for the requests `predicate` accepts; the others
+    /// pass it by, as if it were not there. This is how any middleware is skipped for some
+    /// requests (a health probe without access log, a public path without authentication):
+    /// see [`When`](crate::When).
+    #[must_use]
+    pub fn use_when<P, M>(self, predicate: P, middleware: M) -> Self
+    where
+        P: Fn(&Context) -> bool + Send + Sync + 'static,
+        M: Middleware,
+    {
+        self.use_middleware(when(predicate, middleware))
     }
 
     /// Names a middleware so controllers can ask for it with `middleware(name)`.
     #[must_use]
-    pub fn register_middleware(mut self, name: &'static str, middleware: SharedMiddleware) -> Self {
-        self.named.insert(name, middleware);
+    pub fn register_middleware<M: Middleware>(mut self, name: &'static str, middleware: M) -> Self {
+        self.named.insert(name, share(middleware));
         self
     }
 

@@ -123,11 +123,11 @@ pub enum Before {
 }
 
 impl Before {
-    /// [`Before::Pass`] when the middleware should pass this request straight on (its skipper
-    /// says so, or the response is committed: [`should_skip`]), else [`Before::Continue`]: the
-    /// `before` of a middleware that only works on the way out.
-    pub fn continue_unless_skipped(ctx: &Context, skipper: Option<&Skipper>) -> Self {
-        if should_skip(ctx, skipper) {
+    /// [`Before::Pass`] when the response is already taken over
+    /// ([`Context::committed`]), else [`Before::Continue`]: the `before` of a middleware that
+    /// only works on the way out.
+    pub fn continue_unless_committed(ctx: &Context) -> Self {
+        if ctx.committed() {
             Before::Pass
         } else {
             Before::Continue
@@ -462,11 +462,101 @@ pub fn finish_value<T: PlainReply>(out: T, ctx: &mut Context) -> Result {
     finish(Ok(out), ctx)
 }
 
-/// A per-request predicate: `true` makes a middleware pass the request straight on.
-pub type Skipper = Arc<dyn Fn(&Context) -> bool + Send + Sync>;
+/// A shared middleware is a middleware: what [`from_fn`] returns, or a middleware kept in an
+/// `Arc` to be mounted in several places, goes wherever a middleware goes.
+impl<M: Middleware + ?Sized> Middleware for Arc<M> {
+    #[inline]
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        (**self).handle(ctx, next)
+    }
+    #[inline]
+    fn before(&self, ctx: &mut Context) -> Before {
+        (**self).before(ctx)
+    }
+    #[inline]
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        (**self).after(ctx, result)
+    }
+    fn recovered(&self, ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
+        (**self).recovered(ctx, payload)
+    }
+}
 
-/// True when a middleware with this skipper should pass the request straight on: the skipper
-/// says so, or the response is already committed.
-pub fn should_skip(ctx: &Context, skipper: Option<&Skipper>) -> bool {
-    ctx.committed() || skipper.is_some_and(|s| s(ctx))
+/// `middleware` as it is stored in a chain. A [`SharedMiddleware`] is taken as it is (no second
+/// `Arc` around the first, so no second indirection per call); any other middleware is put in
+/// an `Arc`.
+pub fn share<M: Middleware>(middleware: M) -> SharedMiddleware {
+    let mut slot = Some(middleware);
+    let any: &mut dyn Any = &mut slot;
+    match any.downcast_mut::<Option<SharedMiddleware>>() {
+        Some(shared) => shared.take().unwrap_or_else(|| unreachable!("just filled")),
+        None => Arc::new(slot.unwrap_or_else(|| unreachable!("not taken"))),
+    }
+}
+
+/// A middleware that runs only for the requests `predicate` accepts: the others pass it
+/// straight on, as if it were not in the chain. What [`App::use_when`](crate::App::use_when)
+/// and [`Group::use_when`](crate::Group::use_when) mount; build one with [`when`] for a
+/// route's own middleware list.
+///
+/// Skipping is the chain's business, so no middleware has a skipper of its own (like salvo's
+/// `hoop_when` and tower's `option_layer`). The predicate sees the request before the
+/// middleware does; it may run twice for one request (once in the synchronous fast path, once
+/// more when the middleware needs its async `handle`), so it should be a cheap, pure look at
+/// the request (method, path, a header).
+pub struct When<P, M> {
+    predicate: P,
+    middleware: M,
+}
+
+/// `middleware` for the requests `predicate` accepts only: see [`When`].
+///
+/// ```
+/// use framework::middleware::logger::{Logger, LoggerConfig};
+/// use framework::{App, Context};
+///
+/// // No access log lines for the health probe.
+/// let logger = Logger::new(LoggerConfig::default());
+/// let app = App::new().use_when(|ctx: &Context| ctx.path() != "/health", logger);
+/// # let _ = app;
+/// ```
+pub fn when<P, M>(predicate: P, middleware: M) -> When<P, M>
+where
+    P: Fn(&Context) -> bool + Send + Sync + 'static,
+    M: Middleware,
+{
+    When {
+        predicate,
+        middleware,
+    }
+}
+
+impl<P, M> Middleware for When<P, M>
+where
+    P: Fn(&Context) -> bool + Send + Sync + 'static,
+    M: Middleware,
+{
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        if (self.predicate)(ctx) {
+            self.middleware.handle(ctx, next)
+        } else {
+            Box::pin(next.run(ctx))
+        }
+    }
+    #[inline]
+    fn before(&self, ctx: &mut Context) -> Before {
+        if (self.predicate)(ctx) {
+            self.middleware.before(ctx)
+        } else {
+            Before::Pass
+        }
+    }
+    #[inline]
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        // Only called after `before` said `Continue`: the predicate accepted the request.
+        self.middleware.after(ctx, result)
+    }
+    fn recovered(&self, ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
+        self.middleware.recovered(ctx, payload)
+    }
 }

@@ -37,9 +37,12 @@ pub use framework_macros::{
     FromState, Validate, controller, delete, get, head, options, patch, post, put,
 };
 pub use handler::{
-    Before, BoxFuture, ENDPOINT_FUTURE_INLINE, Endpoint, EndpointFuture, Middleware, Next,
-    SharedMiddleware, Skipper, endpoint_future, from_fn, handle_with_hooks, handler_fn,
+    Before, BoxFuture, Endpoint, EndpointFuture, Middleware, Next, SharedMiddleware, When, from_fn,
+    handler_fn, share, when,
 };
+/// Performance internals the macros and the crate's own tests use; not part of the API.
+#[doc(hidden)]
+pub use handler::{ENDPOINT_FUTURE_INLINE, endpoint_future, handle_with_hooks};
 pub use limits::{MinDataRate, ServerLimits, default_max_connections};
 pub use reply::Reply;
 pub use server::shutdown_signal;

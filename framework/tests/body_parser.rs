@@ -18,8 +18,8 @@ async fn echo(ctx: &mut Context) -> Result {
 fn client(parser: BodyParser) -> TestClient {
     TestClient::new(
         App::new()
-            .use_middleware(ErrorHandler::default().into_shared())
-            .use_middleware(parser.into_shared())
+            .use_middleware(ErrorHandler::default())
+            .use_middleware(parser)
             .post("/echo", echo)
             .route(http::Method::PUT, "/echo", echo)
             .get("/echo", echo)

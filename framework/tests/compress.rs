@@ -45,8 +45,8 @@ async fn encoded(ctx: &mut Context) -> Result {
 fn client(compress: Compress) -> TestClient {
     TestClient::new(
         App::new()
-            .use_middleware(compress.into_shared())
-            .use_middleware(Responder::default().into_shared())
+            .use_middleware(compress)
+            .use_middleware(Responder::default())
             .get("/big", big)
             .get("/png", png)
             .get("/encoded", encoded)

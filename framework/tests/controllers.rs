@@ -82,9 +82,9 @@ async fn route_tag(ctx: &mut Context, next: Next<'_>) -> Result {
 fn client() -> TestClient {
     let service = App::new()
         .with_state(Greeting("hi"))
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .register_middleware("tag", from_fn(tag))
         .register_middleware("route_tag", from_fn(route_tag))
         .mount_controllers()

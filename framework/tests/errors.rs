@@ -28,7 +28,7 @@ async fn io(_ctx: &mut Context) -> Result {
 fn client(with_handler: bool) -> TestClient {
     let mut app = App::new();
     if with_handler {
-        app = app.use_middleware(ErrorHandler::default().into_shared());
+        app = app.use_middleware(ErrorHandler::default());
     }
     TestClient::new(
         app.get("/custom", custom)
@@ -105,13 +105,10 @@ async fn plain_error_is_500_exception() {
 #[tokio::test]
 async fn forced_json() {
     let service = App::new()
-        .use_middleware(
-            ErrorHandler::new(ErrorHandlerConfig {
-                json: true,
-                ..Default::default()
-            })
-            .into_shared(),
-        )
+        .use_middleware(ErrorHandler::new(ErrorHandlerConfig {
+            json: true,
+            ..Default::default()
+        }))
         .get("/custom", custom)
         .build()
         .unwrap();

@@ -66,8 +66,8 @@ fn app() -> App {
 fn client() -> TestClient {
     TestClient::new(
         app()
-            .use_middleware(ErrorHandler::default().into_shared())
-            .use_middleware(Responder::default().into_shared())
+            .use_middleware(ErrorHandler::default())
+            .use_middleware(Responder::default())
             .build()
             .unwrap(),
     )
@@ -143,7 +143,7 @@ async fn custom_marshal_and_content_type() {
         ..ResponderConfig::default()
     };
     let service = App::new()
-        .use_middleware(Responder::new(config).into_shared())
+        .use_middleware(Responder::new(config))
         .get("/json", json)
         .build()
         .unwrap();

@@ -23,8 +23,8 @@ async fn ok(_ctx: &mut Context) -> Result<&'static str> {
 
 fn client() -> TestClient {
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/users/:id", show_params)
         .get("/users/me", ok)
         .post("/users/me", ok)
@@ -171,7 +171,7 @@ async fn add_header(ctx: &mut Context, next: Next<'_>) -> Result {
 async fn async_fn_middleware() {
     let service = App::new()
         .use_middleware(from_fn(add_header))
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(Responder::default())
         .get("/", ok)
         .build()
         .unwrap();

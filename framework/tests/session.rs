@@ -36,8 +36,8 @@ async fn regenerate(ctx: &mut Context) -> Result {
 
 fn app(store: Arc<dyn SessionStore>, config: SessionConfig) -> App {
     App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(SessionMiddleware::new(store, config).into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(SessionMiddleware::new(store, config))
         .get("/put", put)
         .get("/read", read)
         .get("/fail", put_then_fail)
@@ -302,7 +302,7 @@ async fn an_awaited_store_behaves_as_the_memory_store() {
 async fn session_without_middleware_is_a_clear_error() {
     let c = TestClient::new(
         App::new()
-            .use_middleware(ErrorHandler::default().into_shared())
+            .use_middleware(ErrorHandler::default())
             .get("/read", read)
             .build()
             .unwrap(),
@@ -332,14 +332,15 @@ impl framework::Middleware for PassOn {
 #[tokio::test]
 async fn the_session_middleware_works_whole_beyond_the_hooked_part_of_a_chain() {
     let store = Arc::new(MemoryStore::new());
-    let mut app = App::new().use_middleware(ErrorHandler::default().into_shared());
+    let mut app = App::new().use_middleware(ErrorHandler::default());
     for _ in 0..63 {
         app = app.use_middleware(Arc::new(PassOn));
     }
     let c = TestClient::new(
-        app.use_middleware(
-            SessionMiddleware::new(store.clone(), SessionConfig::default()).into_shared(),
-        )
+        app.use_middleware(SessionMiddleware::new(
+            store.clone(),
+            SessionConfig::default(),
+        ))
         .get("/put", put)
         .get("/read", read)
         .get("/regenerate", regenerate)

@@ -106,12 +106,12 @@ fn uncacheable(
 fn app(store: Arc<dyn CacheStore>, calls: Arc<Calls>) -> Service {
     let mut app = App::new()
         .with_state(calls)
-        .use_middleware(Recover::default().into_shared())
-        .use_middleware(Fresh::default().into_shared())
-        .use_middleware(Cache::new(store, CacheConfig::default()).into_shared())
-        .use_middleware(ETag::default().into_shared())
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(Recover::default())
+        .use_middleware(Fresh::default())
+        .use_middleware(Cache::new(store, CacheConfig::default()))
+        .use_middleware(ETag::default())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/cached", cached)
         .get("/big", big)
         .get("/short", short)
@@ -428,11 +428,12 @@ async fn authorization_needs_public_or_s_maxage() {
     let counter = Arc::new(Calls::default());
     let service = App::new()
         .with_state(counter.clone())
-        .use_middleware(
-            Cache::new(Arc::new(MemoryCacheStore::new()), CacheConfig::default()).into_shared(),
-        )
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(Cache::new(
+            Arc::new(MemoryCacheStore::new()),
+            CacheConfig::default(),
+        ))
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/mine", |ctx: &mut Context| {
             count(ctx);
             cc(ctx, "max-age=60");

@@ -92,11 +92,11 @@ async fn tiny(_ctx: &mut Context) -> Result<Value> {
 #[tokio::test]
 async fn a_tagged_json_answer_keeps_its_cache_headers_on_304() {
     let service = App::new()
-        .use_middleware(Compress::default().into_shared())
-        .use_middleware(Fresh::default().into_shared())
-        .use_middleware(ETag::default().into_shared())
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(Compress::default())
+        .use_middleware(Fresh::default())
+        .use_middleware(ETag::default())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/report", report)
         .get("/tiny", tiny)
         .build()

@@ -82,9 +82,9 @@ async fn len(ctx: &mut Context) -> Result<String> {
 fn service(probe: &Probe) -> Service {
     App::new()
         .with_state(probe.clone())
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .get("/gated", gated)
         .get("/hello", hello)
         .get("/stream", stream)

@@ -112,8 +112,8 @@ impl Health {
 
 fn app() -> App {
     App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .mount_controllers()
 }
 

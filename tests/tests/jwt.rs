@@ -48,18 +48,10 @@ fn service() -> framework::Service {
         ..JwtConfig::hs256(SECRET)
     });
     App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .group(
-            Group::new("/api")
-                .use_middleware(strict.into_shared())
-                .get("/me", me),
-        )
-        .group(
-            Group::new("/public")
-                .use_middleware(open.into_shared())
-                .get("/me", me),
-        )
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .group(Group::new("/api").use_middleware(strict).get("/me", me))
+        .group(Group::new("/public").use_middleware(open).get("/me", me))
         .build()
         .unwrap()
 }

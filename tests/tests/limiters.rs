@@ -26,7 +26,7 @@ use framework::middleware::responder::Responder;
 use framework::middleware::router_concurrent_limiter::{
     RouterConcurrentLimiter, RouterConcurrentLimiterConfig,
 };
-use framework::{App, Context, Group, HttpError, Result, SharedMiddleware};
+use framework::{App, Context, Group, HttpError, Result};
 use http::Method;
 use serde_json::{Value, json};
 use tokio::io::AsyncWriteExt;
@@ -77,13 +77,13 @@ async fn streamed(ctx: &mut Context) -> Result {
     Ok(())
 }
 
-fn chain(limiter: SharedMiddleware, gate: watch::Receiver<bool>) -> framework::Service {
+fn chain(limiter: impl framework::Middleware, gate: watch::Receiver<bool>) -> framework::Service {
     App::new()
         .with_state(Gate(gate))
-        .use_middleware(Recover::default().into_shared())
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(Recover::default())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .use_middleware(limiter)
         .get("/slow", slow)
         .get("/error", slow_error)
@@ -103,7 +103,7 @@ async fn global_limit_is_exact_and_slots_come_back() {
         ..GlobalConcurrentLimiterConfig::default()
     });
     let counter = limiter.counter();
-    let server = common::start(chain(limiter.into_shared(), gate)).await;
+    let server = common::start(chain(limiter, gate)).await;
     let client = common::browser();
 
     // 3 + 2 at once: exactly 3 run, 2 are refused.
@@ -176,7 +176,7 @@ async fn router_limit_per_route() {
         ..RouterConcurrentLimiterConfig::default()
     })
     .unwrap();
-    let server = common::start(chain(limiter.into_shared(), gate)).await;
+    let server = common::start(chain(limiter, gate)).await;
     let client = common::browser();
     let first = tokio::spawn(client.get(server.url("/slow")).send());
     // Poll until the second one is refused (the first has taken the slot).
@@ -228,14 +228,13 @@ async fn router_limit_per_route() {
     server.stop().await;
 }
 
-fn submit_limiter(lock: Arc<dyn Lock>) -> SharedMiddleware {
+fn submit_limiter(lock: Arc<dyn Lock>) -> ConcurrentLimiter {
     ConcurrentLimiter::new(ConcurrentLimiterConfig {
         keys: vec!["account".into()],
         lock,
         ..ConcurrentLimiterConfig::default()
     })
     .unwrap()
-    .into_shared()
 }
 
 #[tokio::test]
@@ -357,11 +356,11 @@ async fn basic_auth_cases() {
     let calls = Arc::new(AtomicU32::new(0));
     let counted = Arc::clone(&calls);
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .group(
             Group::new("/admin")
-                .use_middleware(auth.into_shared())
+                .use_middleware(auth)
                 .get("/", admin)
                 .route(Method::OPTIONS, "/", move |_ctx: &mut Context| {
                     counted.fetch_add(1, Ordering::SeqCst);
@@ -437,7 +436,7 @@ async fn key_lock_is_free_after_error_panic_disconnect_and_stream() {
         ..ConcurrentLimiterConfig::default()
     })
     .unwrap();
-    let server = common::start(chain(limiter.into_shared(), gate)).await;
+    let server = common::start(chain(limiter, gate)).await;
     let client = common::browser();
     open.send_replace(true);
     for path in ["/slow", "/error", "/panic"] {

@@ -27,8 +27,8 @@ fn method_name(ctx: &mut Context) -> std::future::Ready<Result<String>> {
 #[tokio::test]
 async fn every_method_has_a_shorthand_on_app_and_group() {
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .put("/r", method_name)
         .patch("/r", method_name)
         .delete("/r", method_name)
@@ -101,12 +101,12 @@ async fn every_method_has_a_shorthand_on_app_and_group() {
 #[tokio::test]
 async fn bind_without_the_body_parser_is_a_500_naming_it() {
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .post("/bare", echo)
         .group(
             Group::new("/parsed")
-                .use_middleware(BodyParser::default().into_shared())
+                .use_middleware(BodyParser::default())
                 .post("/", echo),
         )
         .build()
@@ -154,9 +154,9 @@ async fn bind_without_the_body_parser_is_a_500_naming_it() {
 #[tokio::test]
 async fn a_body_the_parser_does_not_read_is_415_naming_what_it_accepts() {
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .post("/note", echo)
         .patch("/note", echo)
         .build()

@@ -100,7 +100,7 @@ fn app(log: &Log) -> framework::Service {
         }))
         .use_middleware(Arc::new(Wrapper(tag("wrapped", log))))
         .use_middleware(tag("c", log))
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(Responder::default())
         .get("/", logged)
         .build()
         .expect("valid app")
@@ -216,7 +216,7 @@ async fn a_chain_longer_than_the_hook_slots_runs_every_middleware_in_order() {
         app = app.use_middleware(tag(name, &log));
     }
     let service = app
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(Responder::default())
         .get("/", deep)
         .build()
         .expect("valid app");
@@ -238,22 +238,13 @@ async fn refuse(_ctx: &mut Context) -> Result<&'static str> {
 
 #[tokio::test]
 async fn skipped_error_handler_and_responder_pass_requests_straight_on() {
-    let skip_raw: framework::Skipper = Arc::new(|ctx: &Context| ctx.path().starts_with("/raw/"));
+    let not_raw = |ctx: &Context| !ctx.path().starts_with("/raw/");
     let service = App::new()
-        .use_middleware(
-            ErrorHandler::new(ErrorHandlerConfig {
-                json: true,
-                skipper: Some(Arc::clone(&skip_raw)),
-            })
-            .into_shared(),
+        .use_when(
+            not_raw,
+            ErrorHandler::new(ErrorHandlerConfig { json: true }),
         )
-        .use_middleware(
-            Responder::new(ResponderConfig {
-                skipper: Some(skip_raw),
-                ..ResponderConfig::default()
-            })
-            .into_shared(),
-        )
+        .use_when(not_raw, Responder::new(ResponderConfig::default()))
         .get("/json/conflict", refuse)
         .get("/raw/conflict", refuse)
         .get("/json/deep", deep)
@@ -284,14 +275,13 @@ async fn skipped_error_handler_and_responder_pass_requests_straight_on() {
 }
 
 /// Recover, noting `caught:<name>:<panic text>` in the log.
-fn recover(name: &'static str, log: &Log) -> SharedMiddleware {
+fn recover(name: &'static str, log: &Log) -> Recover {
     let log = Arc::clone(log);
     Recover::new(RecoverConfig {
         on_panic: Some(Arc::new(move |text, _ctx| {
             log.lock().unwrap().push(format!("caught:{name}:{text}"));
         })),
     })
-    .into_shared()
 }
 
 /// Runs any middleware through its `handle`.
@@ -326,7 +316,9 @@ async fn a_caught_panic_ends_only_the_chain_inside_the_catcher() {
         // Recover run through its `handle`, as a wrapping middleware would.
         .group(
             Group::new("/through")
-                .use_middleware(Arc::new(Through(recover("through", &log))))
+                .use_middleware(Arc::new(Through(framework::share(recover(
+                    "through", &log,
+                )))))
                 .use_middleware(tag("c", &log))
                 .get("/boom", boom),
         )

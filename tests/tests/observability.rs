@@ -17,7 +17,7 @@ use framework::middleware::logger::{LOGGER_TINY, Logger, LoggerConfig};
 use framework::middleware::recover::Recover;
 use framework::middleware::responder::Responder;
 use framework::middleware::stats::{Stats, StatsConfig};
-use framework::{App, Context, Result, SharedMiddleware};
+use framework::{App, Context, Result};
 use http::HeaderValue;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::watch;
@@ -44,7 +44,7 @@ fn fixed_clock() -> framework::middleware::logger::Clock {
 
 struct Lines(Arc<Mutex<Vec<(String, u16)>>>);
 
-fn logger(format: &str, lines: &Lines) -> SharedMiddleware {
+fn logger(format: &str, lines: &Lines) -> Logger {
     let sink = Arc::clone(&lines.0);
     Logger::new(LoggerConfig {
         format: format.to_owned(),
@@ -56,7 +56,6 @@ fn logger(format: &str, lines: &Lines) -> SharedMiddleware {
         clock: Some(fixed_clock()),
         ..LoggerConfig::default()
     })
-    .into_shared()
 }
 
 async fn tagged(ctx: &mut Context) -> Result<String> {
@@ -93,14 +92,14 @@ async fn boom(_ctx: &mut Context) -> Result {
     panic!("boom");
 }
 
-fn service(first: SharedMiddleware, gate: watch::Receiver<bool>) -> framework::Service {
+fn service(first: impl framework::Middleware, gate: watch::Receiver<bool>) -> framework::Service {
     App::new()
         .with_state(Gate(gate))
-        .use_middleware(Recover::default().into_shared())
+        .use_middleware(Recover::default())
         .use_middleware(first)
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .post("/tagged", tagged)
         .get("/gated", gated)
         .get("/stream", gated_stream)
@@ -206,7 +205,7 @@ async fn stats_figures_and_in_flight_count() {
     });
     let in_flight = stats.in_flight();
     let (open, gate) = watch::channel(false);
-    let server = common::start(service(stats.into_shared(), gate)).await;
+    let server = common::start(service(stats, gate)).await;
     let client = reqwest::Client::new();
     let res = client
         .post(server.url("/tagged"))
@@ -263,7 +262,7 @@ async fn stats_without_a_listener_still_counts_in_flight() {
     let stats = Stats::new(StatsConfig::default());
     let in_flight = stats.in_flight();
     let (open, gate) = watch::channel(false);
-    let server = common::start(service(stats.into_shared(), gate)).await;
+    let server = common::start(service(stats, gate)).await;
     let client = reqwest::Client::new();
     let res = client.post(server.url("/tagged")).send().await.unwrap();
     assert_eq!(res.status(), 200);
@@ -328,12 +327,12 @@ async fn tracker_masks_at_every_depth() {
         ..TrackerConfig::default()
     });
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .group(
             framework::Group::new("")
-                .use_middleware(tracker.into_shared())
+                .use_middleware(tracker)
                 .post("/submit/:id/:token", submit),
         )
         .build()
@@ -396,11 +395,10 @@ async fn the_default_logger_does_nothing_when_access_lines_are_filtered_out() {
             inner()
         })),
         ..LoggerConfig::default()
-    })
-    .into_shared();
+    });
     let service = App::new()
         .use_middleware(logger)
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(Responder::default())
         .get("/", |_ctx: &mut Context| async { Ok("hello") })
         .build()
         .unwrap();

@@ -46,8 +46,8 @@ async fn upload(ctx: &mut Context) -> Result<String> {
 
 async fn upstream() -> common::Running {
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .any("/*", framework::handler_fn(echo))
         .post("/upload", upload)
         .build()
@@ -57,8 +57,8 @@ async fn upstream() -> common::Running {
 
 fn proxy_app(config: ProxyConfig, path: &str) -> framework::Service {
     App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .any(path, Proxy::new(config).expect("proxy config"))
         .build()
         .unwrap()
@@ -465,8 +465,8 @@ async fn forged_headers_seen(trusted: framework::client_ip::TrustedProxies) -> V
     let proxy = common::start(
         App::new()
             .trusted_proxies(trusted)
-            .use_middleware(ErrorHandler::default().into_shared())
-            .use_middleware(Responder::default().into_shared())
+            .use_middleware(ErrorHandler::default())
+            .use_middleware(Responder::default())
             .any(
                 "/*",
                 Proxy::new(ProxyConfig {

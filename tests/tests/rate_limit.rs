@@ -18,9 +18,9 @@ use serde_json::Value;
 
 fn app(config: RateLimiterConfig) -> Service {
     App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(RateLimiter::new(config).expect("valid keys").into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(RateLimiter::new(config).expect("valid keys"))
         .get("/", |_ctx: &mut Context| async { Ok("ok") })
         .build()
         .expect("app builds")

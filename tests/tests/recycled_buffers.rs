@@ -35,8 +35,8 @@ async fn json_of_len(ctx: &mut Context) -> Result<Value> {
 
 fn service() -> Service {
     App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .get("/marked", marked)
         .get("/plain", plain)
         .get("/json/:len", json_of_len)

@@ -37,10 +37,10 @@ async fn slow(_ctx: &mut Context) -> Result<&'static str> {
 
 fn service() -> Service {
     App::new()
-        .use_middleware(Recover::default().into_shared())
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(Recover::default())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .post("/echo", echo_len)
         .get("/boom", boom)
         .get("/hello", hello)
@@ -245,7 +245,7 @@ async fn client_ip_is_counted_from_the_right_of_forwarded_for() {
     let app = |trusted: TrustedProxies| {
         App::new()
             .trusted_proxies(trusted)
-            .use_middleware(Responder::default().into_shared())
+            .use_middleware(Responder::default())
             .get("/ip", client_ip)
             .build()
             .unwrap()

@@ -59,9 +59,9 @@ async fn paused_stream(ctx: &mut Context) -> Result {
 fn service(limits: ServerLimits) -> Service {
     App::new()
         .server_limits(limits)
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .get("/", |_ctx: &mut Context| async { Ok("ok") })
         .post("/echo", echo)
         .get("/slow", slow)

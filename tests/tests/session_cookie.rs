@@ -29,7 +29,7 @@ fn service(secure: bool) -> Service {
         },
     );
     App::new()
-        .use_middleware(session.into_shared())
+        .use_middleware(session)
         .get("/touch", touch)
         .build()
         .unwrap()

@@ -58,8 +58,8 @@ fn service(root: &Path) -> Service {
     let source = || DirectorySource::new(root).unwrap();
     let serve = |config: StaticServeConfig| StaticServe::new(source(), config);
     App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .endpoint(
             Method::GET,
             "/static/*",
@@ -109,13 +109,10 @@ fn service(root: &Path) -> Service {
         .group(Group::new("").route_with(
             Method::GET,
             "/maybe/*",
-            vec![
-                serve(StaticServeConfig {
-                    not_found_next: true,
-                    ..StaticServeConfig::default()
-                })
-                .into_shared(),
-            ],
+            vec![framework::share(serve(StaticServeConfig {
+                not_found_next: true,
+                ..StaticServeConfig::default()
+            }))],
             fallback,
         ))
         .build()

@@ -122,7 +122,7 @@ async fn redis_policy_fails_fast_while_down_and_recovers() {
     assert!(redis.is_up());
 }
 
-fn limiter(lock: Arc<dyn Lock>, ttl: Duration) -> framework::SharedMiddleware {
+fn limiter(lock: Arc<dyn Lock>, ttl: Duration) -> ConcurrentLimiter {
     ConcurrentLimiter::new(ConcurrentLimiterConfig {
         keys: vec!["h:x-account".into()],
         lock,
@@ -131,13 +131,12 @@ fn limiter(lock: Arc<dyn Lock>, ttl: Duration) -> framework::SharedMiddleware {
         ..ConcurrentLimiterConfig::default()
     })
     .unwrap()
-    .into_shared()
 }
 
 fn lock_app(lock: Arc<dyn Lock>, ttl: Duration) -> framework::Service {
     App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .use_middleware(limiter(lock, ttl))
         .get("/quick", |_ctx: &mut Context| async { Ok("done") })
         .get("/long", |_ctx: &mut Context| async {
@@ -278,15 +277,12 @@ async fn paused_redis_costs_one_deadline_and_leaves_no_lock() {
     .await;
     let sessions = common::start(
         App::new()
-            .use_middleware(ErrorHandler::default().into_shared())
-            .use_middleware(Responder::default().into_shared())
-            .use_middleware(
-                SessionMiddleware::new(
-                    Arc::new(RedisStore::new(redis.clone(), "s:")),
-                    SessionConfig::default(),
-                )
-                .into_shared(),
-            )
+            .use_middleware(ErrorHandler::default())
+            .use_middleware(Responder::default())
+            .use_middleware(SessionMiddleware::new(
+                Arc::new(RedisStore::new(redis.clone(), "s:")),
+                SessionConfig::default(),
+            ))
             .get("/quick", |_ctx: &mut Context| async { Ok("done") })
             .build()
             .unwrap(),

@@ -214,7 +214,7 @@ async fn hundred_mib_upload_through_the_proxy_in_flat_memory() {
     let _serial = SERIAL.lock().await;
     let upstream = common::start(
         App::new()
-            .use_middleware(Responder::default().into_shared())
+            .use_middleware(Responder::default())
             .post("/count", count)
             .build()
             .unwrap(),

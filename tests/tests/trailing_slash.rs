@@ -17,8 +17,8 @@ async fn path(ctx: &mut Context) -> Result<String> {
 
 async fn serve(policy: TrailingSlash) -> common::Running {
     let service = App::new()
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
         .trailing_slash(policy)
         .get("/", path)
         .get("/notes", path)
@@ -131,8 +131,8 @@ async fn a_group_prefix_with_a_slash_route_is_the_prefix_itself() {
         (TrailingSlash::Ignore, (200, None)),
     ] {
         let service = App::new()
-            .use_middleware(ErrorHandler::default().into_shared())
-            .use_middleware(Responder::default().into_shared())
+            .use_middleware(ErrorHandler::default())
+            .use_middleware(Responder::default())
             .trailing_slash(policy)
             .group(framework::Group::new("/admin").get("/", path))
             .build()

@@ -245,7 +245,7 @@ fn per_ip(
         return Ok(Arc::new(PassThrough));
     };
     RateLimiter::new(RateLimiterConfig::new([":ip"], rates.store(quota, name)))
-        .map(RateLimiter::into_shared)
+        .map(framework::share)
         .map_err(|e| BuildError::new(format!("{name} rate limiter: {e}")))
 }
 
@@ -287,7 +287,6 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
     let submit_once = ConcurrentLimiter::new(ConcurrentLimiterConfig {
         keys: vec!["account".to_owned()],
         lock: stores.locks,
-        skipper: Some(Arc::new(|ctx: &framework::Context| !names_an_account(ctx))),
         ..ConcurrentLimiterConfig::default()
     })
     .map_err(|e| BuildError::new(format!("submit limiter: {e}")))?;
@@ -298,25 +297,25 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
             stores.attempts,
             config.login_limits,
         ))
-        .use_middleware(Recover::default().into_shared())
-        .use_middleware(
-            Logger::new(LoggerConfig {
-                format: LOGGER_COMMON.to_owned(),
-                ..LoggerConfig::default()
-            })
-            .into_shared(),
+        .use_middleware(Recover::default())
+        .use_middleware(Logger::new(LoggerConfig {
+            format: LOGGER_COMMON.to_owned(),
+            ..LoggerConfig::default()
+        }))
+        .use_middleware(Stats::new(
+            framework::middleware::stats::StatsConfig::default(),
+        ))
+        .use_middleware(Compress::default())
+        .use_middleware(Fresh::default())
+        .use_middleware(ETag::default())
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
+        .register_middleware("session", session)
+        .register_middleware(
+            "submit_once",
+            framework::when(names_an_account, submit_once),
         )
-        .use_middleware(
-            Stats::new(framework::middleware::stats::StatsConfig::default()).into_shared(),
-        )
-        .use_middleware(Compress::default().into_shared())
-        .use_middleware(Fresh::default().into_shared())
-        .use_middleware(ETag::default().into_shared())
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
-        .register_middleware("session", session.into_shared())
-        .register_middleware("submit_once", submit_once.into_shared())
         .register_middleware(
             "token_rate",
             per_ip(&stores.rates, config.token_rate, "token")?,

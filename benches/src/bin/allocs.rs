@@ -61,7 +61,7 @@ async fn framework_json(_ctx: &mut Context) -> framework::Result<Message> {
 
 fn framework_service() -> Service {
     App::new()
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(Responder::default())
         .get("/json", framework_json)
         .build()
         .expect("framework app builds")

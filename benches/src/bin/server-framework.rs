@@ -53,12 +53,13 @@ fn main() -> std::io::Result<()> {
     let gzip: std::sync::Arc<dyn Compressor> = std::sync::Arc::new(Gzip { level: GZIP_LEVEL });
     let service = App::new()
         .with_state(big)
-        .use_middleware(
-            Compress::with_compressors(CompressConfig::default(), vec![gzip]).into_shared(),
-        )
-        .use_middleware(ErrorHandler::default().into_shared())
-        .use_middleware(Responder::default().into_shared())
-        .use_middleware(BodyParser::default().into_shared())
+        .use_middleware(Compress::with_compressors(
+            CompressConfig::default(),
+            vec![gzip],
+        ))
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(BodyParser::default())
         .mount_controllers()
         .endpoint(
             http::Method::GET,

@@ -25,7 +25,7 @@
 //!         Ok(bool::from(given.ct_eq(&expected)))
 //!     })
 //! });
-//! let app = framework::App::new().register_middleware("admin-auth", auth.into_shared());
+//! let app = framework::App::new().register_middleware("admin-auth", auth);
 //! # let _ = app;
 //! ```
 
@@ -39,7 +39,7 @@ use http::{Method, StatusCode};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{BoxFuture, Middleware, Next};
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-basic-auth";
@@ -70,8 +70,6 @@ pub struct BasicAuthConfig {
     pub realm: String,
     /// Checks the credentials.
     pub validate: Arc<dyn Validator>,
-    /// Skips authentication for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl BasicAuthConfig {
@@ -88,7 +86,6 @@ impl BasicAuthConfig {
         Self {
             realm: "basic auth".into(),
             validate: Arc::new(validate),
-            skipper: None,
         }
     }
 }
@@ -134,11 +131,6 @@ impl BasicAuth {
         Self { config, challenge }
     }
 
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
-
     fn unauthorized(&self, ctx: &mut Context) -> crate::Error {
         ctx.set_header(WWW_AUTHENTICATE, self.challenge.clone());
         HttpError::with(StatusCode::UNAUTHORIZED, CATEGORY, "unauthorized").into()
@@ -148,7 +140,7 @@ impl BasicAuth {
 impl Middleware for BasicAuth {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) || ctx.method() == Method::OPTIONS {
+            if ctx.committed() || ctx.method() == Method::OPTIONS {
                 return next.run(ctx).await;
             }
             let Some((account, password)) = ctx

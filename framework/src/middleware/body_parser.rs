@@ -49,7 +49,7 @@ use http::{Method, StatusCode};
 use crate::body::{BodyDeclined, ReadError};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, BoxFuture, Middleware, Next};
 use crate::header::{content_encodings, is_form_media_type, is_json_media_type};
 
 /// `Accept-Post` (W3C LDP, registered with IANA): the media types a POST may send.
@@ -183,8 +183,6 @@ pub struct BodyParserConfig {
     /// another type. Default `application/json`; with [`json_and_form_content_type`],
     /// `application/json, application/x-www-form-urlencoded`.
     pub accept: &'static str,
-    /// Skips the middleware for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for BodyParserConfig {
@@ -193,7 +191,6 @@ impl Default for BodyParserConfig {
             limit: DEFAULT_LIMIT,
             content_type_validate: json_content_type,
             accept: "application/json",
-            skipper: None,
         }
     }
 }
@@ -227,11 +224,6 @@ impl BodyParser {
     pub fn add_decoder(mut self, decoder: impl Decoder) -> Self {
         self.decoders.push(Arc::new(decoder));
         self
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 
     async fn read(&self, ctx: &mut Context) -> Result<(), HttpError> {
@@ -285,9 +277,7 @@ impl BodyParser {
     }
 
     fn decide(&self, ctx: &Context) -> Wants {
-        if !matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH)
-            || should_skip(ctx, self.config.skipper.as_ref())
-        {
+        if !matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH) || ctx.committed() {
             Wants::Nothing
         } else if (self.config.content_type_validate)(ctx) {
             Wants::Read

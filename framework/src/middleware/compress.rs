@@ -32,7 +32,7 @@
 //!     gzip_level: 1,
 //!     ..CompressConfig::default()
 //! });
-//! let app = framework::App::new().use_middleware(compress.into_shared());
+//! let app = framework::App::new().use_middleware(compress);
 //! # let _ = app;
 //! ```
 //!
@@ -65,7 +65,7 @@ use crate::body::BodyStream;
 use crate::conditional::Represents;
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, Middleware};
 use crate::header::{accept_encoding_q, is_compressible};
 
 /// One content coding.
@@ -191,8 +191,6 @@ pub struct CompressConfig {
     pub gzip_level: u32,
     /// Brotli level. Default 4.
     pub br_level: u32,
-    /// Skips the middleware for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for CompressConfig {
@@ -201,7 +199,6 @@ impl Default for CompressConfig {
             min_length: 1024,
             gzip_level: 6,
             br_level: 4,
-            skipper: None,
         }
     }
 }
@@ -252,11 +249,6 @@ impl Compress {
     pub fn add_compressor(mut self, compressor: impl Compressor) -> Self {
         self.compressors.push(Arc::new(compressor));
         self
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 
     /// Cheapest test first: most small answers stop at the length.
@@ -417,7 +409,7 @@ impl Middleware for Compress {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         result?;
-        if !should_skip(ctx, self.config.skipper.as_ref()) {
+        if !ctx.committed() {
             self.apply(ctx);
         }
         Ok(())

@@ -14,17 +14,15 @@
 //! ```
 //! use framework::middleware::error_handler::ErrorHandler;
 //!
-//! let app = framework::App::new().use_middleware(ErrorHandler::default().into_shared());
+//! let app = framework::App::new().use_middleware(ErrorHandler::default());
 //! # let _ = app;
 //! ```
-
-use std::sync::Arc;
 
 use http::header::CONTENT_TYPE;
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{Before, Middleware, SharedMiddleware, Skipper};
+use crate::handler::{Before, Middleware};
 use crate::header::{JSON_UTF8, TEXT_UTF8, accepts_json};
 
 /// Error handler settings.
@@ -32,8 +30,6 @@ use crate::header::{JSON_UTF8, TEXT_UTF8, accepts_json};
 pub struct ErrorHandlerConfig {
     /// Always answer JSON, whatever `Accept` says.
     pub json: bool,
-    /// Skips the middleware for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 /// The error handler middleware.
@@ -46,11 +42,6 @@ impl ErrorHandler {
     /// An error handler with `config`.
     pub fn new(config: ErrorHandlerConfig) -> Self {
         Self { config }
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 }
 
@@ -72,7 +63,7 @@ pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
 
 impl Middleware for ErrorHandler {
     fn before(&self, ctx: &mut Context) -> Before {
-        Before::continue_unless_skipped(ctx, self.config.skipper.as_ref())
+        Before::continue_unless_committed(ctx)
     }
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {

@@ -25,34 +25,25 @@
 //! use framework::middleware::{etag::ETag, fresh::Fresh};
 //!
 //! let app = framework::App::new()
-//!     .use_middleware(Fresh::default().into_shared())
-//!     .use_middleware(ETag::default().into_shared());
+//!     .use_middleware(Fresh::default())
+//!     .use_middleware(ETag::default());
 //! # let _ = app;
 //! ```
 //!
 //! [`fresh`]: super::fresh
-
-use std::sync::Arc;
 
 use http::HeaderValue;
 use http::header::{CACHE_CONTROL, ETAG};
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
-
-/// The etag middleware's settings.
-#[derive(Clone, Default)]
-pub struct ETagConfig {
-    /// Skips the middleware for some requests.
-    pub skipper: Option<Skipper>,
-}
+use crate::handler::{Before, Middleware};
 
 /// The etag middleware.
-#[derive(Clone, Default)]
-pub struct ETag {
-    config: ETagConfig,
-}
+/// It has no settings: mount it with `ETag::default()`, and limit it to some requests with
+/// [`App::use_when`](crate::App::use_when).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ETag;
 
 /// The strong entity tag of `body`: `"<length hex>-<xxh3-128 base64url>"`, written into a
 /// stack buffer (no `format!`, one allocation: the header value's).
@@ -75,18 +66,6 @@ pub fn strong_etag(body: &[u8]) -> HeaderValue {
     tag[end] = b'"';
     // Hex digits, `-` and the base64url alphabet: always a valid header value.
     HeaderValue::from_bytes(&tag[..=end]).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
-}
-
-impl ETag {
-    /// An etag middleware with these settings.
-    pub fn new(config: ETagConfig) -> Self {
-        Self { config }
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
 }
 
 fn apply(ctx: &mut Context) {
@@ -114,7 +93,7 @@ impl Middleware for ETag {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         result?;
-        if !should_skip(ctx, self.config.skipper.as_ref()) {
+        if !ctx.committed() {
             apply(ctx);
         }
         Ok(())

@@ -24,11 +24,10 @@
 //! ```
 //! use framework::middleware::fresh::Fresh;
 //!
-//! let app = framework::App::new().use_middleware(Fresh::default().into_shared());
+//! let app = framework::App::new().use_middleware(Fresh::default());
 //! # let _ = app;
 //! ```
 
-use std::sync::Arc;
 use std::time::SystemTime;
 
 use http::header::{
@@ -40,32 +39,13 @@ use http::{Method, StatusCode};
 use crate::conditional::{Precondition, Represents, evaluate};
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
-
-/// The fresh middleware's settings.
-#[derive(Clone, Default)]
-pub struct FreshConfig {
-    /// Skips the middleware for some requests.
-    pub skipper: Option<Skipper>,
-}
+use crate::handler::{Before, Middleware};
 
 /// The fresh middleware.
-#[derive(Clone, Default)]
-pub struct Fresh {
-    config: FreshConfig,
-}
-
-impl Fresh {
-    /// A fresh middleware with these settings.
-    pub fn new(config: FreshConfig) -> Self {
-        Self { config }
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
-}
+/// It has no settings: mount it with `Fresh::default()`, and limit it to some requests with
+/// [`App::use_when`](crate::App::use_when).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fresh;
 
 /// True when the request's `Cache-Control` has `no-cache`.
 fn no_cache_requested(ctx: &Context) -> bool {
@@ -142,7 +122,7 @@ impl Middleware for Fresh {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         result?;
-        if !should_skip(ctx, self.config.skipper.as_ref()) && is_fresh(ctx) {
+        if !ctx.committed() && is_fresh(ctx) {
             not_modified(ctx);
         }
         Ok(())

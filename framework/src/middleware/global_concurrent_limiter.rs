@@ -19,7 +19,7 @@
 //!     max: 1000,
 //!     ..GlobalConcurrentLimiterConfig::default()
 //! });
-//! let app = framework::App::new().use_middleware(limiter.into_shared());
+//! let app = framework::App::new().use_middleware(limiter);
 //! # let _ = app;
 //! ```
 
@@ -30,7 +30,7 @@ use http::StatusCode;
 
 use crate::context::Context;
 use crate::error::HttpError;
-use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, Middleware};
 use crate::slot::Slot;
 
 /// Category of rejections.
@@ -41,16 +41,11 @@ pub const CATEGORY: &str = "framework-global-concurrent-limiter";
 pub struct GlobalConcurrentLimiterConfig {
     /// Requests allowed at once. Default 10 000 (anything above it is refused, not queued).
     pub max: u32,
-    /// Skips the limiter for some requests (they are not counted).
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for GlobalConcurrentLimiterConfig {
     fn default() -> Self {
-        Self {
-            max: 10_000,
-            skipper: None,
-        }
+        Self { max: 10_000 }
     }
 }
 
@@ -78,11 +73,6 @@ impl GlobalConcurrentLimiter {
     pub fn counter(&self) -> Arc<AtomicU32> {
         Arc::clone(&self.current)
     }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
 }
 
 impl Middleware for GlobalConcurrentLimiter {
@@ -90,7 +80,7 @@ impl Middleware for GlobalConcurrentLimiter {
     /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends: no future of its
     /// own.
     fn before(&self, ctx: &mut Context) -> Before {
-        if should_skip(ctx, self.config.skipper.as_ref()) {
+        if ctx.committed() {
             return Before::Pass;
         }
         match Slot::try_take(&self.current, self.config.max) {

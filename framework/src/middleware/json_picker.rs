@@ -21,34 +21,30 @@
 //!     field: "only".into(),
 //!     ..JsonPickerConfig::default()
 //! });
-//! let app = framework::App::new().use_middleware(picker.into_shared());
+//! let app = framework::App::new().use_middleware(picker);
 //! # let _ = app;
 //! ```
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, ETAG};
 use serde_json::{Map, Value};
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{BoxFuture, Middleware, Next};
 
 /// The json picker's settings.
 #[derive(Clone)]
 pub struct JsonPickerConfig {
     /// The query parameter that lists the fields. Default `fields`.
     pub field: String,
-    /// Skips the middleware for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for JsonPickerConfig {
     fn default() -> Self {
         Self {
             field: "fields".into(),
-            skipper: None,
         }
     }
 }
@@ -117,11 +113,6 @@ impl JsonPicker {
         Self { config }
     }
 
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
-
     fn apply(&self, ctx: &mut Context) {
         let Some(list) = ctx.query(&self.config.field) else {
             return;
@@ -161,7 +152,7 @@ impl Middleware for JsonPicker {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             next.run(ctx).await?;
-            if !should_skip(ctx, self.config.skipper.as_ref()) && !ctx.has_body_stream() {
+            if !ctx.committed() && !ctx.has_body_stream() {
                 self.apply(ctx);
             }
             Ok(())

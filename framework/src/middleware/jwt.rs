@@ -32,12 +32,11 @@
 //!     Ok(claims::<User>(ctx).map(|c| c.sub.clone()).unwrap_or_default())
 //! }
 //! let app = framework::App::new()
-//!     .group(framework::Group::new("/api").use_middleware(jwt.into_shared()).get("/me", me));
+//!     .group(framework::Group::new("/api").use_middleware(jwt).get("/me", me));
 //! # let _ = (app, token);
 //! ```
 
 use std::marker::PhantomData;
-use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::StatusCode;
@@ -49,7 +48,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{BoxFuture, Middleware, Next};
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-jwt";
@@ -70,8 +69,6 @@ pub struct JwtConfig {
     pub leeway: Duration,
     /// Let requests without a token through, without claims.
     pub passthrough: bool,
-    /// Skips verification for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl JwtConfig {
@@ -89,7 +86,6 @@ impl JwtConfig {
             cookie: None,
             leeway: Duration::ZERO,
             passthrough: false,
-            skipper: None,
         }
     }
 }
@@ -141,11 +137,6 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
         }
     }
 
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
-
     fn token<'c>(&self, ctx: &'c Context) -> Option<&'c str> {
         if let Some(value) = ctx.header(AUTHORIZATION) {
             let (scheme, token) = value.trim().split_once(' ').unwrap_or((value, ""));
@@ -190,7 +181,7 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
 impl<C: DeserializeOwned + Send + Sync + 'static> Middleware for Jwt<C> {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) {
+            if ctx.committed() {
                 return next.run(ctx).await;
             }
             let verified = match self.token(ctx) {

@@ -12,7 +12,7 @@
 //! ```
 //! use framework::middleware::recover::Recover;
 //!
-//! let app = framework::App::new().use_middleware(Recover::default().into_shared());
+//! let app = framework::App::new().use_middleware(Recover::default());
 //! # let _ = app;
 //! ```
 
@@ -23,7 +23,7 @@ use http::StatusCode;
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{Before, Middleware, SharedMiddleware};
+use crate::handler::{Before, Middleware};
 use crate::middleware::error_handler::write_error;
 
 /// Category of recovered panics.
@@ -49,11 +49,6 @@ impl Recover {
     /// A recover middleware with `config`.
     pub fn new(config: RecoverConfig) -> Self {
         Self { config }
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 }
 

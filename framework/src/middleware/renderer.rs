@@ -27,7 +27,7 @@
 //!
 //! let renderer = Renderer::new(RendererConfig::default()).expect("templates load");
 //! let app = framework::App::new()
-//!     .use_middleware(renderer.into_shared())
+//!     .use_middleware(renderer)
 //!     .get("/", page);
 //! # let _ = app;
 //! ```
@@ -41,7 +41,7 @@ use minijinja::{AutoEscape, Environment};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{BoxFuture, Middleware, Next};
 
 /// Category of failures.
 pub const CATEGORY: &str = "framework-renderer";
@@ -80,8 +80,6 @@ pub struct RendererConfig {
     pub dir: PathBuf,
     /// Read the templates again for every render (development). Default false.
     pub reload: bool,
-    /// Skips the renderer for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for RendererConfig {
@@ -89,7 +87,6 @@ impl Default for RendererConfig {
         Self {
             dir: PathBuf::from("templates"),
             reload: false,
-            skipper: None,
         }
     }
 }
@@ -167,11 +164,6 @@ impl Renderer {
         Ok(Self { config, env })
     }
 
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
-
     fn render(&self, page: &RenderData) -> std::result::Result<String, HttpError> {
         let name = &page.file;
         if !contained(name) {
@@ -206,7 +198,7 @@ impl Middleware for Renderer {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             next.run(ctx).await?;
-            if should_skip(ctx, self.config.skipper.as_ref()) {
+            if ctx.committed() {
                 return Ok(());
             }
             let Some(page) = ctx.value::<RenderData>(RENDER_KEY) else {

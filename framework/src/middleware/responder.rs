@@ -31,7 +31,7 @@ use http::header::{CONTENT_TYPE, HeaderValue};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{Before, Middleware, SharedMiddleware, Skipper};
+use crate::handler::{Before, Middleware};
 use crate::header::{JSON_UTF8, OCTET_STREAM, TEXT_UTF8};
 use crate::reply::{Reply, ReplyValue};
 
@@ -53,8 +53,6 @@ pub struct ResponderConfig {
     pub marshal: Option<Marshal>,
     /// Content type of marshalled values. Default: `application/json; charset=utf-8`.
     pub content_type: HeaderValue,
-    /// Skips the middleware for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for ResponderConfig {
@@ -62,7 +60,6 @@ impl Default for ResponderConfig {
         Self {
             marshal: None,
             content_type: JSON_UTF8,
-            skipper: None,
         }
     }
 }
@@ -77,11 +74,6 @@ impl Responder {
     /// A responder with `config`.
     pub fn new(config: ResponderConfig) -> Self {
         Self { config }
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 
     fn respond(&self, ctx: &mut Context) -> Result {
@@ -169,7 +161,7 @@ fn json_bytes(value: &dyn ReplyValue) -> serde_json::Result<Bytes> {
 
 impl Middleware for Responder {
     fn before(&self, ctx: &mut Context) -> Before {
-        Before::continue_unless_skipped(ctx, self.config.skipper.as_ref())
+        Before::continue_unless_committed(ctx)
     }
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {

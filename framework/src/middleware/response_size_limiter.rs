@@ -23,12 +23,11 @@
 //!     max_size: 256 * 1024,
 //!     ..ResponseSizeLimiterConfig::default()
 //! });
-//! let app = framework::App::new().use_middleware(limiter.into_shared());
+//! let app = framework::App::new().use_middleware(limiter);
 //! # let _ = app;
 //! ```
 
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll};
 
 use bytes::Bytes;
@@ -38,7 +37,7 @@ use http_body::{Body, Frame, SizeHint};
 use crate::body::{BodyStream, BoxError, DynBody};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{BoxFuture, Middleware, Next};
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-response-size-limiter";
@@ -51,15 +50,12 @@ pub const DEFAULT_MAX_SIZE: usize = 1024 * 1024;
 pub struct ResponseSizeLimiterConfig {
     /// The largest body sent, in bytes. Default 1 MiB.
     pub max_size: usize,
-    /// Skips the limiter for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for ResponseSizeLimiterConfig {
     fn default() -> Self {
         Self {
             max_size: DEFAULT_MAX_SIZE,
-            skipper: None,
         }
     }
 }
@@ -137,11 +133,6 @@ impl ResponseSizeLimiter {
         Self { config }
     }
 
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
-
     fn apply(&self, ctx: &mut Context) -> Result {
         let max = self.config.max_size;
         if let Some(body) = &ctx.body_buffer {
@@ -175,7 +166,7 @@ impl Middleware for ResponseSizeLimiter {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             next.run(ctx).await?;
-            if should_skip(ctx, self.config.skipper.as_ref()) {
+            if ctx.committed() {
                 return Ok(());
             }
             self.apply(ctx)

@@ -22,7 +22,7 @@
 //!     ..RouterConcurrentLimiterConfig::default()
 //! })
 //! .expect("valid limits");
-//! let app = framework::App::new().use_middleware(limiter.into_shared());
+//! let app = framework::App::new().use_middleware(limiter);
 //! # let _ = app;
 //! ```
 
@@ -35,7 +35,7 @@ use rustc_hash::FxHashMap;
 
 use crate::context::Context;
 use crate::error::HttpError;
-use crate::handler::{Before, Middleware, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, Middleware};
 use crate::slot::Slot;
 
 /// Category of rejections.
@@ -46,8 +46,6 @@ pub const CATEGORY: &str = "framework-router-concurrent-limiter";
 pub struct RouterConcurrentLimiterConfig {
     /// `"<METHOD> <route pattern>"` to the number of requests allowed at once.
     pub limits: HashMap<String, u32>,
-    /// Skips the limiter for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 struct RouteLimit {
@@ -59,7 +57,6 @@ struct RouteLimit {
 /// The router concurrent limiter.
 pub struct RouterConcurrentLimiter {
     routes: FxHashMap<Box<str>, Vec<RouteLimit>>,
-    skipper: Option<Skipper>,
 }
 
 impl RouterConcurrentLimiter {
@@ -83,10 +80,7 @@ impl RouterConcurrentLimiter {
                 current: Arc::new(AtomicU32::new(0)),
             });
         }
-        Ok(Self {
-            routes,
-            skipper: config.skipper,
-        })
+        Ok(Self { routes })
     }
 
     /// Requests running now on `<METHOD> <pattern>`; `None` for a route without a limit.
@@ -104,11 +98,6 @@ impl RouterConcurrentLimiter {
                 .flatten()
         })
     }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
 }
 
 impl Middleware for RouterConcurrentLimiter {
@@ -116,7 +105,7 @@ impl Middleware for RouterConcurrentLimiter {
     /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends: no future of its
     /// own.
     fn before(&self, ctx: &mut Context) -> Before {
-        if should_skip(ctx, self.skipper.as_ref()) {
+        if ctx.committed() {
             return Before::Pass;
         }
         let Some(limit) = ctx

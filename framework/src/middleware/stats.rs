@@ -23,7 +23,7 @@
 //!     })),
 //!     ..StatsConfig::default()
 //! });
-//! let app = framework::App::new().use_middleware(stats.into_shared());
+//! let app = framework::App::new().use_middleware(stats);
 //! # let _ = app;
 //! ```
 
@@ -36,7 +36,7 @@ use http::{Method, StatusCode, Uri};
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, BoxFuture, Middleware, Next};
 use crate::slot::Slot;
 
 /// What one request did.
@@ -74,8 +74,6 @@ pub type OnStats = Arc<dyn Fn(&StatsInfo<'_>, &Context) + Send + Sync>;
 pub struct StatsConfig {
     /// The hook; default: a `tracing` debug event.
     pub on_stats: Option<OnStats>,
-    /// Skips the middleware for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 /// The stats middleware.
@@ -96,11 +94,6 @@ impl Stats {
     /// A handle on the in-flight counter.
     pub fn in_flight(&self) -> Arc<AtomicU32> {
         Arc::clone(&self.in_flight)
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 }
 
@@ -133,7 +126,7 @@ impl Middleware for Stats {
     /// no record, no future); its slot stays with the context
     /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends.
     fn before(&self, ctx: &mut Context) -> Before {
-        if should_skip(ctx, self.config.skipper.as_ref()) {
+        if ctx.committed() {
             return Before::Pass;
         }
         if self.listening() {
@@ -145,7 +138,7 @@ impl Middleware for Stats {
 
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) {
+            if ctx.committed() {
                 return next.run(ctx).await;
             }
             ctx.hold(Slot::take(&self.in_flight));

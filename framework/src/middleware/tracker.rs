@@ -20,7 +20,7 @@
 //!     on_track: Some(Arc::new(|info| println!("{}", serde_json::to_string(info).unwrap()))),
 //!     ..TrackerConfig::default()
 //! });
-//! let app = framework::App::new().register_middleware("track", tracker.into_shared());
+//! let app = framework::App::new().register_middleware("track", tracker);
 //! # let _ = app;
 //! ```
 
@@ -33,7 +33,7 @@ use serde_json::{Map, Value};
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{BoxFuture, Middleware, Next};
 
 /// The masked value.
 pub const MASK: &str = "***";
@@ -88,8 +88,6 @@ pub struct TrackerConfig {
     pub mask: Regex,
     /// Longer strings are cut to this many characters. Default 64.
     pub max_string_len: usize,
-    /// Skips tracking for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for TrackerConfig {
@@ -99,7 +97,6 @@ impl Default for TrackerConfig {
             // A constant pattern: it compiles.
             mask: Regex::new("(?i)password|token|secret").unwrap_or_else(|_| unreachable!()),
             max_string_len: 64,
-            skipper: None,
         }
     }
 }
@@ -177,11 +174,6 @@ impl Tracker {
         }
     }
 
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
-
     fn start(&self, ctx: &Context) -> Pending {
         let config = &*self.config;
         let mut query = Map::new();
@@ -220,7 +212,7 @@ impl Tracker {
 impl Middleware for Tracker {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) {
+            if ctx.committed() {
                 return next.run(ctx).await;
             }
             let mut pending = self.start(ctx);

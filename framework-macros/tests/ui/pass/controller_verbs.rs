@@ -88,7 +88,7 @@ fn main() {
     assert_eq!(Items { name: "x" }.label(), "x");
 
     let service = App::new()
-        .use_middleware(Responder::default().into_shared())
+        .use_middleware(Responder::default())
         .register_middleware("audit", from_fn(audit))
         .with_state::<&'static str>("widget")
         .mount_controllers()

@@ -50,7 +50,7 @@
 //! use framework::middleware::cache::{Cache, CacheConfig, MemoryCacheStore};
 //!
 //! let cache = Cache::new(Arc::new(MemoryCacheStore::new()), CacheConfig::default());
-//! let app = framework::App::new().use_middleware(cache.into_shared());
+//! let app = framework::App::new().use_middleware(cache);
 //! # let _ = app;
 //! ```
 
@@ -75,7 +75,7 @@ use tokio::sync::watch;
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{BoxFuture, Middleware, Next};
 use crate::header::{
     X_REQUEST_ID, accept_encoding_q, cache_directive_seconds, has_cache_directive, is_compressible,
 };
@@ -125,8 +125,6 @@ pub struct CacheConfig {
     pub min_compress_length: usize,
     /// The key; default `<METHOD> <host> <request-target>`.
     pub key: Option<CacheKey>,
-    /// Skips the cache for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for CacheConfig {
@@ -136,7 +134,6 @@ impl Default for CacheConfig {
             compression: StoredCompression::Gzip(9),
             min_compress_length: 1024,
             key: None,
-            skipper: None,
         }
     }
 }
@@ -288,11 +285,6 @@ impl Cache {
             config,
             flights: Arc::default(),
         }
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 
     async fn lookup(&self, key: &str) -> Lookup {
@@ -518,9 +510,7 @@ impl Middleware for Cache {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             let method = ctx.method();
-            if (*method != Method::GET && *method != Method::HEAD)
-                || should_skip(ctx, self.config.skipper.as_ref())
-            {
+            if (*method != Method::GET && *method != Method::HEAD) || ctx.committed() {
                 return next.run(ctx).await;
             }
             self.handle_cached(ctx, next).await

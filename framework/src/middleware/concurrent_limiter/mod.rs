@@ -35,7 +35,7 @@
 //!     ..ConcurrentLimiterConfig::default()
 //! })
 //! .expect("valid keys");
-//! let app = framework::App::new().register_middleware("submit-once", limiter.into_shared());
+//! let app = framework::App::new().register_middleware("submit-once", limiter);
 //! # let _ = app;
 //! ```
 
@@ -50,7 +50,7 @@ use http::StatusCode;
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{BoxFuture, Middleware, Next};
 use crate::request_key::RequestKey;
 
 pub use lock::{Lock, LockToken, MemoryLock};
@@ -75,8 +75,6 @@ pub struct ConcurrentLimiterConfig {
     pub renew_every: Duration,
     /// Lock even when a key part has no value (it counts as empty). Default false: 400.
     pub allow_empty: bool,
-    /// Skips the limiter for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for ConcurrentLimiterConfig {
@@ -87,7 +85,6 @@ impl Default for ConcurrentLimiterConfig {
             ttl: Duration::from_secs(5),
             renew_every: Duration::from_millis(1500),
             allow_empty: false,
-            skipper: None,
         }
     }
 }
@@ -105,11 +102,6 @@ impl ConcurrentLimiter {
             key: RequestKey::for_limiter("concurrent limiter", &config.keys)?,
             config,
         })
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 }
 
@@ -199,7 +191,7 @@ impl Drop for Held {
 impl Middleware for ConcurrentLimiter {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) {
+            if ctx.committed() {
                 return next.run(ctx).await;
             }
             let key = self.key.require(ctx, self.config.allow_empty, CATEGORY)?;

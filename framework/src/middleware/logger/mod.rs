@@ -29,7 +29,7 @@
 //!     format: LOGGER_COMMON.to_owned(),
 //!     ..LoggerConfig::default()
 //! });
-//! let app = framework::App::new().use_middleware(logger.into_shared());
+//! let app = framework::App::new().use_middleware(logger);
 //! # let _ = app;
 //! ```
 
@@ -45,7 +45,7 @@ use http::{HeaderValue, Method, StatusCode, Uri, Version, header};
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, BoxFuture, Middleware, Next};
 
 use format::{Capture, Format};
 pub use format::{LOGGER_COMBINED, LOGGER_COMMON, LOGGER_SHORT, LOGGER_TINY};
@@ -65,8 +65,6 @@ pub struct LoggerConfig {
     pub on_log: Option<OnLog>,
     /// The wall clock; default: local time.
     pub clock: Option<Clock>,
-    /// Skips logging for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for LoggerConfig {
@@ -75,7 +73,6 @@ impl Default for LoggerConfig {
             format: LOGGER_COMMON.to_owned(),
             on_log: None,
             clock: None,
-            skipper: None,
         }
     }
 }
@@ -235,7 +232,6 @@ impl Drop for Pending {
 /// The logger middleware.
 pub struct Logger {
     shared: Arc<Shared>,
-    skipper: Option<Skipper>,
 }
 
 impl Logger {
@@ -247,13 +243,7 @@ impl Logger {
                 on_log: config.on_log,
                 clock: config.clock,
             }),
-            skipper: config.skipper,
         }
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 
     fn start(&self, ctx: &Context) -> Pending {
@@ -301,7 +291,7 @@ impl Logger {
 
     /// Nothing to log for this request: skipped, or nobody would read the line.
     fn passes(&self, ctx: &Context) -> bool {
-        should_skip(ctx, self.skipper.as_ref()) || !self.shared.wanted()
+        ctx.committed() || !self.shared.wanted()
     }
 }
 

@@ -36,7 +36,7 @@
 //! let quota = RateQuota::new(10, Duration::from_secs(60)).expect("valid quota");
 //! let limiter = RateLimiter::new(RateLimiterConfig::new([":ip"], MemoryRateStore::new(quota)))
 //!     .expect("valid keys");
-//! let app = framework::App::new().register_middleware("per-ip", limiter.into_shared());
+//! let app = framework::App::new().register_middleware("per-ip", limiter);
 //! # let _ = app;
 //! ```
 
@@ -53,7 +53,7 @@ use http::{HeaderName, HeaderValue, StatusCode};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{BoxFuture, Middleware, Next};
 use crate::request_key::RequestKey;
 
 pub use memory::{DEFAULT_MAX_KEYS, MemoryRateStore};
@@ -155,8 +155,6 @@ pub struct RateLimiterConfig {
     pub allow_empty: bool,
     /// Add the `RateLimit-*` headers to answers. Default true.
     pub headers: bool,
-    /// Skips the limiter for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl RateLimiterConfig {
@@ -170,7 +168,6 @@ impl RateLimiterConfig {
             store: Arc::new(store),
             allow_empty: false,
             headers: true,
-            skipper: None,
         }
     }
 }
@@ -199,11 +196,6 @@ impl RateLimiter {
             config,
         })
     }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
-    }
 }
 
 /// Whole seconds, rounded up.
@@ -223,7 +215,7 @@ fn set_headers(ctx: &mut Context, decision: &Decision) {
 impl Middleware for RateLimiter {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) {
+            if ctx.committed() {
                 return next.run(ctx).await;
             }
             let key = self.key.require(ctx, self.config.allow_empty, CATEGORY)?;

@@ -19,7 +19,7 @@
 //! use framework::middleware::session::{MemoryStore, SessionConfig, SessionMiddleware};
 //!
 //! let sessions = SessionMiddleware::new(Arc::new(MemoryStore::new()), SessionConfig::default());
-//! let app = framework::App::new().register_middleware("session", sessions.into_shared());
+//! let app = framework::App::new().register_middleware("session", sessions);
 //! # let _ = app;
 //! ```
 
@@ -46,7 +46,7 @@ pub use self::store::{ImmediateSessionStore, SessionStore};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{Before, BoxFuture, Middleware, Next, SharedMiddleware, Skipper, should_skip};
+use crate::handler::{Before, BoxFuture, Middleware, Next};
 
 /// Category of session errors.
 pub const CATEGORY: &str = "framework-session";
@@ -108,8 +108,6 @@ pub struct SessionConfig {
     pub ttl: Duration,
     /// Adds `Secure` to the cookie (set it when served over https).
     pub secure: bool,
-    /// Skips the middleware for some requests.
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for SessionConfig {
@@ -118,7 +116,6 @@ impl Default for SessionConfig {
             mode: SessionMode::Cookie("sid".to_owned()),
             ttl: Duration::from_secs(24 * 60 * 60),
             secure: false,
-            skipper: None,
         }
     }
 }
@@ -240,11 +237,6 @@ impl SessionMiddleware {
     /// Sessions kept in `store`.
     pub fn new(store: Arc<dyn SessionStore>, config: SessionConfig) -> Self {
         Self { store, config }
-    }
-
-    /// Shares it for use in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 
     fn client_id<'c>(&self, ctx: &'c Context) -> Option<&'c str> {
@@ -401,7 +393,7 @@ impl Session {
 /// `handle` awaits it around the rest of the chain. Both do the same.
 impl Middleware for SessionMiddleware {
     fn before(&self, ctx: &mut Context) -> Before {
-        if should_skip(ctx, self.config.skipper.as_ref()) {
+        if ctx.committed() {
             return Before::Pass;
         }
         let Some(store) = self.store.immediate() else {
@@ -430,7 +422,7 @@ impl Middleware for SessionMiddleware {
 
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if should_skip(ctx, self.config.skipper.as_ref()) {
+            if ctx.committed() {
                 return next.run(ctx).await;
             }
             let session = self.load(ctx).await?;

@@ -74,10 +74,7 @@ use crate::body::BodyStream;
 use crate::conditional::{self, Precondition, Represents};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{
-    BoxFuture, Endpoint, EndpointFuture, Middleware, Next, SharedMiddleware, Skipper,
-    endpoint_future,
-};
+use crate::handler::{BoxFuture, Endpoint, EndpointFuture, Middleware, Next, endpoint_future};
 use crate::header::accept_encoding_q;
 
 use path::{SafePath, resolve_static_path};
@@ -117,8 +114,6 @@ pub struct StaticServeConfig {
     pub precompressed_br: bool,
     /// Serve `<file>.gz` to clients that accept gzip, when it exists.
     pub precompressed_gzip: bool,
-    /// Skips the middleware for some requests (middleware use only).
-    pub skipper: Option<Skipper>,
 }
 
 impl Default for StaticServeConfig {
@@ -135,7 +130,6 @@ impl Default for StaticServeConfig {
             not_found_next: false,
             precompressed_br: false,
             precompressed_gzip: false,
-            skipper: None,
         }
     }
 }
@@ -191,11 +185,6 @@ impl StaticServe {
             config,
             cache_control,
         }
-    }
-
-    /// Shares it for use as middleware in a chain.
-    pub fn into_shared(self) -> SharedMiddleware {
-        Arc::new(self)
     }
 
     fn join(&self, path: &str) -> String {
@@ -576,9 +565,7 @@ impl Endpoint for StaticServe {
 impl Middleware for StaticServe {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if crate::handler::should_skip(ctx, self.config.skipper.as_ref())
-                || !(*ctx.method() == Method::GET || *ctx.method() == Method::HEAD)
-            {
+            if ctx.committed() || !(*ctx.method() == Method::GET || *ctx.method() == Method::HEAD) {
                 return next.run(ctx).await;
             }
             match self.serve(ctx).await? {
