@@ -75,10 +75,10 @@ impl RequestKey {
         })
     }
 
-    /// Parses the key forms of the limiter called `what`; no forms at all is an error too.
-    pub fn for_limiter(what: &str, forms: &[impl AsRef<str>]) -> Result<Self, String> {
+    /// Parses the key forms of a limiter; no forms at all is an error too.
+    pub fn for_limiter(forms: &[impl AsRef<str>]) -> Result<Self, String> {
         if forms.is_empty() {
-            return Err(format!("{what}: no keys"));
+            return Err("no keys".to_owned());
         }
         Self::new(forms)
     }

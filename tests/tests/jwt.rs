@@ -9,10 +9,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::jwt::{Algorithm, EncodingKey};
 use framework::middleware::jwt::{Jwt, JwtConfig, JwtIssuer, Verified, claims};
 use framework::middleware::responder::Responder;
 use framework::{App, Context, Group, Result};
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use jsonwebtoken::Header;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -557,7 +557,11 @@ async fn renderer_escapes_html_and_refuses_bad_templates() {
     })
     .err()
     .expect("refused");
-    assert!(err.contains("broken.html"), "{err}");
+    assert_eq!(err.component(), "renderer");
+    assert!(err.message().contains("broken.html"), "{err}");
+    // A typed error: `?` carries it into any `Box<dyn Error>`.
+    let boxed: Box<dyn std::error::Error> = Box::new(err.clone());
+    assert!(boxed.to_string().starts_with("renderer: "), "{boxed}");
     let missing_dir = Renderer::new(RendererConfig {
         dir: root.join("nowhere"),
         ..RendererConfig::default()

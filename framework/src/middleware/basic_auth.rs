@@ -88,6 +88,13 @@ impl BasicAuthConfig {
             validate: Arc::new(validate),
         }
     }
+
+    /// Names `realm` in the `WWW-Authenticate` challenge.
+    #[must_use]
+    pub fn realm(mut self, realm: impl Into<String>) -> Self {
+        self.realm = realm.into();
+        self
+    }
 }
 
 /// The basic auth middleware.

@@ -42,7 +42,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use http::StatusCode;
 use http::header::AUTHORIZATION;
 use jsonwebtoken::errors::ErrorKind;
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+/// The `jsonwebtoken` types the settings take, re-exported so an app names them through this
+/// module, at the version and with the features (PEM keys, RSA, ECDSA, EdDSA) the framework
+/// was built with, without a dependency of its own: e.g.
+/// `JwtConfig::new(Algorithm::RS256, DecodingKey::from_rsa_pem(pem)?)`.
+pub use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey};
+use jsonwebtoken::{Header, Validation};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -52,9 +57,6 @@ use crate::handler::{BoxFuture, Middleware, Next};
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-jwt";
-
-/// Where the claims are kept in the context.
-const CLAIMS_KEY: &str = "framework.jwt.claims";
 
 /// Verification settings.
 #[derive(Clone)]
@@ -88,6 +90,28 @@ impl JwtConfig {
             passthrough: false,
         }
     }
+
+    /// Also reads the token from the cookie `name` (after the `Authorization` header).
+    #[must_use]
+    pub fn cookie(mut self, name: impl Into<String>) -> Self {
+        self.cookie = Some(name.into());
+        self
+    }
+
+    /// Allows `leeway` of clock skew on `exp` and `nbf` (whole seconds count).
+    #[must_use]
+    pub fn leeway(mut self, leeway: Duration) -> Self {
+        self.leeway = leeway;
+        self
+    }
+
+    /// Lets requests without a token through, without claims (a token that is there must
+    /// still verify).
+    #[must_use]
+    pub fn passthrough(mut self, passthrough: bool) -> Self {
+        self.passthrough = passthrough;
+        self
+    }
 }
 
 /// Verified claims with their expiry.
@@ -102,12 +126,12 @@ pub struct Verified<C> {
 
 /// The claims of the request's verified token, if any.
 pub fn claims<C: Send + Sync + 'static>(ctx: &Context) -> Option<&C> {
-    ctx.value::<Verified<C>>(CLAIMS_KEY).map(|v| &v.claims)
+    ctx.data::<Verified<C>>().map(|v| &v.claims)
 }
 
 /// The verified token's claims and expiry, e.g. to renew it with [`JwtIssuer::renew`].
 pub fn verified<C: Send + Sync + 'static>(ctx: &Context) -> Option<&Verified<C>> {
-    ctx.value::<Verified<C>>(CLAIMS_KEY)
+    ctx.data::<Verified<C>>()
 }
 
 /// The jwt middleware for claims of type `C`.
@@ -189,7 +213,7 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Middleware for Jwt<C> {
                 None => return Err(unauthorized("token is missing")),
                 Some(token) => self.verify(token)?,
             };
-            ctx.set_value(CLAIMS_KEY, verified);
+            ctx.insert_data(verified);
             next.run(ctx).await
         })
     }

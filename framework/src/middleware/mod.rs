@@ -63,3 +63,44 @@ pub mod static_serve;
 pub mod stats;
 #[cfg(feature = "tracker")]
 pub mod tracker;
+
+/// Why a middleware's constructor refused its configuration: which component, and what is
+/// wrong with it (a key form that does not parse, a template that does not load, a proxy target
+/// that is not `http://`). Returned by every constructor that can fail
+/// ([`ConcurrentLimiter::new`](concurrent_limiter::ConcurrentLimiter::new),
+/// [`RouterConcurrentLimiter::new`](router_concurrent_limiter::RouterConcurrentLimiter::new),
+/// `RateLimiter::new`, `Renderer::new`, `Proxy::new`), so one `?` carries any of them into an
+/// app's start-up error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    component: &'static str,
+    message: String,
+}
+
+impl ConfigError {
+    /// The refusal of `component`'s configuration, saying what is wrong.
+    pub fn new(component: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            component,
+            message: message.into(),
+        }
+    }
+
+    /// The component that refused, e.g. `rate limiter`.
+    pub fn component(&self) -> &'static str {
+        self.component
+    }
+
+    /// What is wrong, without the component's name.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.component, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}

@@ -42,6 +42,7 @@ use minijinja::{AutoEscape, Environment};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{BoxFuture, Middleware, Next};
+use crate::middleware::ConfigError;
 
 /// Category of failures.
 pub const CATEGORY: &str = "framework-renderer";
@@ -159,8 +160,8 @@ fn failure(message: String) -> HttpError {
 
 impl Renderer {
     /// Loads every template of `config.dir`; fails naming the file that does not read or parse.
-    pub fn new(config: RendererConfig) -> std::result::Result<Self, String> {
-        let env = Arc::new(load(&config.dir)?);
+    pub fn new(config: RendererConfig) -> std::result::Result<Self, ConfigError> {
+        let env = Arc::new(load(&config.dir).map_err(|m| ConfigError::new("renderer", m))?);
         Ok(Self { config, env })
     }
 

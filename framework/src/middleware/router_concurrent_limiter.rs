@@ -36,6 +36,7 @@ use rustc_hash::FxHashMap;
 use crate::context::Context;
 use crate::error::HttpError;
 use crate::handler::{Before, Middleware};
+use crate::middleware::ConfigError;
 use crate::slot::Slot;
 
 /// Category of rejections.
@@ -59,20 +60,22 @@ pub struct RouterConcurrentLimiter {
     routes: FxHashMap<Box<str>, Vec<RouteLimit>>,
 }
 
+fn refuse(message: String) -> ConfigError {
+    ConfigError::new("router concurrent limiter", message)
+}
+
 impl RouterConcurrentLimiter {
     /// Checks the keys (`<METHOD> <path>`) and builds the limiter.
-    pub fn new(config: RouterConcurrentLimiterConfig) -> std::result::Result<Self, String> {
+    pub fn new(config: RouterConcurrentLimiterConfig) -> std::result::Result<Self, ConfigError> {
         let mut routes: FxHashMap<Box<str>, Vec<RouteLimit>> = FxHashMap::default();
         for (key, max) in config.limits {
             let (method, path) = key
                 .split_once(' ')
-                .ok_or_else(|| format!("router limit `{key}`: expected `<METHOD> <path>`"))?;
+                .ok_or_else(|| refuse(format!("`{key}`: expected `<METHOD> <path>`")))?;
             let method = Method::from_bytes(method.as_bytes())
-                .map_err(|_| format!("router limit `{key}`: bad method"))?;
+                .map_err(|_| refuse(format!("`{key}`: bad method")))?;
             if !path.starts_with('/') {
-                return Err(format!(
-                    "router limit `{key}`: the path must start with `/`"
-                ));
+                return Err(refuse(format!("`{key}`: the path must start with `/`")));
             }
             routes.entry(path.into()).or_default().push(RouteLimit {
                 method,

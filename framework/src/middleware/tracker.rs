@@ -34,6 +34,7 @@ use serde_json::{Map, Value};
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{BoxFuture, Middleware, Next};
+use crate::middleware::ConfigError;
 
 /// The masked value.
 pub const MASK: &str = "***";
@@ -79,13 +80,42 @@ fn micros<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok
 /// Receives each tracked request.
 pub type OnTrack = Arc<dyn Fn(&TrackerInfo) + Send + Sync>;
 
+/// Which keys have their values masked: a regular expression (the `regex` crate's syntax)
+/// matched anywhere in the key. Built from a pattern, so an app needs no `regex` dependency
+/// of its own at a matching version.
+#[derive(Clone, Debug)]
+pub struct Mask(Regex);
+
+impl Mask {
+    /// Keys matching `pattern`, e.g. `(?i)password|token|secret|pin`; a pattern that does
+    /// not compile is refused.
+    pub fn new(pattern: &str) -> std::result::Result<Self, ConfigError> {
+        Regex::new(pattern)
+            .map(Self)
+            .map_err(|e| ConfigError::new("tracker", format!("mask `{pattern}`: {e}")))
+    }
+
+    /// True when `key`'s value is masked.
+    pub fn is_match(&self, key: &str) -> bool {
+        self.0.is_match(key)
+    }
+}
+
+/// `(?i)password|token|secret`.
+impl Default for Mask {
+    fn default() -> Self {
+        // A constant pattern: it compiles.
+        Self(Regex::new("(?i)password|token|secret").unwrap_or_else(|_| unreachable!()))
+    }
+}
+
 /// Tracker settings.
 #[derive(Clone)]
 pub struct TrackerConfig {
     /// The hook; default: a `tracing` info event with the info as JSON.
     pub on_track: Option<OnTrack>,
     /// Keys whose values are masked. Default `(?i)password|token|secret`.
-    pub mask: Regex,
+    pub mask: Mask,
     /// Longer strings are cut to this many characters. Default 64.
     pub max_string_len: usize,
 }
@@ -94,8 +124,7 @@ impl Default for TrackerConfig {
     fn default() -> Self {
         Self {
             on_track: None,
-            // A constant pattern: it compiles.
-            mask: Regex::new("(?i)password|token|secret").unwrap_or_else(|_| unreachable!()),
+            mask: Mask::default(),
             max_string_len: 64,
         }
     }

@@ -51,6 +51,7 @@ use http::StatusCode;
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{BoxFuture, Middleware, Next};
+use crate::middleware::ConfigError;
 use crate::request_key::RequestKey;
 
 pub use lock::{Lock, LockToken, MemoryLock};
@@ -97,9 +98,10 @@ pub struct ConcurrentLimiter {
 
 impl ConcurrentLimiter {
     /// Checks the key forms and builds the limiter.
-    pub fn new(config: ConcurrentLimiterConfig) -> std::result::Result<Self, String> {
+    pub fn new(config: ConcurrentLimiterConfig) -> std::result::Result<Self, ConfigError> {
         Ok(Self {
-            key: RequestKey::for_limiter("concurrent limiter", &config.keys)?,
+            key: RequestKey::for_limiter(&config.keys)
+                .map_err(|m| ConfigError::new("concurrent limiter", m))?,
             config,
         })
     }

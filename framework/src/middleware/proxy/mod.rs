@@ -68,6 +68,7 @@ use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{Endpoint, EndpointFuture, endpoint_future};
 use crate::header::{X_FORWARDED_FOR, X_REAL_IP};
+use crate::middleware::ConfigError;
 
 use rewrite::{Rewrite, rewrite_path};
 
@@ -121,18 +122,6 @@ impl Default for ProxyConfig {
     }
 }
 
-/// Why [`Proxy::new`] refused the configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProxyConfigError(String);
-
-impl std::fmt::Display for ProxyConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ProxyConfigError {}
-
 /// The proxy endpoint.
 pub struct Proxy {
     client: Client<HttpConnector, RequestBody>,
@@ -148,33 +137,34 @@ pub struct Proxy {
 
 impl Proxy {
     /// Checks the configuration (target, rewrites, host) and builds the client.
-    pub fn new(config: ProxyConfig) -> std::result::Result<Self, ProxyConfigError> {
+    pub fn new(config: ProxyConfig) -> std::result::Result<Self, ConfigError> {
         let target = config.target;
         if target.scheme() != Some(&http::uri::Scheme::HTTP) {
-            return Err(ProxyConfigError(format!(
-                "proxy target `{target}`: only http:// targets are supported"
-            )));
+            return Err(ConfigError::new(
+                "proxy",
+                format!("target `{target}`: only http:// targets are supported"),
+            ));
         }
         let authority = target
             .authority()
             .cloned()
-            .ok_or_else(|| ProxyConfigError(format!("proxy target `{target}` has no host")))?;
+            .ok_or_else(|| ConfigError::new("proxy", format!("target `{target}` has no host")))?;
         let rewrites = config
             .rewrites
             .iter()
             .map(|r| rewrite::compile(r))
             .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(ProxyConfigError)?;
-        let host =
-            match (config.host, config.target_host) {
-                (Some(host), _) => Some(HeaderValue::try_from(host).map_err(|_| {
-                    ProxyConfigError("proxy host is not a valid header value".into())
-                })?),
-                (None, true) => Some(HeaderValue::try_from(authority.as_str()).map_err(|_| {
-                    ProxyConfigError("proxy target host is not a valid header value".into())
-                })?),
-                (None, false) => None,
-            };
+            .map_err(|m| ConfigError::new("proxy", m))?;
+        let host = match (config.host, config.target_host) {
+            (Some(host), _) => Some(
+                HeaderValue::try_from(host)
+                    .map_err(|_| ConfigError::new("proxy", "host is not a valid header value"))?,
+            ),
+            (None, true) => Some(HeaderValue::try_from(authority.as_str()).map_err(|_| {
+                ConfigError::new("proxy", "target host is not a valid header value")
+            })?),
+            (None, false) => None,
+        };
         let mut connector = HttpConnector::new();
         connector.set_connect_timeout(Some(config.connect_timeout));
         connector.set_nodelay(true);

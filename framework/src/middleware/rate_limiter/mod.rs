@@ -54,6 +54,7 @@ use http::{HeaderName, HeaderValue, StatusCode};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{BoxFuture, Middleware, Next};
+use crate::middleware::ConfigError;
 use crate::request_key::RequestKey;
 
 pub use memory::{DEFAULT_MAX_KEYS, MemoryRateStore};
@@ -190,9 +191,10 @@ pub struct RateLimiter {
 
 impl RateLimiter {
     /// Checks the key forms and builds the limiter.
-    pub fn new(config: RateLimiterConfig) -> std::result::Result<Self, String> {
+    pub fn new(config: RateLimiterConfig) -> std::result::Result<Self, ConfigError> {
         Ok(Self {
-            key: RequestKey::for_limiter("rate limiter", &config.keys)?,
+            key: RequestKey::for_limiter(&config.keys)
+                .map_err(|m| ConfigError::new("rate limiter", m))?,
             config,
         })
     }
