@@ -16,13 +16,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::Method;
-use serde::Serialize;
 
 use crate::context::Context;
 use crate::controller::ControllerDef;
 pub use crate::error::BuildError;
 use crate::error::Result;
-use crate::handler::{Endpoint, HandlerFn, Middleware, SharedMiddleware, handler_fn, share, when};
+use crate::handler::{
+    Endpoint, HandlerFn, IntoReply, Middleware, SharedMiddleware, handler_fn, share, when,
+};
 use crate::limits::ServerLimits;
 pub use crate::route::{ROUTER_CATEGORY, RouteInfo};
 use crate::service::{PlannedRoute, Settings};
@@ -66,7 +67,7 @@ macro_rules! method_routes {
             pub fn $name<F, T>(self, path: &str, handler: F) -> Self
             where
                 F: for<'a> HandlerFn<'a, Output = Result<T>>,
-                T: Serialize + Send + Sync + 'static,
+                T: IntoReply,
             {
                 self.route(Method::$method, path, handler)
             }
@@ -120,7 +121,7 @@ impl Group {
     ) -> Self
     where
         F: for<'a> HandlerFn<'a, Output = Result<T>>,
-        T: Serialize + Send + Sync + 'static,
+        T: IntoReply,
     {
         self.routes.push(RouteSpec {
             method,
@@ -138,7 +139,7 @@ impl Group {
     pub fn route<F, T>(self, method: Method, path: &str, handler: F) -> Self
     where
         F: for<'a> HandlerFn<'a, Output = Result<T>>,
-        T: Serialize + Send + Sync + 'static,
+        T: IntoReply,
     {
         self.route_with(method, path, Vec::new(), handler)
     }
@@ -148,7 +149,7 @@ impl Group {
     pub fn get<F, T>(self, path: &str, handler: F) -> Self
     where
         F: for<'a> HandlerFn<'a, Output = Result<T>>,
-        T: Serialize + Send + Sync + 'static,
+        T: IntoReply,
     {
         self.route(Method::GET, path, handler)
     }
@@ -350,7 +351,7 @@ impl App {
     pub fn route<F, T>(mut self, method: Method, path: &str, handler: F) -> Self
     where
         F: for<'a> HandlerFn<'a, Output = Result<T>>,
-        T: Serialize + Send + Sync + 'static,
+        T: IntoReply,
     {
         self.root = self.root.route(method, path, handler);
         self
@@ -361,7 +362,7 @@ impl App {
     pub fn get<F, T>(self, path: &str, handler: F) -> Self
     where
         F: for<'a> HandlerFn<'a, Output = Result<T>>,
-        T: Serialize + Send + Sync + 'static,
+        T: IntoReply,
     {
         self.route(Method::GET, path, handler)
     }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use futures_util::FutureExt;
 use serde::Serialize;
 
+use crate::body::BodyStream;
 use crate::context::Context;
 use crate::error::Result;
 
@@ -415,7 +416,7 @@ struct FnEndpoint<F, T>(F, PhantomData<fn() -> T>);
 impl<F, T> Endpoint for FnEndpoint<F, T>
 where
     F: for<'a> HandlerFn<'a, Output = Result<T>>,
-    T: Serialize + Send + Sync + 'static,
+    T: IntoReply,
 {
     fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
         endpoint_future(async move {
@@ -430,36 +431,66 @@ where
 pub fn handler_fn<F, T>(f: F) -> Arc<dyn Endpoint>
 where
     F: for<'a> HandlerFn<'a, Output = Result<T>>,
-    T: Serialize + Send + Sync + 'static,
+    T: IntoReply,
 {
     Arc::new(FnEndpoint(f, PhantomData))
 }
 
-/// Puts a handler's returned value into the body (`()` leaves the body as the handler set it).
-pub fn finish<T: Serialize + Send + Sync + 'static>(out: Result<T>, ctx: &mut Context) -> Result {
-    let value = out?;
-    if let Some(body) = crate::reply::Reply::from_value(value) {
-        ctx.body = Some(body);
+/// What a handler may return: its value becomes the answer.
+///
+/// | the handler returns | the answer |
+/// |---|---|
+/// | `String`, `&'static str`, `Cow<'static, str>` | the text, `text/plain; charset=utf-8` |
+/// | `Bytes`, `Vec<u8>` | the bytes, `application/octet-stream` |
+/// | any other `Serialize` value (a struct, `serde_json::Value`, a tuple…) | marshalled by the responder, JSON by default |
+/// | `()` | whatever the handler put in the context (status, body, stream) |
+/// | [`BodyStream`] | the stream, sent as the client reads it |
+/// | [`RenderData`](crate::middleware::renderer::RenderData) (feature `renderer`) | the page the renderer makes of it |
+///
+/// Each may come in a [`Result`](crate::Result): `Ok(value)` is the answer above, an error goes
+/// to the error handler. A value type of your own implements `Serialize`; the responder's
+/// marshaller decides its format.
+#[diagnostic::on_unimplemented(
+    message = "a handler cannot return `{Self}`",
+    label = "not a reply",
+    note = "a handler returns a value that implements `serde::Serialize` (text, bytes and \
+            JSON values), a `framework::body::BodyStream`, `()`, or `framework::Result` of \
+            one of them; in a controller, a return type is taken as a `Result` when its name \
+            ends in `Result`"
+)]
+pub trait IntoReply: Send + 'static {
+    /// Puts the value into the context as its answer.
+    fn into_reply(self, ctx: &mut Context);
+}
+
+impl<T: Serialize + Send + Sync + 'static> IntoReply for T {
+    #[inline]
+    fn into_reply(self, ctx: &mut Context) {
+        if let Some(body) = crate::reply::Reply::from_value(self) {
+            ctx.body = Some(body);
+        }
     }
+}
+
+/// A stream is sent as the body: [`Context::set_body_stream`].
+impl IntoReply for BodyStream {
+    fn into_reply(self, ctx: &mut Context) {
+        ctx.set_body_stream(self);
+    }
+}
+
+/// Puts a handler's returned value into the context ([`IntoReply`]; `()` leaves the body as the
+/// handler set it).
+pub fn finish<T: IntoReply>(out: Result<T>, ctx: &mut Context) -> Result {
+    out?.into_reply(ctx);
     Ok(())
 }
 
 /// [`finish`] for a controller handler that returns a plain value or `()` instead of a
 /// `Result`.
-#[diagnostic::on_unimplemented(
-    message = "a controller handler cannot return `{Self}`",
-    label = "not `Serialize`",
-    note = "a handler returns `framework::Result<T>`, a value that implements \
-            `serde::Serialize` (the body), or `()`; a return type is taken as a `Result` when \
-            its name ends in `Result`"
-)]
-pub trait PlainReply: Serialize + Send + Sync + 'static {}
-
-impl<T: Serialize + Send + Sync + 'static> PlainReply for T {}
-
-/// Puts a plain returned value into the body, as [`finish`] does for `Ok(value)`.
-pub fn finish_value<T: PlainReply>(out: T, ctx: &mut Context) -> Result {
-    finish(Ok(out), ctx)
+pub fn finish_value<T: IntoReply>(out: T, ctx: &mut Context) -> Result {
+    out.into_reply(ctx);
+    Ok(())
 }
 
 /// A shared middleware is a middleware: what [`from_fn`] returns, or a middleware kept in an

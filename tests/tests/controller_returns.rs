@@ -7,6 +7,7 @@ mod common;
 
 use std::sync::Arc;
 
+use framework::body::BodyStream;
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::responder::Responder;
 use framework::{App, Context, FromState, HttpError, Result, controller};
@@ -96,6 +97,40 @@ impl Points {
     async fn pair(&self, ctx: &mut Context) -> Result<(u8, u64)> {
         let x: u8 = number(ctx)?;
         Ok((x, u64::from(x) + 1))
+    }
+}
+
+/// Every documented kind of return value (`framework::IntoReply`), through a real request.
+#[derive(FromState)]
+struct Kinds;
+
+#[controller(prefix = "/kinds")]
+impl Kinds {
+    #[get("/bytes")]
+    async fn bytes(&self, _ctx: &mut Context) -> bytes::Bytes {
+        bytes::Bytes::from_static(b"\x00\x01raw")
+    }
+
+    #[get("/vec")]
+    async fn vec(&self, _ctx: &mut Context) -> Result<Vec<u8>> {
+        Ok(vec![1, 2, 3])
+    }
+
+    #[get("/string")]
+    async fn string(&self, _ctx: &mut Context) -> String {
+        "text".to_owned()
+    }
+
+    #[get("/json")]
+    async fn json(&self, _ctx: &mut Context) -> Result<Value> {
+        Ok(json!({"a": [1, 2]}))
+    }
+
+    #[get("/stream")]
+    async fn stream(&self, _ctx: &mut Context) -> Result<BodyStream> {
+        let parts = ["one ", "two ", "three"]
+            .map(|p| Ok::<_, std::io::Error>(bytes::Bytes::from_static(p.as_bytes())));
+        Ok(BodyStream::from_stream(futures_util::stream::iter(parts)))
     }
 }
 
@@ -217,4 +252,44 @@ fn a_missing_state_type_fails_the_build_naming_controller_field_and_type() {
     assert!(err.contains("field `counter`"), "{err}");
     assert!(err.contains("controller_returns::Counter"), "{err}");
     assert!(err.contains("App::with_state"), "{err}");
+}
+
+#[tokio::test]
+async fn every_kind_of_return_value_is_an_answer() {
+    let service = app()
+        .with_state(Arc::new(Greeting("hello")))
+        .with_state(Counter(Arc::default()))
+        // A handler outside a controller returning `Result<Bytes>`.
+        .get("/app/bytes", |_ctx: &mut Context| async {
+            Ok(bytes::Bytes::from_static(b"app"))
+        })
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+    let get = |path: &str| client.get(server.url(path)).send();
+    let cases: [(&str, &str, &[u8]); 6] = [
+        ("/kinds/bytes", "application/octet-stream", b"\x00\x01raw"),
+        ("/kinds/vec", "application/octet-stream", &[1, 2, 3]),
+        ("/kinds/string", "text/plain; charset=utf-8", b"text"),
+        (
+            "/kinds/json",
+            "application/json; charset=utf-8",
+            br#"{"a":[1,2]}"#,
+        ),
+        ("/kinds/stream", "", b"one two three"),
+        ("/app/bytes", "application/octet-stream", b"app"),
+    ];
+    for (path, content_type, body) in cases {
+        let res = get(path).await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        let received = res
+            .headers()
+            .get("content-type")
+            .map(|v| v.to_str().unwrap().to_owned())
+            .unwrap_or_default();
+        assert_eq!(received, content_type, "{path}");
+        assert_eq!(&res.bytes().await.unwrap()[..], body, "{path}");
+    }
+    server.stop().await;
 }

@@ -1,5 +1,6 @@
-//! Renders HTML pages from templates (`minijinja`, Jinja2 syntax): a handler names a template
-//! and hands over its data with [`render`], the renderer turns them into the body.
+//! Renders HTML pages from templates (`minijinja`, Jinja2 syntax): a handler answers with a
+//! [`RenderData`] (the template's name and its data), returned or set as the body with
+//! [`Context::set_body`](crate::Context::set_body), and the renderer turns it into the page.
 //!
 //! - Templates come from a directory (default `templates/`), read and parsed **once**, when the
 //!   renderer is built: a syntax error stops the start-up instead of failing a request, and no
@@ -14,15 +15,16 @@
 //!   The message names the template, never the data (the details go to the log).
 //!
 //! The renderer must run before the responder sees the answer: register it after the
-//! responder (or on the routes that render), e.g. error handler, responder, renderer.
+//! responder (or on the routes that render), e.g. error handler, responder, renderer. A
+//! `RenderData` that no renderer rendered is never sent as JSON: the responder fails to
+//! marshal it (**500**), so template data cannot leak through a route without the renderer.
 //!
 //! ```no_run
-//! use framework::middleware::renderer::{RenderData, Renderer, RendererConfig, render};
+//! use framework::middleware::renderer::{RenderData, Renderer, RendererConfig};
 //! use framework::{Context, Result};
 //!
-//! async fn page(ctx: &mut Context) -> Result {
-//!     render(ctx, RenderData::new("hello.html", serde_json::json!({"name": "Ada"})));
-//!     Ok(())
+//! async fn page(_ctx: &mut Context) -> Result<RenderData> {
+//!     Ok(RenderData::new("hello.html", serde_json::json!({"name": "Ada"})))
 //! }
 //!
 //! let renderer = Renderer::new(RendererConfig::default()).expect("templates load");
@@ -41,14 +43,12 @@ use minijinja::{AutoEscape, Environment};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::handler::{BoxFuture, Middleware, Next};
+use crate::handler::{Before, Middleware};
 use crate::middleware::ConfigError;
+use crate::reply::Reply;
 
 /// Category of failures.
 pub const CATEGORY: &str = "framework-renderer";
-
-/// Where [`render`] leaves the page for the renderer.
-const RENDER_KEY: &str = "framework.render";
 
 /// A page to render: the template's name and the data it sees.
 #[derive(Debug, Clone)]
@@ -69,9 +69,38 @@ impl RenderData {
     }
 }
 
-/// Asks the renderer to render `page` as this request's answer.
-pub fn render(ctx: &mut Context, page: RenderData) {
-    ctx.set_value(RENDER_KEY, page);
+/// A page is rendered, never marshalled: serialising one fails, so a route without the
+/// renderer answers 500 (the responder's marshalling error) instead of sending the template's
+/// data as JSON. Being `Serialize` is what lets a handler return it or set it as its body.
+impl serde::Serialize for RenderData {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        _serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        Err(serde::ser::Error::custom(format!(
+            "the page `{}` was not rendered: the renderer middleware is not on this route",
+            self.file
+        )))
+    }
+}
+
+/// The page a handler answered with, taken out of the body; any other body is left alone.
+fn take_page(ctx: &mut Context) -> Option<RenderData> {
+    let is_page = match &ctx.body {
+        Some(Reply::Value(value)) => {
+            let any: &dyn std::any::Any = &**value;
+            any.is::<RenderData>()
+        }
+        _ => false,
+    };
+    if !is_page {
+        return None;
+    }
+    let Some(Reply::Value(value)) = ctx.body.take() else {
+        return None;
+    };
+    let value: Box<dyn std::any::Any> = value;
+    value.downcast::<RenderData>().ok().map(|page| *page)
 }
 
 /// The renderer's settings.
@@ -195,27 +224,30 @@ impl Renderer {
     }
 }
 
+/// Synchronous hooks: the page is rendered on the way out, from templates already in memory
+/// (or read again with `reload`), with no future of the renderer's own.
 impl Middleware for Renderer {
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            next.run(ctx).await?;
-            if ctx.committed() {
-                return Ok(());
-            }
-            let Some(page) = ctx.value::<RenderData>(RENDER_KEY) else {
-                return Ok(());
-            };
-            let html = self.render(page)?;
-            if ctx.response_header(CONTENT_TYPE).is_none() {
-                ctx.set_header(
-                    CONTENT_TYPE,
-                    HeaderValue::from_static("text/html; charset=utf-8"),
-                );
-            }
-            ctx.body = None;
-            ctx.body_buffer = Some(html.into());
-            Ok(())
-        })
+    fn before(&self, ctx: &mut Context) -> Before {
+        Before::continue_unless_committed(ctx)
+    }
+
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        result?;
+        if ctx.committed() {
+            return Ok(());
+        }
+        let Some(page) = take_page(ctx) else {
+            return Ok(());
+        };
+        let html = self.render(&page)?;
+        if ctx.response_header(CONTENT_TYPE).is_none() {
+            ctx.set_header(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            );
+        }
+        ctx.body_buffer = Some(html.into());
+        Ok(())
     }
 }
 
