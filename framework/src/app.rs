@@ -1,10 +1,11 @@
-//! The application builder.
+//! The application builder: [`App`] and [`Group`], two scopes of one builder, [`Routes`].
 //!
 //! An [`App`] collects global middleware, groups (a prefix plus shared middleware), routes,
 //! named middleware that controllers refer to, and state. [`App::build`] checks everything
 //! (duplicate routes, unknown middleware names, malformed paths) and returns a [`Service`],
 //! which answers requests in process ([`Service::handle`]) or on a socket
-//! ([`Service::serve`]).
+//! ([`Service::serve`]). Everything that adds middleware or routes is written once, on
+//! [`Routes`], and reads the same on an app and on a group.
 //!
 //! Chain order for a route: global middleware, then group middleware, then route middleware,
 //! then the handler. A 404 or 405 answer runs the global middleware only.
@@ -46,20 +47,63 @@ struct RouteSpec {
     endpoint: Arc<dyn Endpoint>,
 }
 
-/// `post`, `put`, `patch`, `delete`, `head` and `options` beside `get`, for [`Group`] and
-/// [`App`]: each adds a route for one method (an explicit `head` route wins over the HEAD a
-/// GET route answers).
+/// Middleware and routes of one scope: the whole app ([`App`]) or a group under a prefix
+/// ([`Group`]). What adds middleware or routes is defined here, once, for both: on an app
+/// the middleware is global (every request, 404 and 405 answers included), on a group it runs
+/// for the group's routes.
+pub struct Routes<Scope> {
+    scope: Scope,
+    middleware: Vec<SharedMiddleware>,
+    routes: Vec<RouteSpec>,
+}
+
+/// A group's scope: its prefix.
+pub struct Prefix(String);
+
+/// Routes under a common prefix sharing middleware.
+///
+/// ```
+/// use framework::{App, Context, Group};
+///
+/// let admin = Group::new("/admin").get("/stats", |_ctx: &mut Context| async { Ok("42") });
+/// let service = App::new().group(admin).build().unwrap();
+/// assert_eq!(service.routes()[0].path, "/admin/stats");
+/// ```
+pub type Group = Routes<Prefix>;
+
+/// The application builder.
+///
+/// ```
+/// use framework::{App, Context, Result};
+///
+/// async fn hello(_ctx: &mut Context) -> Result<&'static str> {
+///     Ok("hello")
+/// }
+///
+/// let service = App::new()
+///     .use_middleware(framework::middleware::responder::Responder::default())
+///     .get("/hello", hello)
+///     .build()
+///     .unwrap();
+/// assert_eq!(service.routes()[0].path, "/hello");
+/// ```
+pub type App = Routes<AppScope>;
+
+/// The app's scope: what only the whole app has (groups, named middleware, state, server
+/// settings).
+pub struct AppScope {
+    named: HashMap<&'static str, SharedMiddleware>,
+    groups: Vec<Group>,
+    state: State,
+    trusted_proxies: crate::client_ip::TrustedProxies,
+    limits: ServerLimits,
+    mount_controllers: bool,
+    trailing_slash: TrailingSlash,
+}
+
+/// `post`, `put`, `patch`, `delete`, `head` and `options` beside `get`: each adds a route for
+/// one method (an explicit `head` route wins over the HEAD a GET route answers).
 macro_rules! method_routes {
-    () => {
-        method_routes!(
-            post => POST, "POST";
-            put => PUT, "PUT";
-            patch => PATCH, "PATCH";
-            delete => DELETE, "DELETE";
-            head => HEAD, "HEAD";
-            options => OPTIONS, "OPTIONS"
-        );
-    };
     ($($name:ident => $method:ident, $label:literal);*) => {
         $(
             #[doc = concat!("Adds a ", $label, " route.")]
@@ -75,32 +119,20 @@ macro_rules! method_routes {
     };
 }
 
-/// Routes under a common prefix sharing middleware.
-pub struct Group {
-    prefix: String,
-    middleware: Vec<SharedMiddleware>,
-    routes: Vec<RouteSpec>,
-}
-
-impl Group {
-    /// A group at `prefix` (e.g. `/users`; `""` for the root).
-    pub fn new(prefix: impl Into<String>) -> Self {
-        Self {
-            prefix: prefix.into(),
-            middleware: Vec::new(),
-            routes: Vec::new(),
-        }
-    }
-
-    /// Adds middleware run for every route of the group, after the app's own.
+impl<Scope> Routes<Scope> {
+    /// Adds middleware, in order: any [`Middleware`], a built-in one as it is or an `async fn`
+    /// through [`from_fn`](crate::from_fn). On an [`App`] it runs for every request (404s
+    /// included); on a [`Group`] for the group's routes, after the app's own.
     #[must_use]
     pub fn use_middleware<M: Middleware>(mut self, middleware: M) -> Self {
         self.middleware.push(share(middleware));
         self
     }
 
-    /// Adds middleware run for the routes of the group whose requests `predicate` accepts; the
-    /// others pass it by. See [`When`](crate::When).
+    /// Adds middleware that runs only for the requests `predicate` accepts; the others pass
+    /// it by, as if it were not there. This is how any middleware is skipped for some requests
+    /// (a health probe without access log, a public path without authentication): see
+    /// [`When`](crate::When).
     #[must_use]
     pub fn use_when<P, M>(self, predicate: P, middleware: M) -> Self
     where
@@ -110,7 +142,8 @@ impl Group {
         self.use_middleware(when(predicate, middleware))
     }
 
-    /// Adds a route with its own middleware.
+    /// Adds a route with its own middleware (build the list with
+    /// [`share`] and [`when`]).
     #[must_use]
     pub fn route_with<F, T>(
         mut self,
@@ -154,7 +187,14 @@ impl Group {
         self.route(Method::GET, path, handler)
     }
 
-    method_routes!();
+    method_routes!(
+        post => POST, "POST";
+        put => PUT, "PUT";
+        patch => PATCH, "PATCH";
+        delete => DELETE, "DELETE";
+        head => HEAD, "HEAD";
+        options => OPTIONS, "OPTIONS"
+    );
 
     /// Adds a route answered by an [`Endpoint`], such as
     /// [`StaticServe`](crate::middleware::static_serve::StaticServe) on a wildcard path.
@@ -209,32 +249,15 @@ impl Group {
     }
 }
 
-/// The application builder.
-///
-/// ```
-/// use framework::{App, Context, Result};
-///
-/// async fn hello(_ctx: &mut Context) -> Result<&'static str> {
-///     Ok("hello")
-/// }
-///
-/// let service = App::new()
-///     .use_middleware(framework::middleware::responder::Responder::default())
-///     .get("/hello", hello)
-///     .build()
-///     .unwrap();
-/// assert_eq!(service.routes()[0].path, "/hello");
-/// ```
-pub struct App {
-    middleware: Vec<SharedMiddleware>,
-    named: HashMap<&'static str, SharedMiddleware>,
-    groups: Vec<Group>,
-    root: Group,
-    state: State,
-    trusted_proxies: crate::client_ip::TrustedProxies,
-    limits: ServerLimits,
-    mount_controllers: bool,
-    trailing_slash: TrailingSlash,
+impl Group {
+    /// A group at `prefix` (e.g. `/users`; `""` for the root).
+    pub fn new(prefix: impl Into<String>) -> Self {
+        Self {
+            scope: Prefix(prefix.into()),
+            middleware: Vec::new(),
+            routes: Vec::new(),
+        }
+    }
 }
 
 impl Default for App {
@@ -247,15 +270,17 @@ impl App {
     /// An empty app: no middleware, no routes, proxies not trusted, default [`ServerLimits`].
     pub fn new() -> Self {
         Self {
+            scope: AppScope {
+                named: HashMap::new(),
+                groups: Vec::new(),
+                state: State::new(),
+                trusted_proxies: crate::client_ip::TrustedProxies::None,
+                limits: ServerLimits::default(),
+                mount_controllers: false,
+                trailing_slash: TrailingSlash::Strict,
+            },
             middleware: Vec::new(),
-            named: HashMap::new(),
-            groups: Vec::new(),
-            root: Group::new(""),
-            state: State::new(),
-            trusted_proxies: crate::client_ip::TrustedProxies::None,
-            limits: ServerLimits::default(),
-            mount_controllers: false,
-            trailing_slash: TrailingSlash::Strict,
+            routes: Vec::new(),
         }
     }
 
@@ -263,43 +288,21 @@ impl App {
     /// (default [`TrailingSlash::Strict`], a 404).
     #[must_use]
     pub fn trailing_slash(mut self, policy: TrailingSlash) -> Self {
-        self.trailing_slash = policy;
+        self.scope.trailing_slash = policy;
         self
-    }
-
-    /// Adds global middleware (runs for every request, 404s included), in order: any
-    /// [`Middleware`], a built-in one as it is or an `async fn` through
-    /// [`from_fn`](crate::from_fn).
-    #[must_use]
-    pub fn use_middleware<M: Middleware>(mut self, middleware: M) -> Self {
-        self.middleware.push(share(middleware));
-        self
-    }
-
-    /// Adds global middleware that runs only for the requests `predicate` accepts; the others
-    /// pass it by, as if it were not there. This is how any middleware is skipped for some
-    /// requests (a health probe without access log, a public path without authentication):
-    /// see [`When`](crate::When).
-    #[must_use]
-    pub fn use_when<P, M>(self, predicate: P, middleware: M) -> Self
-    where
-        P: Fn(&Context) -> bool + Send + Sync + 'static,
-        M: Middleware,
-    {
-        self.use_middleware(when(predicate, middleware))
     }
 
     /// Names a middleware so controllers can ask for it with `middleware(name)`.
     #[must_use]
     pub fn register_middleware<M: Middleware>(mut self, name: &'static str, middleware: M) -> Self {
-        self.named.insert(name, share(middleware));
+        self.scope.named.insert(name, share(middleware));
         self
     }
 
     /// Adds shared state, read by controllers and handlers.
     #[must_use]
     pub fn with_state<T: Any + Send + Sync>(mut self, value: T) -> Self {
-        self.state.insert(value);
+        self.scope.state.insert(value);
         self
     }
 
@@ -319,7 +322,7 @@ impl App {
     /// `X-Forwarded-For`, never from its leftmost entry, which the client controls.
     #[must_use]
     pub fn trusted_proxies(mut self, trusted: crate::client_ip::TrustedProxies) -> Self {
-        self.trusted_proxies = trusted;
+        self.scope.trusted_proxies = trusted;
         self
     }
 
@@ -327,7 +330,7 @@ impl App {
     /// [`ServerLimits::shutdown_timeout`].
     #[must_use]
     pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
-        self.limits.shutdown_timeout = timeout;
+        self.scope.limits.shutdown_timeout = timeout;
         self
     }
 
@@ -335,65 +338,28 @@ impl App {
     /// See [`ServerLimits`] for each one and its default.
     #[must_use]
     pub fn server_limits(mut self, limits: ServerLimits) -> Self {
-        self.limits = limits;
+        self.scope.limits = limits;
         self
     }
 
     /// Adds a group.
     #[must_use]
     pub fn group(mut self, group: Group) -> Self {
-        self.groups.push(group);
-        self
-    }
-
-    /// Adds a route at the root.
-    #[must_use]
-    pub fn route<F, T>(mut self, method: Method, path: &str, handler: F) -> Self
-    where
-        F: for<'a> HandlerFn<'a, Output = Result<T>>,
-        T: IntoReply,
-    {
-        self.root = self.root.route(method, path, handler);
-        self
-    }
-
-    /// Adds a GET route at the root (it answers HEAD too).
-    #[must_use]
-    pub fn get<F, T>(self, path: &str, handler: F) -> Self
-    where
-        F: for<'a> HandlerFn<'a, Output = Result<T>>,
-        T: IntoReply,
-    {
-        self.route(Method::GET, path, handler)
-    }
-
-    method_routes!();
-
-    /// Adds a route at the root answered by an [`Endpoint`]: see [`Group::endpoint`].
-    #[must_use]
-    pub fn endpoint<E: Endpoint>(mut self, method: Method, path: &str, endpoint: E) -> Self {
-        self.root = self.root.endpoint(method, path, endpoint);
-        self
-    }
-
-    /// Adds `endpoint` at the root for every method a proxy forwards: see [`Group::any`].
-    #[must_use]
-    pub fn any<E: Endpoint>(mut self, path: &str, endpoint: E) -> Self {
-        self.root = self.root.any(path, endpoint);
+        self.scope.groups.push(group);
         self
     }
 
     /// Mounts every `#[controller]` linked into the program when the app is built.
     #[must_use]
     pub fn mount_controllers(mut self) -> Self {
-        self.mount_controllers = true;
+        self.scope.mount_controllers = true;
         self
     }
 
     fn controller_groups(&self) -> Result<Vec<Group>, BuildError> {
         let mut groups = Vec::new();
         for def in inventory::iter::<ControllerDef> {
-            let instance = (def.build)(&self.state).map_err(|e| {
+            let instance = (def.build)(&self.scope.state).map_err(|e| {
                 BuildError::new(format!("controller {} could not be built: {e}", def.name))
             })?;
             let mut group = Group::new(def.prefix);
@@ -431,9 +397,13 @@ impl App {
     /// (naming both handlers), a middleware name nobody registered (naming the controller), or
     /// a malformed path.
     pub fn build(mut self) -> Result<Service, BuildError> {
-        let mut groups = std::mem::take(&mut self.groups);
-        groups.push(std::mem::replace(&mut self.root, Group::new("")));
-        if self.mount_controllers {
+        let mut groups = std::mem::take(&mut self.scope.groups);
+        groups.push(Routes {
+            scope: Prefix(String::new()),
+            middleware: Vec::new(),
+            routes: std::mem::take(&mut self.routes),
+        });
+        if self.scope.mount_controllers {
             groups.extend(self.controller_groups()?);
         }
         let mut routes = Vec::new();
@@ -445,7 +415,7 @@ impl App {
                     chain.push(self.resolve(m, &spec.owner)?);
                 }
                 routes.push(PlannedRoute {
-                    path: join_path(&group.prefix, &spec.path),
+                    path: join_path(&group.scope.0, &spec.path),
                     method: spec.method,
                     handler: spec.handler,
                     chain,
@@ -457,10 +427,10 @@ impl App {
             routes,
             Settings {
                 global: self.middleware,
-                trailing_slash: self.trailing_slash,
-                trusted_proxies: self.trusted_proxies,
-                state: self.state,
-                limits: self.limits,
+                trailing_slash: self.scope.trailing_slash,
+                trusted_proxies: self.scope.trusted_proxies,
+                state: self.scope.state,
+                limits: self.scope.limits,
             },
         )
     }
@@ -470,7 +440,7 @@ impl App {
     fn resolve(&self, m: &MiddlewareRef, owner: &str) -> Result<SharedMiddleware, BuildError> {
         match m {
             MiddlewareRef::Shared(m) => Ok(Arc::clone(m)),
-            MiddlewareRef::Named(name) => self.named.get(name).cloned().ok_or_else(|| {
+            MiddlewareRef::Named(name) => self.scope.named.get(name).cloned().ok_or_else(|| {
                 BuildError::new(format!(
                     "{owner}: middleware `{name}` is not registered (use App::register_middleware)"
                 ))

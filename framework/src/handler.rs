@@ -447,7 +447,7 @@ where
 /// | [`BodyStream`] | the stream, sent as the client reads it |
 /// | [`RenderData`](crate::middleware::renderer::RenderData) (feature `renderer`) | the page the renderer makes of it |
 ///
-/// Each may come in a [`Result`](crate::Result): `Ok(value)` is the answer above, an error goes
+/// Each may come in a [`Result`]: `Ok(value)` is the answer above, an error goes
 /// to the error handler. A value type of your own implements `Serialize`; the responder's
 /// marshaller decides its format.
 #[diagnostic::on_unimplemented(

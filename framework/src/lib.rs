@@ -30,7 +30,9 @@ pub mod state;
 pub mod testing;
 pub mod validate;
 
-pub use app::{App, BuildError, Group, RouteInfo, Service, TrailingSlash};
+pub use app::{
+    App, AppScope, BuildError, Group, Prefix, RouteInfo, Routes, Service, TrailingSlash,
+};
 pub use context::Context;
 pub use error::{Error, HttpError, Result};
 pub use framework_macros::{
