@@ -240,7 +240,13 @@ impl Context {
     }
     /// The matched route pattern, e.g. `/users/:id`; `None` for 404/405 answers.
     pub fn route_pattern(&self) -> Option<&str> {
-        self.route.as_deref().map(|r| r.pattern.as_ref())
+        self.route.as_deref().map(RouteMeta::pattern)
+    }
+    /// The route that answers, as `<METHOD> <pattern>`, e.g. `GET /users/:id`: a HEAD request
+    /// that the GET route answers gives `GET /users/:id`. `None` for 404 and 405 answers.
+    /// Per-route settings (limits, metrics) key on it.
+    pub fn route_key(&self) -> Option<&str> {
+        self.route.as_deref().and_then(RouteMeta::key)
     }
     /// A route param, percent-decoded. A bare wildcard's value is under `*`.
     pub fn param(&self, name: &str) -> Option<Cow<'_, str>> {

@@ -15,11 +15,39 @@ pub(crate) struct AppShared {
     pub(crate) state: State,
 }
 
-/// A route as its requests see it: the pattern (for logs and per-route limits) and the names
-/// of its parameters (for [`Context::param`](crate::Context::param)).
+/// A route as its requests see it: its key `<METHOD> <pattern>` (for logs and per-route
+/// limits) and the names of its parameters (for [`Context::param`](crate::Context::param)).
 pub(crate) struct RouteMeta {
-    pub(crate) pattern: Box<str>,
+    /// `GET /users/:id`; for a path's 405 answer, just the pattern.
+    key: Box<str>,
+    /// Where the pattern starts in `key`.
+    pattern_at: usize,
     pub(crate) param_names: Box<[Box<str>]>,
+}
+
+impl RouteMeta {
+    /// The route of `method` (none: the path's 405 answer) at `pattern`.
+    pub(crate) fn new(method: Option<&str>, pattern: &str, param_names: &[Box<str>]) -> Self {
+        let (key, pattern_at) = match method {
+            Some(method) => (format!("{method} {pattern}"), method.len() + 1),
+            None => (pattern.to_owned(), 0),
+        };
+        Self {
+            key: key.into(),
+            pattern_at,
+            param_names: param_names.into(),
+        }
+    }
+
+    /// The pattern as registered, e.g. `/users/:id`.
+    pub(crate) fn pattern(&self) -> &str {
+        &self.key[self.pattern_at..]
+    }
+
+    /// `<METHOD> <pattern>`; `None` for a path's 405 answer, which no method's route gives.
+    pub(crate) fn key(&self) -> Option<&str> {
+        (self.pattern_at > 0).then_some(&*self.key)
+    }
 }
 
 /// A line of the route table.

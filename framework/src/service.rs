@@ -186,22 +186,22 @@ impl Service {
 
         let mut router: Router<CompiledPath> = Router::new();
         for slot in by_path.slots() {
-            let meta = Arc::new(RouteMeta {
-                pattern: slot.pattern().into(),
-                param_names: slot.param_names().into(),
-            });
+            let meta = |method: Option<&str>| {
+                Arc::new(RouteMeta::new(method, slot.pattern(), slot.param_names()))
+            };
             let methods = slot
                 .value
                 .iter()
                 .map(|r| {
-                    let route = Route::new(Arc::clone(&meta), &r.chain, Arc::clone(&r.endpoint));
+                    let meta = meta(Some(r.method.as_str()));
+                    let route = Route::new(meta, &r.chain, Arc::clone(&r.endpoint));
                     (r.method.clone(), route)
                 })
                 .collect();
             let allow = allow_header(&slot.value)
                 .ok_or_else(|| BuildError::new(format!("bad method in {}", slot.pattern())))?;
             let not_allowed = Route::new(
-                Arc::clone(&meta),
+                meta(None),
                 &settings.global,
                 Arc::new(MethodNotAllowed { allow }),
             );
@@ -215,12 +215,7 @@ impl Service {
                 .map_err(BuildError::new)?;
         }
 
-        let unrouted = || {
-            Arc::new(RouteMeta {
-                pattern: "".into(),
-                param_names: Box::new([]),
-            })
-        };
+        let unrouted = || Arc::new(RouteMeta::new(None, "", &[]));
         Ok(Service {
             router,
             not_found: Route::new(unrouted(), &settings.global, Arc::new(NotFound)),

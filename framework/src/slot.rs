@@ -59,6 +59,45 @@ impl Drop for Slot {
     }
 }
 
+/// A counter with a ceiling: the one slot-counting core of the global and per-route
+/// concurrency limiters (the keyed concurrent limiter locks a key instead, in memory or
+/// Redis, and counts nothing). One atomic, no lock; a refused request counts nothing.
+#[derive(Debug)]
+pub struct Slots {
+    current: Arc<AtomicU32>,
+    max: u32,
+}
+
+impl Slots {
+    /// At most `max` slots taken at once.
+    pub fn new(max: u32) -> Self {
+        Self {
+            current: Arc::new(AtomicU32::new(0)),
+            max,
+        }
+    }
+
+    /// A slot, or `Err(count)` with the count this request would have made.
+    pub fn try_take(&self) -> Result<Slot, u32> {
+        Slot::try_take(&self.current, self.max)
+    }
+
+    /// Slots taken now.
+    pub fn current(&self) -> u32 {
+        self.current.load(Ordering::Acquire)
+    }
+
+    /// The ceiling.
+    pub fn max(&self) -> u32 {
+        self.max
+    }
+
+    /// A handle on the counter, to watch it from outside.
+    pub fn counter(&self) -> Arc<AtomicU32> {
+        Arc::clone(&self.current)
+    }
+}
+
 /// What one request holds until it ends ([`Context::hold`](crate::Context::hold)). The first
 /// slot is kept inline, so a request that holds one (the usual case: stats, or one limiter)
 /// allocates nothing; more slots and other guards go to vectors.

@@ -24,14 +24,14 @@
 //! ```
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 
 use http::StatusCode;
 
 use crate::context::Context;
 use crate::error::HttpError;
 use crate::handler::{Before, Middleware};
-use crate::slot::Slot;
+use crate::slot::Slots;
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-global-concurrent-limiter";
@@ -51,27 +51,25 @@ impl Default for GlobalConcurrentLimiterConfig {
 
 /// The global concurrent limiter.
 pub struct GlobalConcurrentLimiter {
-    config: GlobalConcurrentLimiterConfig,
-    current: Arc<AtomicU32>,
+    slots: Slots,
 }
 
 impl GlobalConcurrentLimiter {
     /// A limiter with `config`.
     pub fn new(config: GlobalConcurrentLimiterConfig) -> Self {
         Self {
-            config,
-            current: Arc::new(AtomicU32::new(0)),
+            slots: Slots::new(config.max),
         }
     }
 
     /// Requests being handled now.
     pub fn current(&self) -> u32 {
-        self.current.load(Ordering::Acquire)
+        self.slots.current()
     }
 
     /// A handle on the counter, to watch it after the limiter went into the app.
     pub fn counter(&self) -> Arc<AtomicU32> {
-        Arc::clone(&self.current)
+        self.slots.counter()
     }
 }
 
@@ -83,7 +81,7 @@ impl Middleware for GlobalConcurrentLimiter {
         if ctx.committed() {
             return Before::Pass;
         }
-        match Slot::try_take(&self.current, self.config.max) {
+        match self.slots.try_take() {
             Ok(slot) => {
                 ctx.hold(slot);
                 Before::Pass

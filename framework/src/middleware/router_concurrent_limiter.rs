@@ -27,8 +27,6 @@
 //! ```
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering};
 
 use http::{Method, StatusCode};
 use rustc_hash::FxHashMap;
@@ -37,7 +35,7 @@ use crate::context::Context;
 use crate::error::HttpError;
 use crate::handler::{Before, Middleware};
 use crate::middleware::ConfigError;
-use crate::slot::Slot;
+use crate::slot::Slots;
 
 /// Category of rejections.
 pub const CATEGORY: &str = "framework-router-concurrent-limiter";
@@ -49,15 +47,12 @@ pub struct RouterConcurrentLimiterConfig {
     pub limits: HashMap<String, u32>,
 }
 
-struct RouteLimit {
-    method: Method,
-    max: u32,
-    current: Arc<AtomicU32>,
-}
-
 /// The router concurrent limiter.
 pub struct RouterConcurrentLimiter {
-    routes: FxHashMap<Box<str>, Vec<RouteLimit>>,
+    /// By route key, `<METHOD> <pattern>` as [`Context::route_key`] gives it: checked and
+    /// normalised once, here, so a request looks its route up as the router found it (a HEAD
+    /// request answered by the GET route has the GET route's key) and parses nothing.
+    routes: FxHashMap<Box<str>, Slots>,
 }
 
 fn refuse(message: String) -> ConfigError {
@@ -67,7 +62,7 @@ fn refuse(message: String) -> ConfigError {
 impl RouterConcurrentLimiter {
     /// Checks the keys (`<METHOD> <path>`) and builds the limiter.
     pub fn new(config: RouterConcurrentLimiterConfig) -> std::result::Result<Self, ConfigError> {
-        let mut routes: FxHashMap<Box<str>, Vec<RouteLimit>> = FxHashMap::default();
+        let mut routes = FxHashMap::default();
         for (key, max) in config.limits {
             let (method, path) = key
                 .split_once(' ')
@@ -77,29 +72,16 @@ impl RouterConcurrentLimiter {
             if !path.starts_with('/') {
                 return Err(refuse(format!("`{key}`: the path must start with `/`")));
             }
-            routes.entry(path.into()).or_default().push(RouteLimit {
-                method,
-                max,
-                current: Arc::new(AtomicU32::new(0)),
-            });
+            routes.insert(format!("{method} {path}").into(), Slots::new(max));
         }
         Ok(Self { routes })
     }
 
     /// Requests running now on `<METHOD> <pattern>`; `None` for a route without a limit.
     pub fn current(&self, method: &Method, pattern: &str) -> Option<u32> {
-        self.find(method, pattern)
-            .map(|l| l.current.load(Ordering::Acquire))
-    }
-
-    fn find(&self, method: &Method, pattern: &str) -> Option<&RouteLimit> {
-        let limits = self.routes.get(pattern)?;
-        let by = |m: &Method| limits.iter().find(|l| l.method == *m);
-        by(method).or_else(|| {
-            (*method == Method::HEAD)
-                .then(|| by(&Method::GET))
-                .flatten()
-        })
+        self.routes
+            .get(format!("{method} {pattern}").as_str())
+            .map(Slots::current)
     }
 }
 
@@ -111,13 +93,10 @@ impl Middleware for RouterConcurrentLimiter {
         if ctx.committed() {
             return Before::Pass;
         }
-        let Some(limit) = ctx
-            .route_pattern()
-            .and_then(|pattern| self.find(ctx.method(), pattern))
-        else {
+        let Some(slots) = ctx.route_key().and_then(|key| self.routes.get(key)) else {
             return Before::Pass;
         };
-        match Slot::try_take(&limit.current, limit.max) {
+        match slots.try_take() {
             Ok(slot) => {
                 ctx.hold(slot);
                 Before::Pass
@@ -125,7 +104,10 @@ impl Middleware for RouterConcurrentLimiter {
             Err(current) => Before::Answer(Err(HttpError::with(
                 StatusCode::TOO_MANY_REQUESTS,
                 CATEGORY,
-                format!("too many requests, current: {current}, max: {}", limit.max),
+                format!(
+                    "too many requests, current: {current}, max: {}",
+                    slots.max()
+                ),
             )
             .into())),
         }
