@@ -72,7 +72,7 @@ fn cases() -> Vec<(&'static str, Option<SharedMiddleware>)> {
             "logger",
             Some(share(Logger::new(LoggerConfig {
                 format: LOGGER_COMBINED.to_owned(),
-                on_log: Some(Arc::new(|line, _record| {
+                on_log: Some(Arc::new(|line, _record, _request| {
                     black_box(line.len());
                 })),
                 ..LoggerConfig::default()

@@ -27,6 +27,7 @@ use crate::router::{Params, decode_param};
 use crate::slot::{Held, Slot};
 use crate::state::State;
 use crate::validate::Validate;
+use crate::view::RequestView;
 
 /// The largest header map (in entries it holds without growing) kept as a thread's spare.
 /// A request's map is as large as its headers made it: room for 96 holds any request of up to
@@ -241,6 +242,18 @@ impl Context {
     /// The matched route pattern, e.g. `/users/:id`; `None` for 404/405 answers.
     pub fn route_pattern(&self) -> Option<&str> {
         self.route.as_deref().map(RouteMeta::pattern)
+    }
+    /// A read-only view of the request that outlives the context: what hooks receive.
+    pub fn view(&self) -> RequestView {
+        RequestView {
+            method: self.method.clone(),
+            uri: self.uri.clone(),
+            version: self.version,
+            request_id: self.request_id_value().clone(),
+            remote_addr: self.remote_addr,
+            real_ip: self.real_ip(),
+            route: self.route.clone(),
+        }
     }
     /// The route that answers, as `<METHOD> <pattern>`, e.g. `GET /users/:id`: a HEAD request
     /// that the GET route answers gives `GET /users/:id`. `None` for 404 and 405 answers.

@@ -29,6 +29,7 @@ pub mod slot;
 pub mod state;
 pub mod testing;
 pub mod validate;
+mod view;
 
 pub use app::{
     App, AppScope, BuildError, Group, Prefix, RouteInfo, Routes, Service, TrailingSlash,
@@ -50,6 +51,7 @@ pub use reply::Reply;
 pub use server::shutdown_signal;
 pub use state::{FromState, State};
 pub use validate::Validate;
+pub use view::RequestView;
 
 /// What the macros expand to. Not part of the public API.
 #[doc(hidden)]

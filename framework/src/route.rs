@@ -17,6 +17,7 @@ pub(crate) struct AppShared {
 
 /// A route as its requests see it: its key `<METHOD> <pattern>` (for logs and per-route
 /// limits) and the names of its parameters (for [`Context::param`](crate::Context::param)).
+#[derive(Debug)]
 pub(crate) struct RouteMeta {
     /// `GET /users/:id`; for a path's 405 answer, just the pattern.
     key: Box<str>,

@@ -48,7 +48,7 @@ fn logger(format: &str, lines: &Lines) -> Logger {
     let sink = Arc::clone(&lines.0);
     Logger::new(LoggerConfig {
         format: format.to_owned(),
-        on_log: Some(Arc::new(move |line, record| {
+        on_log: Some(Arc::new(move |line, record, _request| {
             sink.lock()
                 .unwrap()
                 .push((line.to_owned(), record.status().as_u16()));
@@ -321,7 +321,7 @@ async fn tracker_masks_at_every_depth() {
     let seen: Arc<Mutex<Vec<TrackerInfo>>> = Arc::default();
     let sink = Arc::clone(&seen);
     let tracker = Tracker::new(TrackerConfig {
-        on_track: Some(Arc::new(move |info| {
+        on_track: Some(Arc::new(move |info, _request| {
             sink.lock().unwrap().push(info.clone());
         })),
         ..TrackerConfig::default()
@@ -446,4 +446,96 @@ impl std::io::Write for SharedWriter {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// Every hook gets the same read-only view of the request as its last argument: the logger's
+/// and the tracker's (which run when the request is over, without a context), stats', and
+/// recover's for a request that panicked.
+#[tokio::test]
+async fn every_hook_sees_the_same_request_view() {
+    use framework::RequestView;
+    use framework::middleware::recover::RecoverConfig;
+    use framework::middleware::tracker::{Tracker, TrackerConfig};
+
+    type Seen = Arc<Mutex<Vec<(&'static str, String, Option<String>, String)>>>;
+    let seen: Seen = Arc::default();
+    let record = |hook: &'static str, seen: &Seen, request: &RequestView| {
+        seen.lock().unwrap().push((
+            hook,
+            request.request_id().to_owned(),
+            request.route_key().map(str::to_owned),
+            format!("{} {}", request.method(), request.path()),
+        ));
+    };
+    let (s1, s2, s3, s4) = (
+        Arc::clone(&seen),
+        Arc::clone(&seen),
+        Arc::clone(&seen),
+        Arc::clone(&seen),
+    );
+    let service = App::new()
+        .use_middleware(Recover::new(RecoverConfig {
+            on_panic: Some(Arc::new(move |_text, request| {
+                record("panic", &s1, request)
+            })),
+        }))
+        .use_middleware(Logger::new(LoggerConfig {
+            on_log: Some(Arc::new(move |_line, _record, request| {
+                record("log", &s2, request);
+            })),
+            ..LoggerConfig::default()
+        }))
+        .use_middleware(Stats::new(StatsConfig {
+            on_stats: Some(Arc::new(move |_info, request| {
+                record("stats", &s3, request)
+            })),
+        }))
+        .use_middleware(Tracker::new(TrackerConfig {
+            on_track: Some(Arc::new(move |_info, request| {
+                record("track", &s4, request)
+            })),
+            ..TrackerConfig::default()
+        }))
+        .use_middleware(Responder::default())
+        .get("/hooks/:id", |ctx: &mut Context| {
+            let panics = ctx.query("panic").is_some();
+            async move {
+                assert!(!panics, "asked to panic");
+                Ok("fine")
+            }
+        })
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+    for (id, path) in [("rid-ok", "/hooks/1"), ("rid-panic", "/hooks/2?panic=1")] {
+        let res = client
+            .get(server.url(path))
+            .header("x-request-id", id)
+            .send()
+            .await
+            .unwrap();
+        let _ = res.bytes().await;
+    }
+    server.stop().await;
+    let mut seen = seen.lock().unwrap().clone();
+    seen.sort();
+    let expect = |hook: &'static str, id: &str, path: &str| {
+        (
+            hook,
+            id.to_owned(),
+            Some("GET /hooks/:id".to_owned()),
+            format!("GET {path}"),
+        )
+    };
+    let mut wanted = vec![
+        expect("log", "rid-ok", "/hooks/1"),
+        expect("stats", "rid-ok", "/hooks/1"),
+        expect("track", "rid-ok", "/hooks/1"),
+        expect("log", "rid-panic", "/hooks/2"),
+        expect("panic", "rid-panic", "/hooks/2"),
+        expect("track", "rid-panic", "/hooks/2"),
+    ];
+    wanted.sort();
+    assert_eq!(seen, wanted);
 }

@@ -219,7 +219,7 @@ async fn streams_an_upload_and_counts_done() {
     let proxy = common::start(proxy_app(
         ProxyConfig {
             target: target(up.addr),
-            done: Some(Arc::new(move |_ctx: &Context| {
+            done: Some(Arc::new(move |_request: &framework::RequestView| {
                 counter.fetch_add(1, Ordering::SeqCst);
             })),
             ..ProxyConfig::default()
@@ -248,7 +248,7 @@ async fn upstream_failures() {
     let done = Arc::new(AtomicUsize::new(0));
     let done_hook = |counter: &Arc<AtomicUsize>| {
         let counter = Arc::clone(counter);
-        Some(Arc::new(move |_ctx: &Context| {
+        Some(Arc::new(move |_request: &framework::RequestView| {
             counter.fetch_add(1, Ordering::SeqCst);
         }) as framework::middleware::proxy::ProxyDone)
     };

@@ -25,12 +25,13 @@ use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, Middleware};
 use crate::middleware::error_handler::write_error;
+use crate::view::RequestView;
 
 /// Category of recovered panics.
 pub const CATEGORY: &str = "framework-recover";
 
-/// Called with the panic text and the context of the request that panicked.
-pub type OnPanic = Arc<dyn Fn(&str, &Context) + Send + Sync>;
+/// Called with the panic text and a view of the request that panicked.
+pub type OnPanic = Arc<dyn Fn(&str, &RequestView) + Send + Sync>;
 
 /// Recover settings.
 #[derive(Clone, Default)]
@@ -73,7 +74,7 @@ impl Middleware for Recover {
         // them (see `Middleware::recovered`).
         let text = panic_text(&*payload);
         match &self.config.on_panic {
-            Some(hook) => hook(text, ctx),
+            Some(hook) => hook(text, &ctx.view()),
             None => tracing::error!(
                 request_id = ctx.request_id(),
                 panic = text,

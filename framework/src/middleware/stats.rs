@@ -38,6 +38,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{Before, BoxFuture, Middleware, Next};
 use crate::slot::Slot;
+use crate::view::RequestView;
 
 /// What one request did.
 #[derive(Debug, Clone)]
@@ -67,7 +68,7 @@ pub struct StatsInfo<'a> {
 }
 
 /// Receives each request's figures.
-pub type OnStats = Arc<dyn Fn(&StatsInfo<'_>, &Context) + Send + Sync>;
+pub type OnStats = Arc<dyn Fn(&StatsInfo<'_>, &RequestView) + Send + Sync>;
 
 /// Stats settings.
 #[derive(Clone, Default)]
@@ -170,7 +171,7 @@ impl Middleware for Stats {
                 in_flight: self.in_flight.load(Ordering::Acquire),
             };
             match &self.config.on_stats {
-                Some(hook) => hook(&info, ctx),
+                Some(hook) => hook(&info, &ctx.view()),
                 None => default_on_stats(&info),
             }
             result

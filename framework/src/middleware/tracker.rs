@@ -35,6 +35,7 @@ use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{BoxFuture, Middleware, Next};
 use crate::middleware::ConfigError;
+use crate::view::RequestView;
 
 /// The masked value.
 pub const MASK: &str = "***";
@@ -78,7 +79,7 @@ fn micros<S: serde::Serializer>(d: &Duration, s: S) -> std::result::Result<S::Ok
 }
 
 /// Receives each tracked request.
-pub type OnTrack = Arc<dyn Fn(&TrackerInfo) + Send + Sync>;
+pub type OnTrack = Arc<dyn Fn(&TrackerInfo, &RequestView) + Send + Sync>;
 
 /// Which keys have their values masked: a regular expression (the `regex` crate's syntax)
 /// matched anywhere in the key. Built from a pattern, so an app needs no `regex` dependency
@@ -165,6 +166,7 @@ fn cut(s: &mut String, max: usize) {
 struct Pending {
     config: Arc<TrackerConfig>,
     info: TrackerInfo,
+    request: RequestView,
     started: Instant,
     finished: bool,
 }
@@ -184,7 +186,7 @@ impl Drop for Pending {
         }
         self.info.latency = self.started.elapsed();
         match &self.config.on_track {
-            Some(hook) => hook(&self.info),
+            Some(hook) => hook(&self.info, &self.request),
             None => tracing::info!(
                 target: "framework::tracker",
                 request_id = self.info.request_id,
@@ -232,6 +234,7 @@ impl Tracker {
                 error: None,
                 latency: Duration::ZERO,
             },
+            request: ctx.view(),
             started: Instant::now(),
             finished: false,
         }

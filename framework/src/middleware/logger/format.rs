@@ -335,29 +335,29 @@ fn render_part(part: &Part, r: &LogRecord, out: &mut String) -> std::fmt::Result
     match part {
         Part::Text(text) => out.push_str(text),
         Part::Host => or_dash(out, r.host.as_ref().and_then(|h| h.to_str().ok())),
-        Part::Method => out.push_str(r.method.as_str()),
-        Part::Path => out.push_str(r.uri.path()),
-        Part::Proto => out.push_str(match r.version {
+        Part::Method => out.push_str(r.request.method.as_str()),
+        Part::Path => out.push_str(r.request.uri.path()),
+        Part::Proto => out.push_str(match r.request.version {
             http::Version::HTTP_09 => "HTTP/0.9",
             http::Version::HTTP_10 => "HTTP/1.0",
             http::Version::HTTP_2 => "HTTP/2.0",
             http::Version::HTTP_3 => "HTTP/3.0",
             _ => "HTTP/1.1",
         }),
-        Part::Query => or_dash(out, r.uri.query()),
+        Part::Query => or_dash(out, r.request.uri.query()),
         Part::Remote => {
-            match r.remote {
+            match r.request.remote_addr {
                 std::net::SocketAddr::V4(v4) => write!(out, "{}", v4.ip())?,
                 std::net::SocketAddr::V6(v6) => write!(out, "[{}]", v6.ip())?,
             }
             out.push(':');
-            digits(out, u64::from(r.remote.port()), 1);
+            digits(out, u64::from(r.request.remote_addr.port()), 1);
         }
-        Part::RealIp => write!(out, "{}", r.real_ip)?,
-        Part::ClientIp if is_public(r.real_ip) => write!(out, "{}", r.real_ip)?,
+        Part::RealIp => write!(out, "{}", r.request.real_ip)?,
+        Part::ClientIp if is_public(r.request.real_ip) => write!(out, "{}", r.request.real_ip)?,
         Part::ClientIp => out.push('-'),
         Part::Scheme => out.push_str(if r.https { "HTTPS" } else { "HTTP" }),
-        Part::Uri => out.push_str(r.uri.path_and_query().map_or("/", |p| p.as_str())),
+        Part::Uri => out.push_str(r.request.uri.path_and_query().map_or("/", |p| p.as_str())),
         Part::Referer => or_dash(out, r.referer.as_ref().and_then(|h| h.to_str().ok())),
         Part::UserAgent => or_dash(out, r.user_agent.as_ref().and_then(|h| h.to_str().ok())),
         Part::When
@@ -382,7 +382,7 @@ fn render_part(part: &Part, r: &LogRecord, out: &mut String) -> std::fmt::Result
         Part::LatencyMs => write!(out, "{}", r.latency.as_millis())?,
         Part::PayloadSize => write!(out, "{}", r.payload_size)?,
         Part::PayloadSizeHuman => human_size(out, r.payload_size as u64)?,
-        Part::RequestId => or_dash(out, r.request_id.to_str().ok()),
+        Part::RequestId => or_dash(out, r.request.request_id.to_str().ok()),
         Part::Captured(i) => or_dash(out, r.captured.get(*i).and_then(|v| v.as_deref())),
         Part::Unknown => out.push('-'),
     }

@@ -36,22 +36,23 @@
 mod format;
 
 use std::cell::RefCell;
-use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, Local, Offset, TimeZone, Utc};
-use http::{HeaderValue, Method, StatusCode, Uri, Version, header};
+use http::{HeaderValue, Method, StatusCode, Uri, header};
 
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{Before, BoxFuture, Middleware, Next};
+use crate::view::RequestView;
 
 use format::{Capture, Format};
 pub use format::{LOGGER_COMBINED, LOGGER_COMMON, LOGGER_SHORT, LOGGER_TINY};
 
-/// Receives each line and the request's record.
-pub type OnLog = Arc<dyn Fn(&str, &LogRecord) + Send + Sync>;
+/// Receives each line, the request's record and the request's view (the same view as
+/// [`LogRecord::request`]; every hook's last argument is a [`RequestView`]).
+pub type OnLog = Arc<dyn Fn(&str, &LogRecord, &RequestView) + Send + Sync>;
 
 /// A wall clock, for tests that need a fixed time (latency is then measured on it too).
 pub type Clock = Arc<dyn Fn() -> DateTime<FixedOffset> + Send + Sync>;
@@ -80,12 +81,7 @@ impl Default for LoggerConfig {
 /// What is known of a request when its line is written.
 #[derive(Debug, Clone)]
 pub struct LogRecord {
-    request_id: HeaderValue,
-    method: Method,
-    uri: Uri,
-    version: Version,
-    remote: SocketAddr,
-    real_ip: IpAddr,
+    request: RequestView,
     https: bool,
     host: Option<HeaderValue>,
     referer: Option<HeaderValue>,
@@ -99,26 +95,59 @@ pub struct LogRecord {
     captured: Vec<Option<String>>,
 }
 
+/// Everything a format tag can show, read-only.
 impl LogRecord {
+    /// The request: method, URI, version, request id, peer, client IP, route.
+    pub fn request(&self) -> &RequestView {
+        &self.request
+    }
     /// The request id.
     pub fn request_id(&self) -> &str {
-        self.request_id.to_str().unwrap_or("")
+        self.request.request_id()
     }
     /// Request method.
     pub fn method(&self) -> &Method {
-        &self.method
+        self.request.method()
     }
     /// Request URI.
     pub fn uri(&self) -> &Uri {
-        &self.uri
+        self.request.uri()
+    }
+    /// True when a trusted proxy said the client used HTTPS (`X-Forwarded-Proto`).
+    pub fn https(&self) -> bool {
+        self.https
+    }
+    /// The `Host` header.
+    pub fn host(&self) -> Option<&str> {
+        self.host.as_ref().and_then(|h| h.to_str().ok())
+    }
+    /// The `Referer` header.
+    pub fn referer(&self) -> Option<&str> {
+        self.referer.as_ref().and_then(|h| h.to_str().ok())
+    }
+    /// The `User-Agent` header.
+    pub fn user_agent(&self) -> Option<&str> {
+        self.user_agent.as_ref().and_then(|h| h.to_str().ok())
     }
     /// Response status; 499 when the client went away, 500 after a panic.
     pub fn status(&self) -> StatusCode {
         self.status
     }
+    /// Response body bytes: the buffer's length, a stream's when known.
+    pub fn size(&self) -> Option<u64> {
+        self.size
+    }
+    /// Request body bytes read (0 when nothing read it).
+    pub fn payload_size(&self) -> usize {
+        self.payload_size
+    }
     /// Time from the request entering the logger to the end of its response.
     pub fn latency(&self) -> Duration {
         self.latency
+    }
+    /// When the line was written; `None` when the format shows no time.
+    pub fn when(&self) -> Option<DateTime<FixedOffset>> {
+        self.when
     }
 }
 
@@ -189,7 +218,7 @@ impl Shared {
 
     fn deliver(&self, line: &str, record: &LogRecord) {
         match &self.on_log {
-            Some(hook) => hook(line, record),
+            Some(hook) => hook(line, record, &record.request),
             None => {
                 let request_id = record.request_id();
                 tracing::info!(target: "framework::access", request_id, "{line}");
@@ -266,12 +295,7 @@ impl Logger {
         Pending {
             shared: Arc::clone(&self.shared),
             record: LogRecord {
-                request_id: ctx.request_id_value().clone(),
-                method: ctx.method().clone(),
-                uri: ctx.uri().clone(),
-                version: ctx.version(),
-                remote: ctx.remote_addr(),
-                real_ip: ctx.real_ip(),
+                request: ctx.view(),
                 https,
                 host: headers.get(header::HOST).cloned(),
                 referer: headers.get(header::REFERER).cloned(),

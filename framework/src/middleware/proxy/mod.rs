@@ -41,7 +41,7 @@
 //!   `bad gateway`; connect or response timeout: 504 `gateway timeout`; category
 //!   `framework-proxy`, through the error handler like any error. An upstream body that fails
 //!   midway fails the client's body too (the connection is cut), never a truncated success.
-//! - **Done**: `done(ctx)` runs after every proxied request, success or failure, once the
+//! - **Done**: `done(view)` runs after every proxied request, success or failure, once the
 //!   upstream's head arrived or the attempt failed (before the body streams). It does not run
 //!   when the client goes away before that.
 //!
@@ -69,6 +69,7 @@ use crate::error::{HttpError, Result};
 use crate::handler::{Endpoint, EndpointFuture, endpoint_future};
 use crate::header::{X_FORWARDED_FOR, X_REAL_IP};
 use crate::middleware::ConfigError;
+use crate::view::RequestView;
 
 use rewrite::{Rewrite, rewrite_path};
 
@@ -78,8 +79,8 @@ pub const CATEGORY: &str = "framework-proxy";
 const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
 const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
 
-/// Called after every proxied request.
-pub type ProxyDone = Arc<dyn Fn(&Context) + Send + Sync>;
+/// Called after every proxied request, with a view of it.
+pub type ProxyDone = Arc<dyn Fn(&RequestView) + Send + Sync>;
 
 /// Proxy settings.
 #[derive(Clone)]
@@ -361,7 +362,7 @@ impl Endpoint for Proxy {
         endpoint_future(async move {
             let result = self.forward(ctx).await;
             if let Some(done) = &self.done {
-                done(ctx);
+                done(&ctx.view());
             }
             result
         })

@@ -1,0 +1,67 @@
+//! [`RequestView`]: a read-only, owned view of a request, which every hook receives.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use http::{HeaderValue, Method, Uri, Version};
+
+use crate::route::RouteMeta;
+
+/// What a hook sees of the request it reports on: method, URI, version, request id, peer
+/// address, client IP and the route that answered.
+///
+/// Every hook gets this same view as its last argument (the logger's `on_log`, stats'
+/// `on_stats`, the tracker's `on_track`, recover's `on_panic`, the proxy's `done`), also the
+/// ones that run after the chain has returned, when a streamed body has been sent and the
+/// context is gone: the view owns what it shows. Taking one costs a few reference-count
+/// increments ([`Context::view`](crate::Context::view)), paid only when a hook is set.
+#[derive(Clone, Debug)]
+pub struct RequestView {
+    pub(crate) method: Method,
+    pub(crate) uri: Uri,
+    pub(crate) version: Version,
+    pub(crate) request_id: HeaderValue,
+    pub(crate) remote_addr: SocketAddr,
+    pub(crate) real_ip: IpAddr,
+    pub(crate) route: Option<Arc<RouteMeta>>,
+}
+
+impl RequestView {
+    /// Request method.
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+    /// Request URI as received.
+    pub fn uri(&self) -> &Uri {
+        &self.uri
+    }
+    /// Request path.
+    pub fn path(&self) -> &str {
+        self.uri.path()
+    }
+    /// HTTP version.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+    /// The request id (the client's valid `X-Request-Id`, or the one made for it).
+    pub fn request_id(&self) -> &str {
+        self.request_id.to_str().unwrap_or("")
+    }
+    /// The peer's socket address.
+    pub fn remote_addr(&self) -> SocketAddr {
+        self.remote_addr
+    }
+    /// The real client IP ([`Context::real_ip`](crate::Context::real_ip)).
+    pub fn real_ip(&self) -> IpAddr {
+        self.real_ip
+    }
+    /// The matched route pattern, e.g. `/users/:id`; `None` for a 404.
+    pub fn route_pattern(&self) -> Option<&str> {
+        self.route.as_deref().map(RouteMeta::pattern)
+    }
+    /// The route that answered as `<METHOD> <pattern>`
+    /// ([`Context::route_key`](crate::Context::route_key)).
+    pub fn route_key(&self) -> Option<&str> {
+        self.route.as_deref().and_then(RouteMeta::key)
+    }
+}
