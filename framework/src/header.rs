@@ -1,4 +1,6 @@
-//! Header helpers shared by every component, so none re-implements header parsing.
+//! The header names and values the framework sets. The parsing helpers beside them (media
+//! types, `Accept-Encoding`, cookies, request ids) are shared by every component so none
+//! re-implements header parsing; they are internal, not part of the API.
 
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use rand::Rng;
@@ -19,6 +21,7 @@ pub const OCTET_STREAM: HeaderValue = HeaderValue::from_static("application/octe
 
 /// A client-sent request id is kept when it is 1-128 characters of letters, digits, `-`, `_`,
 /// `.` or `:`; anything else is replaced, so ids are safe to log and echo.
+#[doc(hidden)]
 pub fn is_valid_request_id(id: &[u8]) -> bool {
     (1..=128).contains(&id.len())
         && id
@@ -60,6 +63,7 @@ static BASE64URL_PAIRS: [[u8; 2]; 4096] = {
 /// two pairs of characters each from a table, and the last byte one pair (~140 instructions
 /// a call with one character at a time from the alphabet, ~80 a pair at a time, per callgrind
 /// on the benchmark's login). Checked against the crate in the tests.
+#[doc(hidden)]
 pub fn base64url_128(bits: [u8; 16]) -> [u8; 22] {
     let pair = |v: u32| &BASE64URL_PAIRS[(v & 0xfff) as usize];
     let mut out = [0u8; 22];
@@ -75,6 +79,7 @@ pub fn base64url_128(bits: [u8; 16]) -> [u8; 22] {
 
 /// 128 bits as 32 lowercase hex characters, two at a time from a table (the `hex` crate's
 /// general loop costs about twice as much): request ids, and the tokens of a service's own.
+#[doc(hidden)]
 pub fn hex_128(bits: [u8; 16]) -> [u8; 32] {
     let mut out = [0u8; 32];
     for (pair, byte) in out.chunks_exact_mut(2).zip(bits) {
@@ -97,6 +102,7 @@ thread_local! {
 }
 
 /// 128 random bits as 32 lowercase hex characters.
+#[doc(hidden)]
 pub fn new_request_id() -> HeaderValue {
     REQUEST_IDS.with(|cell| {
         let mut state = cell.borrow_mut();
@@ -120,6 +126,7 @@ pub fn new_request_id() -> HeaderValue {
 /// carries few headers, and comparing a standard name costs less than hashing it for a lookup
 /// (`contains_key`), the more so when several names are asked for at once.
 #[inline]
+#[doc(hidden)]
 pub fn has_any(headers: &HeaderMap, names: &[HeaderName]) -> bool {
     headers.keys().any(|key| names.contains(key))
 }
@@ -127,6 +134,7 @@ pub fn has_any(headers: &HeaderMap, names: &[HeaderName]) -> bool {
 /// Whether the `Cache-Control` headers of `headers` carry `directive` (e.g. `no-store`), with
 /// or without an argument: each value is split at commas, and names compare case-insensitively
 /// (RFC 9111 section 5.2). The headers are scanned as in [`has_any`]; nothing is allocated.
+#[doc(hidden)]
 pub fn has_cache_directive(headers: &HeaderMap, directive: &str) -> bool {
     headers
         .iter()
@@ -196,6 +204,7 @@ fn each_directive<T>(
 /// The media type of a `Content-Type` value without parameters, as written. Media types are
 /// case-insensitive: compare with `eq_ignore_ascii_case` and the helpers below, which do not
 /// allocate.
+#[doc(hidden)]
 pub fn media_type(value: &str) -> &str {
     value.split(';').next().unwrap_or("").trim()
 }
@@ -221,6 +230,7 @@ fn is_json(mt: &str) -> bool {
 }
 
 /// True for `application/json` and any `application/<x>+json` type.
+#[doc(hidden)]
 pub fn is_json_media_type(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
@@ -229,6 +239,7 @@ pub fn is_json_media_type(headers: &HeaderMap) -> bool {
 }
 
 /// True for `application/x-www-form-urlencoded`.
+#[doc(hidden)]
 pub fn is_form_media_type(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
@@ -237,6 +248,7 @@ pub fn is_form_media_type(headers: &HeaderMap) -> bool {
 }
 
 /// True when the `Accept` header asks for JSON (`application/json` or a `+json` type).
+#[doc(hidden)]
 pub fn accepts_json(headers: &HeaderMap) -> bool {
     headers
         .get_all(header::ACCEPT)
@@ -249,6 +261,7 @@ pub fn accepts_json(headers: &HeaderMap) -> bool {
 
 /// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 section 5.4 form:
 /// `a=1; b=2`). The headers are scanned rather than looked up, as in [`has_any`].
+#[doc(hidden)]
 pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
     // Plain loops: an iterator chain of filters and a flat_map costs several times more on
     // the common requests, those with no cookie or one.
@@ -271,6 +284,7 @@ pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
 }
 
 /// The content codings named in `Content-Encoding`, lowercased, outermost last.
+#[doc(hidden)]
 pub fn content_encodings(headers: &HeaderMap) -> Vec<String> {
     headers
         .get_all(header::CONTENT_ENCODING)
@@ -285,6 +299,7 @@ pub fn content_encodings(headers: &HeaderMap) -> Vec<String> {
 /// The quality the client's `Accept-Encoding` gives `coding` (RFC 9110 section 12.5.3): its own
 /// entry, else the `*` entry, else 0. No header at all also gives 0: a client that did not ask
 /// gets no compressed body, whatever the RFC allows.
+#[doc(hidden)]
 pub fn accept_encoding_q(headers: &HeaderMap, coding: &str) -> f32 {
     let mut wildcard = None;
     for entry in headers
@@ -316,6 +331,7 @@ pub fn accept_encoding_q(headers: &HeaderMap, coding: &str) -> f32 {
 
 /// True for media types worth compressing: text, JavaScript, JSON, XML (SVG included), wasm
 /// and fonts. Images, video, archives and the like are compressed already.
+#[doc(hidden)]
 pub fn is_compressible(content_type: &str) -> bool {
     let mt = media_type(content_type);
     starts_with_ignore_case(mt, "text/")

@@ -22,6 +22,8 @@ pub mod redis_connection;
 pub mod reply;
 pub mod request_key;
 mod route;
+/// The route table: public for the router benchmarks and allocation test, not part of the API.
+#[doc(hidden)]
 pub mod router;
 mod server;
 mod service;

@@ -1,0 +1,54 @@
+//! Which protocol a new connection speaks: the HTTP/2 preface, or HTTP/1.
+
+use std::io;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use tokio::net::TcpStream;
+
+use super::driver::Signal;
+use super::*;
+
+/// The HTTP/2 connection preface (RFC 9113 section 3.4), which a prior-knowledge client sends
+/// first.
+const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// Which protocol a new connection speaks, from its first bytes: HTTP/2 if they are the preface,
+/// HTTP/1 as soon as they differ from it (for any HTTP/1 request, at its second byte at the
+/// latest). Returns the bytes read, to be read again by hyper through [`TrackedStream`], and
+/// whether it is HTTP/2; `None` when the client closed first, the read failed, or a signal came
+/// (shutdown or the sweep: nothing is in progress yet, so the connection just closes).
+pub(crate) async fn detect(stream: &mut TcpStream, state: &ConnState) -> Option<(Bytes, bool)> {
+    let mut buf = [0u8; H2_PREFACE.len()];
+    let mut filled = 0;
+    let read = async {
+        loop {
+            let n = tokio::io::AsyncReadExt::read(stream, &mut buf[filled..]).await?;
+            if n == 0 {
+                return Err(io::ErrorKind::UnexpectedEof.into());
+            }
+            filled += n;
+            if buf[..filled] != H2_PREFACE[..filled] {
+                return Ok(false);
+            }
+            if filled == H2_PREFACE.len() {
+                return Ok(true);
+            }
+        }
+    };
+    let http2: io::Result<bool> = tokio::select! {
+        biased;
+        http2 = read => http2,
+        _ = Signal::new(state, SIGNAL_NONE) => return None,
+    };
+    match http2 {
+        Ok(http2) => {
+            state.http2.store(http2, Ordering::Relaxed);
+            Some((Bytes::copy_from_slice(&buf[..filled]), http2))
+        }
+        Err(err) => {
+            tracing::debug!(%err, "connection closed before its first request");
+            None
+        }
+    }
+}
