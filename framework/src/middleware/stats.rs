@@ -17,7 +17,7 @@
 //! use framework::middleware::stats::{Stats, StatsConfig};
 //!
 //! let stats = Stats::new(StatsConfig {
-//!     on_stats: Some(Arc::new(|info, _ctx| {
+//!     on_stats: Some(Arc::new(|info, _request| {
 //!         // e.g. record info.latency in a histogram keyed by info.route
 //!         let _ = (info.status, info.latency);
 //!     })),

@@ -9,15 +9,18 @@
 //!
 //! `on_track` is called from a guard's `Drop` when the request is over, so it also runs after a
 //! panic (result `fail`, error `panic`) or when the client went away (error `client closed
-//! request`); it receives a [`TrackerInfo`] that carries everything it needs (request id,
-//! method, route), since the context may be gone. The default hook emits a `tracing` info event.
+//! request`); it receives a [`TrackerInfo`] (request id, method, route, the masked data) and
+//! the request's [`RequestView`], both owned, since the context may be gone. The default hook
+//! emits a `tracing` info event.
 //!
 //! ```
 //! use std::sync::Arc;
 //! use framework::middleware::tracker::{Tracker, TrackerConfig};
 //!
 //! let tracker = Tracker::new(TrackerConfig {
-//!     on_track: Some(Arc::new(|info| println!("{}", serde_json::to_string(info).unwrap()))),
+//!     on_track: Some(Arc::new(|info, request| {
+//!         println!("{} {}", request.real_ip(), serde_json::to_string(info).unwrap());
+//!     })),
 //!     ..TrackerConfig::default()
 //! });
 //! let app = framework::App::new().register_middleware("track", tracker);
