@@ -5,6 +5,8 @@
 //! cargo run -p examples --example logger
 //! curl http://127.0.0.1:3000/hello
 //! # GET /hello 200 5B - 0 ms      (on the server's terminal)
+//! curl http://127.0.0.1:3000/health
+//! # (no line: the logger is mounted with `use_when`, which passes the probe by)
 //! ```
 
 use framework::middleware::error_handler::ErrorHandler;
@@ -20,11 +22,13 @@ async fn main() -> std::io::Result<()> {
         ..LoggerConfig::default()
     });
     let service = App::new()
-        // Outermost, so it sees the final status and size, errors included.
-        .use_middleware(logger)
+        // Outermost, so it sees the final status and size, errors included; the health probe
+        // passes it by (any middleware is skipped this way: the chain does it).
+        .use_when(|ctx: &Context| ctx.path() != "/health", logger)
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .get("/hello", |_ctx: &mut Context| async { Result::Ok("hello") })
+        .get("/health", |_ctx: &mut Context| async { Result::Ok("ok") })
         .build()
         .expect("valid routes");
     service.listen("127.0.0.1:3000").await

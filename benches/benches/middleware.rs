@@ -84,7 +84,6 @@ fn cases() -> Vec<(&'static str, Option<SharedMiddleware>)> {
                 on_stats: Some(Arc::new(|info, _ctx| {
                     black_box(info.latency);
                 })),
-                ..StatsConfig::default()
             }))),
         ),
         (
@@ -98,7 +97,6 @@ fn cases() -> Vec<(&'static str, Option<SharedMiddleware>)> {
             Some(share(
                 RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
                     limits: HashMap::from([("GET /".to_owned(), 1000)]),
-                    ..RouterConcurrentLimiterConfig::default()
                 })
                 .expect("limits"),
             )),

@@ -212,7 +212,7 @@ fn bench_response(c: &mut Criterion) {
     } else {
         eprintln!("skipped the Redis case: TEST_REDIS_URL is not set");
     }
-    let tagged = service(vec![share(Fresh::default()), share(ETag::default())]);
+    let tagged = service(vec![share(Fresh), share(ETag)]);
     bench_case(
         &mut group,
         &rt,

@@ -203,7 +203,11 @@ async fn every_example_answers_as_its_doc_comment_says() {
         ],
     )
     .await;
-    run("logger", &[ask("/hello", 200, "hello")]).await;
+    run(
+        "logger",
+        &[ask("/hello", 200, "hello"), ask("/health", 200, "ok")],
+    )
+    .await;
     run(
         "basic_auth",
         &[

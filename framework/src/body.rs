@@ -16,7 +16,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use bytes::Bytes;
+/// The bytes of every body, re-exported: a handler that streams needs no `bytes` dependency of
+/// its own.
+pub use bytes::Bytes;
+/// What [`BodyStream::from_stream`] takes and the helpers to make one (`stream::iter`,
+/// `stream::unfold`, `StreamExt::map`…), re-exported from `futures-util`: a handler that
+/// streams needs no `futures` dependency of its own.
+pub use futures_util::stream::{self, Stream, StreamExt};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use sync_wrapper::SyncWrapper;

@@ -12,7 +12,9 @@ use std::net::IpAddr;
 use std::str::FromStr;
 
 use http::HeaderMap;
-use ipnet::IpNet;
+/// The network type of [`TrustedProxies::Networks`], re-exported so an app needs no `ipnet`
+/// dependency of its own (or parse the list: `"10.0.0.0/8, 192.168.0.0/16".parse()`).
+pub use ipnet::IpNet;
 
 use crate::header::{X_FORWARDED_FOR, X_REAL_IP};
 

@@ -13,6 +13,7 @@
 //! 7. [Sessions](sessions): the session middleware, in memory or in Redis.
 //! 8. [Testing](testing): `TestClient`, a real socket, tests that need a database.
 //! 9. [Deployment](deployment): PostgreSQL, Redis, proxies, shutdown, server limits.
+//! 10. [Streaming](streaming): `BodyStream`, the crates it needs (re-exported), what it holds.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -42,3 +43,6 @@ pub mod testing {}
 
 #[doc = include_str!("../docs/09-deployment.md")]
 pub mod deployment {}
+
+#[doc = include_str!("../docs/10-streaming.md")]
+pub mod streaming {}

@@ -48,6 +48,9 @@ pub use handler::{
 /// Performance internals the macros and the crate's own tests use; not part of the API.
 #[doc(hidden)]
 pub use handler::{ENDPOINT_FUTURE_INLINE, endpoint_future, handle_with_hooks};
+/// The `http` crate the API is written in (methods, status codes, header names and values),
+/// re-exported: `framework::http::StatusCode` is always the version the framework uses.
+pub use http;
 pub use limits::{MinDataRate, ServerLimits, default_max_connections};
 pub use reply::Reply;
 pub use server::shutdown_signal;

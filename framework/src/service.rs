@@ -279,7 +279,7 @@ impl Service {
                 SlashForm::Routed(other) => found = Some(other),
                 SlashForm::Redirect => {
                     let result = self.redirect.next().run(ctx).await;
-                    return ctx.into_response(result);
+                    return ctx.finish(result);
                 }
                 SlashForm::None => {}
             }
@@ -294,7 +294,7 @@ impl Service {
             None => &self.not_found,
         };
         let result = route.next().run(ctx).await;
-        ctx.into_response(result)
+        ctx.finish(result)
     }
 }
 

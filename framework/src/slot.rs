@@ -100,30 +100,28 @@ impl Slots {
 
 /// What one request holds until it ends ([`Context::hold`](crate::Context::hold)). The first
 /// slot is kept inline, so a request that holds one (the usual case: stats, or one limiter)
-/// allocates nothing; more slots and other guards go to vectors.
+/// allocates nothing; any further slot and every other guard is boxed, in one vector.
 #[derive(Default)]
 pub(crate) struct Held {
     first: Option<Slot>,
-    slots: Vec<Slot>,
     /// Never read, only dropped: the wrapper makes them `Sync` as the context must be.
-    guards: Vec<sync_wrapper::SyncWrapper<Box<dyn Send>>>,
+    rest: Vec<sync_wrapper::SyncWrapper<Box<dyn Send>>>,
 }
 
 impl Held {
     pub(crate) fn push_slot(&mut self, slot: Slot) {
-        if self.first.is_none() {
-            self.first = Some(slot);
-        } else {
-            self.slots.push(slot);
+        match &self.first {
+            None => self.first = Some(slot),
+            Some(_) => self.push_boxed(Box::new(slot)),
         }
     }
 
     pub(crate) fn push_boxed(&mut self, guard: Box<dyn Send>) {
-        self.guards.push(sync_wrapper::SyncWrapper::new(guard));
+        self.rest.push(sync_wrapper::SyncWrapper::new(guard));
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.first.is_none() && self.guards.is_empty()
+        self.first.is_none() && self.rest.is_empty()
     }
 }
 

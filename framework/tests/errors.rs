@@ -105,10 +105,7 @@ async fn plain_error_is_500_exception() {
 #[tokio::test]
 async fn forced_json() {
     let service = App::new()
-        .use_middleware(ErrorHandler::new(ErrorHandlerConfig {
-            json: true,
-            ..Default::default()
-        }))
+        .use_middleware(ErrorHandler::new(ErrorHandlerConfig { json: true }))
         .get("/custom", custom)
         .build()
         .unwrap();

@@ -93,8 +93,8 @@ async fn tiny(_ctx: &mut Context) -> Result<Value> {
 async fn a_tagged_json_answer_keeps_its_cache_headers_on_304() {
     let service = App::new()
         .use_middleware(Compress::default())
-        .use_middleware(Fresh::default())
-        .use_middleware(ETag::default())
+        .use_middleware(Fresh)
+        .use_middleware(ETag)
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .get("/report", report)

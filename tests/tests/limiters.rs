@@ -98,10 +98,7 @@ fn chain(limiter: impl framework::Middleware, gate: watch::Receiver<bool>) -> fr
 #[tokio::test]
 async fn global_limit_is_exact_and_slots_come_back() {
     let (open, gate) = watch::channel(false);
-    let limiter = GlobalConcurrentLimiter::new(GlobalConcurrentLimiterConfig {
-        max: 3,
-        ..GlobalConcurrentLimiterConfig::default()
-    });
+    let limiter = GlobalConcurrentLimiter::new(GlobalConcurrentLimiterConfig { max: 3 });
     let counter = limiter.counter();
     let server = common::start(chain(limiter, gate)).await;
     let client = common::browser();
@@ -173,7 +170,6 @@ async fn router_limit_per_route() {
     let (open, gate) = watch::channel(false);
     let limiter = RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
         limits: HashMap::from([("GET /slow".to_owned(), 1)]),
-        ..RouterConcurrentLimiterConfig::default()
     })
     .unwrap();
     let server = common::start(chain(limiter, gate)).await;
@@ -221,7 +217,6 @@ async fn router_limit_per_route() {
     assert!(
         RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
             limits: HashMap::from([("GET".to_owned(), 1)]),
-            ..RouterConcurrentLimiterConfig::default()
         })
         .is_err()
     );

@@ -54,7 +54,6 @@ fn logger(format: &str, lines: &Lines) -> Logger {
                 .push((line.to_owned(), record.status().as_u16()));
         })),
         clock: Some(fixed_clock()),
-        ..LoggerConfig::default()
     })
 }
 
@@ -201,7 +200,6 @@ async fn stats_figures_and_in_flight_count() {
                 info.in_flight,
             ));
         })),
-        ..StatsConfig::default()
     });
     let in_flight = stats.in_flight();
     let (open, gate) = watch::channel(false);
@@ -476,7 +474,7 @@ async fn every_hook_sees_the_same_request_view() {
     let service = App::new()
         .use_middleware(Recover::new(RecoverConfig {
             on_panic: Some(Arc::new(move |_text, request| {
-                record("panic", &s1, request)
+                record("panic", &s1, request);
             })),
         }))
         .use_middleware(Logger::new(LoggerConfig {
@@ -487,12 +485,12 @@ async fn every_hook_sees_the_same_request_view() {
         }))
         .use_middleware(Stats::new(StatsConfig {
             on_stats: Some(Arc::new(move |_info, request| {
-                record("stats", &s3, request)
+                record("stats", &s3, request);
             })),
         }))
         .use_middleware(Tracker::new(TrackerConfig {
             on_track: Some(Arc::new(move |_info, request| {
-                record("track", &s4, request)
+                record("track", &s4, request);
             })),
             ..TrackerConfig::default()
         }))

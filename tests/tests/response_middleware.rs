@@ -66,8 +66,8 @@ async fn missing(_ctx: &mut Context) -> Result<&'static str> {
 fn conditional_app() -> Service {
     App::new()
         .use_middleware(Compress::default())
-        .use_middleware(Fresh::default())
-        .use_middleware(ETag::default())
+        .use_middleware(Fresh)
+        .use_middleware(ETag)
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .get("/doc", doc)
@@ -276,7 +276,7 @@ async fn a_compressed_answer_revalidates_with_its_weak_tag() {
 
 fn picker_app(picker: JsonPicker) -> Service {
     App::new()
-        .use_middleware(ETag::default())
+        .use_middleware(ETag)
         .use_middleware(ErrorHandler::default())
         .use_middleware(picker)
         .use_middleware(Responder::default())
@@ -345,7 +345,6 @@ async fn json_picker_keeps_drops_and_ignores_empty_items() {
     // The parameter name is configurable.
     let custom = common::start(picker_app(JsonPicker::new(JsonPickerConfig {
         field: "only".into(),
-        ..JsonPickerConfig::default()
     })))
     .await;
     let body = send(client.get(custom.url("/doc?only=b&fields=a"))).await.2;
@@ -390,7 +389,6 @@ fn limited_app(max_size: usize) -> Service {
         .use_middleware(ErrorHandler::default())
         .use_middleware(ResponseSizeLimiter::new(ResponseSizeLimiterConfig {
             max_size,
-            ..ResponseSizeLimiterConfig::default()
         }))
         .use_middleware(Responder::default())
         .get("/bytes/:n", |ctx: &mut Context| {
@@ -461,7 +459,6 @@ fn renderer_app(dir: &std::path::Path, reload: bool) -> Service {
     let renderer = Renderer::new(RendererConfig {
         dir: dir.to_path_buf(),
         reload,
-        ..RendererConfig::default()
     })
     .expect("templates load");
     // Set as the body; `/hello` returns its page instead.

@@ -306,8 +306,8 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
             framework::middleware::stats::StatsConfig::default(),
         ))
         .use_middleware(Compress::default())
-        .use_middleware(Fresh::default())
-        .use_middleware(ETag::default())
+        .use_middleware(Fresh)
+        .use_middleware(ETag)
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .use_middleware(BodyParser::default())

@@ -25,8 +25,8 @@
 //! use framework::middleware::{etag::ETag, fresh::Fresh};
 //!
 //! let app = framework::App::new()
-//!     .use_middleware(Fresh::default())
-//!     .use_middleware(ETag::default());
+//!     .use_middleware(Fresh)
+//!     .use_middleware(ETag);
 //! # let _ = app;
 //! ```
 //!
@@ -40,7 +40,7 @@ use crate::error::Result;
 use crate::handler::{Before, Middleware};
 
 /// The etag middleware.
-/// It has no settings: mount it with `ETag::default()`, and limit it to some requests with
+/// It has no settings: mount it as `ETag`, and limit it to some requests with
 /// [`App::use_when`](crate::App::use_when).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ETag;

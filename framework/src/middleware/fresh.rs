@@ -24,7 +24,7 @@
 //! ```
 //! use framework::middleware::fresh::Fresh;
 //!
-//! let app = framework::App::new().use_middleware(Fresh::default());
+//! let app = framework::App::new().use_middleware(Fresh);
 //! # let _ = app;
 //! ```
 
@@ -42,7 +42,7 @@ use crate::error::Result;
 use crate::handler::{Before, Middleware};
 
 /// The fresh middleware.
-/// It has no settings: mount it with `Fresh::default()`, and limit it to some requests with
+/// It has no settings: mount it as `Fresh`, and limit it to some requests with
 /// [`App::use_when`](crate::App::use_when).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Fresh;

@@ -37,7 +37,7 @@ use crate::slot::Slots;
 pub const CATEGORY: &str = "framework-global-concurrent-limiter";
 
 /// Global concurrent limiter settings.
-#[derive(Clone)]
+#[derive(Clone, Copy, Debug)]
 pub struct GlobalConcurrentLimiterConfig {
     /// Requests allowed at once. Default 10 000 (anything above it is refused, not queued).
     pub max: u32,

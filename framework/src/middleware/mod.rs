@@ -26,9 +26,15 @@
 //! | `static_serve` | files from a directory or the binary (feature `static-serve`, default) |
 //! | `proxy` | a streaming reverse proxy with WebSocket (feature `proxy`, default) |
 //!
-//! Reference order for an app (outermost first): recover, logger, stats, compress, fresh, etag,
-//! error handler, responder, body parser. Static serve and the proxy are endpoints on a
-//! wildcard route ([`App::endpoint`](crate::App::endpoint), [`App::any`](crate::App::any)).
+//! Reference order for an app, outermost (registered first) to innermost: recover, logger,
+//! stats, global and router concurrent limiters, compress, fresh, cache, etag, error handler,
+//! response size limiter, json picker, responder, renderer, body parser; then, on the routes
+//! that need them, basic auth or jwt, rate limiter, session, concurrent limiter, tracker. The
+//! [middleware chapter](crate::guide::middleware) gives the reason for each place. Static
+//! serve and the proxy are endpoints on a wildcard route
+//! ([`App::endpoint`](crate::App::endpoint), [`App::any`](crate::App::any)). Every component
+//! is mounted with [`App::use_middleware`](crate::App::use_middleware), or
+//! [`use_when`](crate::App::use_when) to skip it for some requests.
 //!
 //! Responses may be streams ([`Context::set_body_stream`](crate::Context::set_body_stream));
 //! each module's doc says what it does with one.

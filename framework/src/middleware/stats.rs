@@ -203,7 +203,6 @@ mod tests {
 
         let listening = Stats::new(StatsConfig {
             on_stats: Some(Arc::new(|_, _| {})),
-            ..StatsConfig::default()
         });
         let mut ctx = context(&service);
         assert!(matches!(listening.before(&mut ctx), Before::Handle));

@@ -260,7 +260,10 @@ impl Middleware for Tracker {
                 pending.info.error = Some(format!("{category}: {}", err.text()));
             }
             pending.finished = true;
-            ctx.hold(pending);
+            // As the logger: held until a streamed body ends, else reported now.
+            if ctx.has_body_stream() {
+                ctx.hold(pending);
+            }
             result
         })
     }

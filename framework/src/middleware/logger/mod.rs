@@ -39,7 +39,10 @@ use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, FixedOffset, Local, Offset, TimeZone, Utc};
+/// The time types of [`Clock`] and [`LogRecord::when`], re-exported from `chrono` so an app
+/// needs no dependency of its own to write a clock.
+pub use chrono::{DateTime, FixedOffset};
+use chrono::{Local, Offset, TimeZone, Utc};
 use http::{HeaderValue, Method, StatusCode, Uri, header};
 
 use crate::context::Context;
@@ -356,7 +359,12 @@ impl Middleware for Logger {
                 }
             }
             pending.finished = true;
-            ctx.hold(pending);
+            // A streamed body: the line waits for its end (the context holds the record until
+            // the body has been sent). Otherwise the request is over: written now, without
+            // boxing the record for the context.
+            if ctx.has_body_stream() {
+                ctx.hold(pending);
+            }
             result
         })
     }
