@@ -75,6 +75,7 @@ pub trait SessionExt {
 }
 
 impl SessionExt for Context {
+    #[inline]
     fn session(&mut self) -> Result<&mut Session, HttpError> {
         self.data_mut::<Session>().ok_or_else(|| {
             HttpError::with(
@@ -269,18 +270,15 @@ impl SessionMiddleware {
         Ok(())
     }
 
-    /// Saves into a store of values: the session's data moves into the store as it is, and
-    /// the rest of the session is dropped where it lies in the context (it is not moved out
-    /// first: a `Session` is over a hundred bytes).
+    /// Saves into a store of values: the session's data moves into the store as it is (the
+    /// session was taken out of the context: the request is over for it).
     fn save_now(
         &self,
         store: &dyn ImmediateSessionStore,
         ctx: &mut Context,
+        session: &mut Session,
         result: &Result,
     ) -> Result<(), HttpError> {
-        let Some(session) = ctx.data_mut::<Session>() else {
-            return Ok(());
-        };
         if !session.modified || (result.is_err() && !session.save_on_error) {
             return Ok(());
         }
@@ -413,9 +411,9 @@ impl Middleware for SessionMiddleware {
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         // Only after `before` said `Continue`, so the store is an immediate one.
         if let Some(store) = self.store.immediate() {
-            let saved = self.save_now(store, ctx, &result);
-            ctx.remove_data::<Session>();
-            saved?;
+            if let Some(mut session) = ctx.remove_data::<Session>() {
+                self.save_now(store, ctx, &mut session, &result)?;
+            }
         }
         result
     }
