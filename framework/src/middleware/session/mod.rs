@@ -410,10 +410,10 @@ impl Middleware for SessionMiddleware {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         // Only after `before` said `Continue`, so the store is an immediate one.
-        if let Some(store) = self.store.immediate() {
-            if let Some(mut session) = ctx.remove_data::<Session>() {
-                self.save_now(store, ctx, &mut session, &result)?;
-            }
+        if let Some(store) = self.store.immediate()
+            && let Some(mut session) = ctx.remove_data::<Session>()
+        {
+            self.save_now(store, ctx, &mut session, &result)?;
         }
         result
     }
