@@ -564,7 +564,7 @@ impl Context {
     /// when its length is known) and drop the body, which also releases whatever the stream
     /// held open. What the request holds ([`Context::hold`]) goes with a streamed body, so it
     /// is given back once the body has been sent.
-    pub(crate) fn finish(&mut self, result: Result) -> http::Response<ResponseBody> {
+    pub(crate) fn take_response(&mut self, result: Result) -> http::Response<ResponseBody> {
         let head = self.method == Method::HEAD;
         let (status, body) = match result {
             Ok(()) => {

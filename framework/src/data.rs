@@ -3,7 +3,7 @@
 use std::any::{Any, TypeId};
 use std::cell::Cell;
 
-/// A stored value: a `Box<Option<T>>`, or a `Box<T>` for a zero-sized `T` (see [`Slot`]).
+/// A stored value: a `Box<Option<T>>`, or a `Box<T>` for a zero-sized `T` (see [`Stored`]).
 type Value = Box<dyn Any + Send + Sync>;
 
 /// How a `T` is stored. A zero-sized `T` (a marker) is boxed as it is, which allocates nothing.
@@ -11,9 +11,9 @@ type Value = Box<dyn Any + Send + Sync>;
 /// which goes back to this thread's spare ([`SPARE`]) instead of being freed, so a middleware
 /// that stores and takes one value per request (the session) reuses one box instead of an
 /// allocation and a free per request.
-struct Slot<T>(std::marker::PhantomData<T>);
+struct Stored<T>(std::marker::PhantomData<T>);
 
-impl<T: Any + Send + Sync> Slot<T> {
+impl<T: Any + Send + Sync> Stored<T> {
     const ZERO_SIZED: bool = std::mem::size_of::<T>() == 0;
 
     fn boxed(value: T) -> Value {
@@ -97,9 +97,9 @@ impl TypedData {
     pub(crate) fn insert<T: Any + Send + Sync>(&mut self, value: T) -> Option<T> {
         let id = TypeId::of::<T>();
         if let Some(slot) = self.entry_mut(id) {
-            return Slot::<T>::get_mut(slot).map(|old| std::mem::replace(old, value));
+            return Stored::<T>::get_mut(slot).map(|old| std::mem::replace(old, value));
         }
-        let boxed = Slot::<T>::boxed(value);
+        let boxed = Stored::<T>::boxed(value);
         if self.first.is_none() {
             self.first = Some((id, boxed));
         } else {
@@ -109,11 +109,11 @@ impl TypedData {
     }
 
     pub(crate) fn get<T: Any + Send + Sync>(&self) -> Option<&T> {
-        Slot::<T>::get(self.entry(TypeId::of::<T>())?)
+        Stored::<T>::get(self.entry(TypeId::of::<T>())?)
     }
 
     pub(crate) fn get_mut<T: Any + Send + Sync>(&mut self) -> Option<&mut T> {
-        Slot::<T>::get_mut(self.entry_mut(TypeId::of::<T>())?)
+        Stored::<T>::get_mut(self.entry_mut(TypeId::of::<T>())?)
     }
 
     pub(crate) fn remove<T: Any + Send + Sync>(&mut self) -> Option<T> {
@@ -125,7 +125,7 @@ impl TypedData {
                 Some(self.more.swap_remove(index).1)
             }
         }?;
-        Slot::<T>::take(value)
+        Stored::<T>::take(value)
     }
 }
 

@@ -279,7 +279,7 @@ impl Service {
                 SlashForm::Routed(other) => found = Some(other),
                 SlashForm::Redirect => {
                     let result = self.redirect.next().run(ctx).await;
-                    return ctx.finish(result);
+                    return ctx.take_response(result);
                 }
                 SlashForm::None => {}
             }
@@ -294,7 +294,7 @@ impl Service {
             None => &self.not_found,
         };
         let result = route.next().run(ctx).await;
-        ctx.finish(result)
+        ctx.take_response(result)
     }
 }
 

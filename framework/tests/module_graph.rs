@@ -61,17 +61,18 @@ impl Paths {
                 TokenTree::Ident(id) if id == "crate" || id == "super" => {
                     let mut segs = vec![id.to_string()];
                     let mut j = i + 1;
-                    while j + 2 < flat.len() + 1 {
-                        let colons = matches!((&flat.get(j), &flat.get(j + 1)),
-                            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
-                                if a.as_char() == ':' && b.as_char() == ':');
-                        match (colons, flat.get(j + 2)) {
-                            (true, Some(TokenTree::Ident(next))) => {
-                                segs.push(next.to_string());
-                                j += 3;
-                            }
-                            _ => break,
+                    // `:: ident`, as often as it comes.
+                    while let (
+                        Some(TokenTree::Punct(a)),
+                        Some(TokenTree::Punct(b)),
+                        Some(TokenTree::Ident(next)),
+                    ) = (flat.get(j), flat.get(j + 1), flat.get(j + 2))
+                    {
+                        if a.as_char() != ':' || b.as_char() != ':' {
+                            break;
                         }
+                        segs.push(next.to_string());
+                        j += 3;
                     }
                     if segs.len() > 1 {
                         self.0.push(segs);
