@@ -21,11 +21,40 @@ struct RouteArgs {
     middleware: Vec<Ident>,
 }
 
-/// A handler method with its route.
+/// A handler method with its route and its arguments after `&self`.
 struct Handler {
     name: Ident,
     route: RouteArgs,
+    args: Vec<Arg>,
 }
+
+/// One argument of a handler, and how it is made from the request.
+struct Arg {
+    ty: Type,
+    kind: ArgKind,
+}
+
+enum ArgKind {
+    /// `<T as FromRequest>::from_request(ctx)`.
+    FromRequest,
+    /// A path parameter, header or cookie by name, parsed with `FromStr`; `optional` for an
+    /// `Option<T>` (the type inside is `ty`).
+    Named {
+        source: &'static str,
+        name: String,
+        optional: bool,
+    },
+    /// `#[state]`: a clone of the app's state value.
+    State,
+    /// `&mut T` / `&T` borrowed from the context (`FromContext`); `&mut Context` is the context.
+    Borrowed { mutable: bool, context: bool },
+}
+
+/// Plain value types: an argument of one of these names a path parameter, or is a mistake.
+const SCALARS: [&str; 17] = [
+    "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32",
+    "f64", "bool", "char", "String",
+];
 
 /// Collects errors so one expansion reports all of them.
 #[derive(Default)]
@@ -145,8 +174,191 @@ fn parse_route_args(method: &'static str, attr: &Attribute) -> syn::Result<Route
     })
 }
 
+/// The parameter names of a route path: `:name`, `{name}` and `*name` segments.
+fn path_params(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter_map(|part| {
+            part.strip_prefix(':')
+                .or_else(|| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
+                .or_else(|| part.strip_prefix('*'))
+        })
+        .filter(|name| !name.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The last path segment's name of a type (`Json` for `framework::extract::Json<T>`).
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
+        _ => None,
+    }
+}
+
+/// `T` of `Option<T>`.
+fn option_inner(ty: &Type) -> Option<&Type> {
+    let segment = last_segment(ty)?;
+    if segment.ident != "Option" {
+        return None;
+    }
+    match &segment.arguments {
+        syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
+
+/// `#[header("name")]`, `#[cookie("name")]` or `#[state]` taken off an argument.
+fn take_arg_attr(
+    attrs: &mut Vec<Attribute>,
+    errors: &mut Errors,
+) -> Option<(String, Option<String>)> {
+    let mut found = None;
+    let mut kept = Vec::with_capacity(attrs.len());
+    for attr in std::mem::take(attrs) {
+        let Some(kind) = ["header", "cookie", "state"]
+            .into_iter()
+            .find(|k| attr.path().is_ident(k))
+        else {
+            kept.push(attr);
+            continue;
+        };
+        if found.is_some() {
+            errors.push(syn::Error::new(
+                attr.span(),
+                "an argument takes one of `#[header]`, `#[cookie]` and `#[state]`",
+            ));
+            continue;
+        }
+        if kind == "state" {
+            if !matches!(attr.meta, syn::Meta::Path(_)) {
+                errors.push(syn::Error::new(
+                    attr.span(),
+                    "`#[state]` takes no arguments",
+                ));
+            }
+            found = Some((kind.to_owned(), None));
+            continue;
+        }
+        match attr.parse_args::<LitStr>() {
+            Ok(name) if !name.value().is_empty() => {
+                found = Some((kind.to_owned(), Some(name.value().to_ascii_lowercase())));
+            }
+            _ => {
+                errors.push(syn::Error::new(
+                    attr.span(),
+                    format!("expected a name: `#[{kind}(\"name\")]`"),
+                ));
+                // Reported: the argument is not looked at further.
+                found = Some(("invalid".to_owned(), None));
+            }
+        }
+    }
+    *attrs = kept;
+    found
+}
+
+/// How each argument after `&self` is made; misuse is reported at the argument.
+fn analyse_args(
+    method: &mut ImplItemFn,
+    params: &[String],
+    full_path: &str,
+    errors: &mut Errors,
+) -> Vec<Arg> {
+    let mut args = Vec::new();
+    let mut borrowed_seen = false;
+    let mut body_seen = false;
+    for input in method.sig.inputs.iter_mut().skip(1) {
+        let FnArg::Typed(typed) = input else { continue };
+        let attr = take_arg_attr(&mut typed.attrs, errors);
+        let name = match &*typed.pat {
+            syn::Pat::Ident(p) => p.ident.to_string(),
+            _ => String::new(),
+        };
+        let ty = (*typed.ty).clone();
+        let kind = if let Type::Reference(reference) = &ty {
+            if attr.is_some() {
+                errors.push(syn::Error::new(
+                    typed.ty.span(),
+                    "`#[header]`, `#[cookie]` and `#[state]` arguments are owned values",
+                ));
+            }
+            if borrowed_seen {
+                errors.push(syn::Error::new(
+                    typed.ty.span(),
+                    "a handler takes at most one borrowed argument (`&mut Context`, \
+                     `&mut Session`, ...): the others are owned values",
+                ));
+            }
+            borrowed_seen = true;
+            let context = last_segment(&reference.elem).is_some_and(|s| s.ident == "Context");
+            ArgKind::Borrowed {
+                mutable: reference.mutability.is_some(),
+                context,
+            }
+        } else if let Some((kind, header)) = attr {
+            match (kind.as_str(), header) {
+                ("state", _) => ArgKind::State,
+                (source, Some(name)) => ArgKind::Named {
+                    source: if source == "header" {
+                        "Header"
+                    } else {
+                        "Cookie"
+                    },
+                    name,
+                    optional: option_inner(&ty).is_some(),
+                },
+                _ => continue,
+            }
+        } else if params.contains(&name) {
+            ArgKind::Named {
+                source: "Path",
+                name,
+                optional: option_inner(&ty).is_some(),
+            }
+        } else {
+            let segment = last_segment(&ty).map(|s| s.ident.to_string());
+            if let Some(segment) = &segment {
+                if SCALARS.contains(&segment.as_str()) {
+                    let known = if params.is_empty() {
+                        "it has none".to_owned()
+                    } else {
+                        params
+                            .iter()
+                            .map(|p| format!("`{p}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    errors.push(syn::Error::new(
+                        typed.pat.span(),
+                        format!(
+                            "`{name}` is not a parameter of the path `{full_path}` ({known}); \
+                             a plain `{segment}` argument is a path parameter by name"
+                        ),
+                    ));
+                }
+                if segment == "Json" || segment == "Form" {
+                    if body_seen {
+                        errors.push(syn::Error::new(
+                            typed.ty.span(),
+                            "a handler reads the request body once: only one `Json` or `Form` \
+                             argument",
+                        ));
+                    }
+                    body_seen = true;
+                }
+            }
+            ArgKind::FromRequest
+        };
+        args.push(Arg { ty, kind });
+    }
+    args
+}
+
 /// Takes the route attribute off a method and checks the method's shape.
-fn take_route(method: &mut ImplItemFn, errors: &mut Errors) -> Option<Handler> {
+fn take_route(method: &mut ImplItemFn, prefix: &str, errors: &mut Errors) -> Option<Handler> {
     let mut route = None;
     let mut kept = Vec::with_capacity(method.attrs.len());
     for attr in std::mem::take(&mut method.attrs) {
@@ -180,21 +392,30 @@ fn take_route(method: &mut ImplItemFn, errors: &mut Errors) -> Option<Handler> {
         ));
         ok = false;
     }
-    let inputs: Vec<&FnArg> = method.sig.inputs.iter().collect();
-    let shape_ok = matches!(
-        inputs.first(),
+    let takes_self = matches!(
+        method.sig.inputs.first(),
         Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none()
-    ) && inputs.len() == 2;
-    if !shape_ok {
+    );
+    if !takes_self {
         // The parentheses, not `inputs`: an empty list has no span of its own and would point
         // at `#[controller]`.
         errors.push(syn::Error::new(
             method.sig.paren_token.span.join(),
-            format!("handler `{name}` must take `&self` and `ctx: &mut Context`"),
+            format!(
+                "handler `{name}` must take `&self` first, then its arguments \
+                 (e.g. `ctx: &mut Context`, `body: Json<T>`, `id: u64`)"
+            ),
         ));
         ok = false;
     }
-    ok.then_some(Handler { name, route })
+    let full_path = format!("{prefix}{}", route.path.value());
+    let params = path_params(&full_path);
+    let args = if takes_self {
+        analyse_args(method, &params, &full_path, errors)
+    } else {
+        Vec::new()
+    };
+    ok.then_some(Handler { name, route, args })
 }
 
 /// The written return type of the handler `name` in `block`.
@@ -265,11 +486,12 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             "a controller cannot be generic",
         ));
     }
+    let prefix = args.prefix.as_ref().map_or_else(String::new, LitStr::value);
     let handlers: Vec<Handler> = block
         .items
         .iter_mut()
         .filter_map(|item| match item {
-            ImplItem::Fn(method) => take_route(method, &mut errors),
+            ImplItem::Fn(method) => take_route(method, &prefix, &mut errors),
             _ => None,
         })
         .collect();
@@ -293,6 +515,73 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// The statements that make a handler's arguments (owned ones in order, the borrowed one
+/// last), and the expressions passed to the method.
+fn arg_values(args: &[Arg]) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let mut lets = Vec::new();
+    let mut borrowed = None;
+    let mut values = Vec::new();
+    for (index, Arg { ty, kind }) in args.iter().enumerate() {
+        let var = format_ident!("__arg{}", index);
+        let span = ty.span();
+        let make = match kind {
+            ArgKind::FromRequest => quote_spanned! {span=>
+                <#ty as ::framework::__private::FromRequest>::from_request(ctx)?
+            },
+            ArgKind::Named {
+                source,
+                name,
+                optional,
+            } => {
+                let source = format_ident!("{}", source);
+                let inner = if *optional {
+                    option_inner(ty).unwrap_or(ty)
+                } else {
+                    ty
+                };
+                let read = if *optional {
+                    quote_spanned!(span=> optional)
+                } else {
+                    quote_spanned!(span=> required)
+                };
+                quote_spanned! {span=>
+                    ::framework::__private::#read::<#inner>(
+                        ctx,
+                        ::framework::__private::Source::#source,
+                        #name,
+                    )?
+                }
+            }
+            ArgKind::State => quote_spanned! {span=>
+                ::framework::__private::state::<#ty>(ctx)?
+            },
+            ArgKind::Borrowed { mutable, context } => {
+                let Type::Reference(reference) = ty else {
+                    continue;
+                };
+                let elem = &reference.elem;
+                let value = match (context, mutable) {
+                    (true, true) => quote!(&mut *ctx),
+                    (true, false) => quote!(&*ctx),
+                    (false, true) => quote_spanned! {span=>
+                        <#elem as ::framework::__private::FromContext>::from_context(ctx)?
+                    },
+                    (false, false) => quote_spanned! {span=>
+                        &*<#elem as ::framework::__private::FromContext>::from_context(ctx)?
+                    },
+                };
+                borrowed = Some(quote!(let #var = #value;));
+                values.push(quote!(#var));
+                continue;
+            }
+        };
+        lets.push(quote!(let #var = #make;));
+        values.push(quote!(#var));
+    }
+    lets.extend(borrowed);
+    (lets, values)
+}
+
 fn registration(
     block: &ItemImpl,
     self_name: &Ident,
@@ -305,17 +594,18 @@ fn registration(
     let controller_name = self_name.to_string();
     let mut wrappers = Vec::new();
     let mut routes = Vec::new();
-    for Handler { name, route } in handlers {
+    for Handler { name, route, args } in handlers {
         let call_fn = format_ident!("__framework_call_{}", name);
         let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
         let span = name.span();
+        let (lets, values) = arg_values(args);
         let finish = if returns_result(&method_output(block, name)) {
             quote_spanned! {span=>
-                ::framework::__private::finish(this.#name(ctx).await, ctx)
+                ::framework::__private::finish(this.#name(#(#values),*).await, ctx)
             }
         } else {
             quote_spanned! {span=>
-                ::framework::__private::finish_value(this.#name(ctx).await, ctx)
+                ::framework::__private::finish_value(this.#name(#(#values),*).await, ctx)
             }
         };
         wrappers.push(quote! {
@@ -323,7 +613,10 @@ fn registration(
                 this: &'a #self_ty,
                 ctx: &'a mut ::framework::Context,
             ) -> ::framework::__private::EndpointFuture<'a> {
-                ::framework::__private::endpoint_future(async move { #finish })
+                ::framework::__private::endpoint_future(async move {
+                    #(#lets)*
+                    #finish
+                })
             }
             fn #endpoint_fn(
                 controller: &::std::sync::Arc<dyn ::std::any::Any + Send + Sync>,

@@ -8,6 +8,7 @@ pub mod context;
 mod controller;
 mod data;
 pub mod error;
+pub mod extract;
 pub mod guide;
 pub mod handler;
 pub mod header;
@@ -64,6 +65,7 @@ pub mod __private {
     pub use crate::controller::{
         ControllerDef, EndpointFactory, RouteDef, build_controller, method_endpoint,
     };
+    pub use crate::extract::{FromContext, FromRequest, Source, optional, required, state};
     pub use crate::handler::{BoxFuture, EndpointFuture, endpoint_future, finish, finish_value};
     pub use crate::state::field as state_field;
     pub use crate::validate::{failure, rules};

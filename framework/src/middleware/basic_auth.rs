@@ -144,6 +144,26 @@ impl BasicAuth {
     }
 }
 
+/// The account basic auth let in, for the rest of the request: a controller method may take
+/// `user: BasicUser` (see [`crate::extract`]); without basic auth on the route, a **401**.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BasicUser {
+    /// The account name the client sent.
+    pub account: String,
+}
+
+impl crate::extract::FromRequest for BasicUser {
+    fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
+        ctx.data::<Self>().cloned().ok_or_else(|| {
+            HttpError::with(
+                StatusCode::UNAUTHORIZED,
+                CATEGORY,
+                "no basic auth on this route",
+            )
+        })
+    }
+}
+
 impl Middleware for BasicAuth {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
@@ -163,7 +183,10 @@ impl Middleware for BasicAuth {
                 .validate(&account, &password, ctx)
                 .await
             {
-                Ok(true) => next.run(ctx).await,
+                Ok(true) => {
+                    ctx.insert_data(BasicUser { account });
+                    next.run(ctx).await
+                }
                 Ok(false) => Err(self.unauthorized(ctx)),
                 Err(err) if err.as_http().is_some() => Err(err),
                 Err(err) => {

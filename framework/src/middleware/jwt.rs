@@ -124,6 +124,24 @@ pub struct Verified<C> {
     pub exp: u64,
 }
 
+/// A controller method may take `token: Verified<C>` (see [`crate::extract`]): the claims of
+/// the request's verified token, cloned. Without one (the middleware is not on the route, or
+/// let a request without a token pass) the answer is a **401**; take `Option<Verified<C>>` on
+/// a route where the token is optional.
+impl<C: Clone + Send + Sync + 'static> crate::extract::FromRequest for Verified<C> {
+    fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
+        ctx.data::<Self>()
+            .cloned()
+            .ok_or_else(|| HttpError::with(StatusCode::UNAUTHORIZED, CATEGORY, "token is missing"))
+    }
+}
+
+impl<C: Clone + Send + Sync + 'static> crate::extract::FromRequest for Option<Verified<C>> {
+    fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
+        Ok(ctx.data::<Verified<C>>().cloned())
+    }
+}
+
 /// The claims of the request's verified token, if any.
 pub fn claims<C: Send + Sync + 'static>(ctx: &Context) -> Option<&C> {
     ctx.data::<Verified<C>>().map(|v| &v.claims)

@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use framework::extract::Json;
 use framework::middleware::session::{SessionExt, SessionValue};
 use framework::{Context, Error, FromState, HttpError, Result, controller};
 use http::StatusCode;
@@ -164,8 +165,7 @@ impl UserController {
     /// Registration: 201 with the user record; 409 when the account exists (ignoring case).
     /// The digest is stored lowercase, so the client's hex case never matters.
     #[post("/v1/me", middleware(submit_once))]
-    pub async fn register(&self, ctx: &mut Context) -> Result {
-        let params: UserParams = ctx.bind()?;
+    pub async fn register(&self, params: Json<UserParams>, ctx: &mut Context) -> Result {
         let digest = params.password.to_ascii_lowercase();
         let user = self.store.create(&params.account, &digest).await?;
         ctx.created(user);
@@ -191,8 +191,7 @@ impl UserController {
     /// the account; every failure gets the same 400. Rate-limited per client IP (`login_rate`)
     /// before the failed-login limits are looked at.
     #[post("/v1/login", middleware(login_rate, submit_once))]
-    pub async fn login(&self, ctx: &mut Context) -> Result<User> {
-        let params: UserParams = ctx.bind()?;
+    pub async fn login(&self, params: Json<UserParams>, ctx: &mut Context) -> Result<User> {
         no_store(ctx);
         let ip = ctx.real_ip();
         if let Some(wait) = self.throttle.check(&params.account, ip).await? {

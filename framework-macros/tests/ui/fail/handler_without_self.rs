@@ -1,5 +1,5 @@
-// A handler takes `&self` and the context: not a free-standing `ctx`, not `&mut self`, not
-// nothing at all.
+// A handler takes `&self` first, then its arguments: not a free-standing `ctx`, not
+// `&mut self`, not nothing at all.
 
 use framework::{Context, Result, controller};
 

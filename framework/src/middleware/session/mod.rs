@@ -74,6 +74,14 @@ pub trait SessionExt {
     fn session(&mut self) -> Result<&mut Session, HttpError>;
 }
 
+/// A controller method may take `session: &mut Session` (see [`crate::extract`]).
+impl crate::extract::FromContext for Session {
+    #[inline]
+    fn from_context(ctx: &mut Context) -> Result<&mut Self, HttpError> {
+        ctx.session()
+    }
+}
+
 impl SessionExt for Context {
     #[inline]
     fn session(&mut self) -> Result<&mut Session, HttpError> {

@@ -1,0 +1,306 @@
+//! Typed handler arguments through real requests: path parameters by name, `Query`, `Json`,
+//! `Form`, `Path`, headers, cookies, app state, a `FromRequest` of the app's own and
+//! `&mut Context` side by side; a missing or malformed argument is a 400 `validate` naming it.
+
+mod common;
+
+use std::sync::Arc;
+
+use framework::extract::{Form, FromRequest, Json, Path, Query};
+use framework::middleware::body_parser::{
+    BodyParser, BodyParserConfig, FormDecoder, JsonDecoder, json_and_form_content_type,
+};
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::responder::Responder;
+use framework::{App, Context, FromState, HttpError, Result, Validate, controller};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Deserialize, Validate)]
+struct Page {
+    #[validate(range(min = 1, max = 50))]
+    size: u32,
+    #[serde(default)]
+    after: Option<String>,
+}
+
+#[derive(Deserialize, Serialize, Validate)]
+struct Note {
+    #[validate(length(min = 1, max = 20))]
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct Ids {
+    user: u32,
+    note: u64,
+}
+
+/// The app's own argument: the `X-Tenant` header, `public` without one.
+struct Tenant(String);
+
+impl FromRequest for Tenant {
+    fn from_request(ctx: &mut Context) -> std::result::Result<Self, HttpError> {
+        Ok(Tenant(
+            ctx.header("x-tenant").unwrap_or("public").to_owned(),
+        ))
+    }
+}
+
+#[derive(Clone)]
+struct Motto(Arc<str>);
+
+#[derive(FromState)]
+struct Typed;
+
+#[controller(prefix = "/users/{user}")]
+impl Typed {
+    /// Two path parameters by name, one from the controller's prefix.
+    #[get("/notes/{note}")]
+    async fn one(&self, user: u32, note: u64) -> Value {
+        json!({"user": user, "note": note})
+    }
+
+    /// All path parameters as one struct.
+    #[get("/ids/{note}")]
+    async fn ids(&self, ids: Path<Ids>) -> Value {
+        json!({"user": ids.user, "note": ids.note})
+    }
+
+    /// The query string, validated.
+    #[get("/notes")]
+    async fn list(&self, user: u32, page: Query<Page>) -> Value {
+        json!({"user": user, "size": page.size, "after": page.after})
+    }
+
+    /// A JSON body and the context: the note comes back as JSON, with 201.
+    #[post("/notes")]
+    async fn add(&self, note: Json<Note>, ctx: &mut Context) -> Result<Json<Note>> {
+        ctx.set_status(http::StatusCode::CREATED);
+        Ok(note)
+    }
+
+    /// A form body.
+    #[post("/forms")]
+    async fn form(&self, note: Form<Note>) -> String {
+        note.0.text
+    }
+
+    /// Headers (one required, one optional), a cookie, app state and an argument of the app's
+    /// own.
+    #[get("/whoami")]
+    async fn whoami(
+        &self,
+        #[header("x-api-key")] key: String,
+        #[header("x-count")] count: Option<u8>,
+        #[cookie("theme")] theme: Option<String>,
+        #[state] motto: Motto,
+        tenant: Tenant,
+    ) -> Value {
+        json!({
+            "key": key,
+            "count": count,
+            "theme": theme,
+            "motto": &*motto.0,
+            "tenant": tenant.0,
+        })
+    }
+}
+
+fn app() -> App {
+    App::new()
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .use_middleware(
+            BodyParser::new(BodyParserConfig {
+                content_type_validate: json_and_form_content_type,
+                accept: "application/json, application/x-www-form-urlencoded",
+                ..BodyParserConfig::default()
+            })
+            .add_decoder(JsonDecoder)
+            .add_decoder(FormDecoder),
+        )
+        .with_state(Motto(Arc::from("typed")))
+        .mount_controllers()
+}
+
+async fn json_of(res: reqwest::Response) -> (u16, Value) {
+    let status = res.status().as_u16();
+    (status, res.json().await.unwrap_or(Value::Null))
+}
+
+/// The error object's category, code and message.
+fn error(body: &Value) -> (&str, &str, &str) {
+    (
+        body["category"].as_str().unwrap_or(""),
+        body["code"].as_str().unwrap_or(""),
+        body["message"].as_str().unwrap_or(""),
+    )
+}
+
+#[tokio::test]
+async fn arguments_come_from_the_request_and_bad_ones_are_400s_naming_them() {
+    let server = common::start(app().build().expect("build")).await;
+    let client = common::browser();
+    let get = |path: &str| client.get(server.url(path)).send();
+
+    // Path parameters by name, across the prefix and the route.
+    let (status, body) = json_of(get("/users/7/notes/42").await.unwrap()).await;
+    assert_eq!((status, body), (200, json!({"user": 7, "note": 42})));
+    let (status, body) = json_of(get("/users/7/notes/x42").await.unwrap()).await;
+    assert_eq!(status, 400);
+    let (category, code, message) = error(&body);
+    assert_eq!((category, code), ("validate", "invalid"));
+    assert!(message.starts_with("path parameter note: "), "{message}");
+    let (status, body) = json_of(get("/users/-1/notes/1").await.unwrap()).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(error(&body).2.starts_with("path parameter user"));
+
+    // Path<T>.
+    let (status, body) = json_of(get("/users/3/ids/9").await.unwrap()).await;
+    assert_eq!((status, body), (200, json!({"user": 3, "note": 9})));
+    let (status, body) = json_of(get("/users/3/ids/nine").await.unwrap()).await;
+    assert_eq!(status, 400);
+    assert_eq!(error(&body).0, "validate");
+    assert!(error(&body).2.starts_with("note: "), "{body}");
+
+    // Query<T>: parsed, validated, the missing or bad field named.
+    let (status, body) = json_of(get("/users/1/notes?size=10&after=b").await.unwrap()).await;
+    assert_eq!(
+        (status, body),
+        (200, json!({"user": 1, "size": 10, "after": "b"}))
+    );
+    let (status, body) = json_of(get("/users/1/notes").await.unwrap()).await;
+    assert_eq!(status, 400);
+    assert_eq!(error(&body), ("validate", "range", "size: is required"));
+    let (status, body) = json_of(get("/users/1/notes?size=ten").await.unwrap()).await;
+    assert_eq!(status, 400);
+    assert_eq!(error(&body).1, "range");
+    assert!(error(&body).2.starts_with("size: "), "{body}");
+    let (status, body) = json_of(get("/users/1/notes?size=51").await.unwrap()).await;
+    assert_eq!(status, 400);
+    assert_eq!(error(&body).0, "validate");
+    assert!(error(&body).2.starts_with("size"), "{body}");
+
+    // Json<T> in, Json<T> out, with the context alongside.
+    let res = client
+        .post(server.url("/users/1/notes"))
+        .json(&json!({"text": "hi"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(json_of(res).await, (201, json!({"text": "hi"})));
+    let res = client
+        .post(server.url("/users/1/notes"))
+        .json(&json!({"text": ""}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(res).await;
+    assert_eq!(
+        (status, error(&body).0, error(&body).1),
+        (400, "validate", "length")
+    );
+    let res = client
+        .post(server.url("/users/1/notes"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(res).await;
+    assert_eq!(status, 400);
+    assert_eq!(error(&body).2, "text: is required");
+    // A form where JSON is expected: 415.
+    let res = client
+        .post(server.url("/users/1/notes"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("text=hi")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 415);
+
+    // Form<T>; JSON where a form is expected: 415.
+    let res = client
+        .post(server.url("/users/1/forms"))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("text=from+a+form")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.text().await.unwrap(), "from a form");
+    let res = client
+        .post(server.url("/users/1/forms"))
+        .json(&json!({"text": "hi"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 415);
+
+    // Headers, a cookie, state and the app's own argument.
+    let res = client
+        .get(server.url("/users/1/whoami"))
+        .header("x-api-key", "k1")
+        .header("x-count", "3")
+        .header("x-tenant", "acme")
+        .header("cookie", "a=b; theme=dark")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        json_of(res).await,
+        (
+            200,
+            json!({"key": "k1", "count": 3, "theme": "dark", "motto": "typed", "tenant": "acme"})
+        )
+    );
+    let res = client
+        .get(server.url("/users/1/whoami"))
+        .header("x-api-key", "k1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        json_of(res).await,
+        (
+            200,
+            json!({"key": "k1", "count": null, "theme": null, "motto": "typed", "tenant": "public"})
+        )
+    );
+    let (status, body) = json_of(get("/users/1/whoami").await.unwrap()).await;
+    assert_eq!(status, 400);
+    assert_eq!(
+        error(&body),
+        ("validate", "required", "header x-api-key: is required")
+    );
+    let res = client
+        .get(server.url("/users/1/whoami"))
+        .header("x-api-key", "k1")
+        .header("x-count", "300")
+        .send()
+        .await
+        .unwrap();
+    let (status, body) = json_of(res).await;
+    assert_eq!(status, 400);
+    assert!(error(&body).2.starts_with("header x-count: "), "{body}");
+}
+
+/// `#[state]` of a type the app did not provide: a 500 naming the type, not a panic.
+#[tokio::test]
+async fn state_the_app_lacks_is_a_500() {
+    let service = App::new()
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .mount_controllers()
+        .build()
+        .expect("build");
+    let server = common::start(service).await;
+    let res = common::browser()
+        .get(server.url("/users/1/whoami"))
+        .header("x-api-key", "k")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 500);
+}
