@@ -7,11 +7,14 @@ mod common;
 use std::sync::Arc;
 
 use framework::extract::{Form, FromRequest, Json, Path, Query};
+use framework::middleware::basic_auth::{BasicAuth, BasicAuthConfig, BasicUser};
 use framework::middleware::body_parser::{
     BodyParser, BodyParserConfig, FormDecoder, JsonDecoder, json_and_form_content_type,
 };
 use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::jwt::{Jwt, JwtConfig, JwtIssuer, Verified};
 use framework::middleware::responder::Responder;
+use framework::middleware::session::{MemoryStore, Session, SessionConfig, SessionMiddleware};
 use framework::{App, Context, FromState, HttpError, Result, Validate, controller};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -49,6 +52,47 @@ impl FromRequest for Tenant {
 
 #[derive(Clone)]
 struct Motto(Arc<str>);
+
+#[derive(Clone, Deserialize, Serialize)]
+struct Claims {
+    sub: String,
+}
+
+/// What middleware leaves for the request: the session, a verified token, a basic-auth user.
+#[derive(FromState)]
+struct Guarded;
+
+#[controller(prefix = "/guarded")]
+impl Guarded {
+    /// Counts this session's visits; the session is the one borrowed argument.
+    #[get("/visits", middleware(session))]
+    async fn visits(&self, #[header("x-step")] step: u32, session: &mut Session) -> Result<String> {
+        let seen: u32 = session.get("visits").unwrap_or(0);
+        session.set("visits", seen + step)?;
+        Ok(format!("{}", seen + step))
+    }
+
+    #[get("/token", middleware(jwt))]
+    async fn token(&self, token: Verified<Claims>) -> String {
+        token.claims.sub
+    }
+
+    #[get("/maybe-token", middleware(open_jwt))]
+    async fn maybe_token(&self, token: Option<Verified<Claims>>) -> String {
+        token.map_or_else(|| "anonymous".to_owned(), |t| t.claims.sub)
+    }
+
+    #[get("/basic", middleware(basic))]
+    async fn basic(&self, user: BasicUser) -> String {
+        user.account
+    }
+
+    /// A token argument on a route without the jwt middleware: 401, not a panic.
+    #[get("/no-jwt")]
+    async fn no_jwt(&self, token: Verified<Claims>) -> String {
+        token.claims.sub
+    }
+}
 
 #[derive(FromState)]
 struct Typed;
@@ -108,6 +152,11 @@ impl Typed {
 }
 
 fn app() -> App {
+    without_state().with_state(Motto(Arc::from("typed")))
+}
+
+/// The app without its `Motto` state.
+fn without_state() -> App {
     App::new()
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
@@ -120,9 +169,25 @@ fn app() -> App {
             .add_decoder(JsonDecoder)
             .add_decoder(FormDecoder),
         )
-        .with_state(Motto(Arc::from("typed")))
+        .register_middleware(
+            "session",
+            SessionMiddleware::new(Arc::new(MemoryStore::new()), SessionConfig::default()),
+        )
+        .register_middleware("jwt", Jwt::<Claims>::new(JwtConfig::hs256(SECRET)))
+        .register_middleware(
+            "open_jwt",
+            Jwt::<Claims>::new(JwtConfig::hs256(SECRET).passthrough(true)),
+        )
+        .register_middleware(
+            "basic",
+            BasicAuth::new(BasicAuthConfig::from_fn(|account, password, _ctx| {
+                Ok(account == "ada" && password == "pw")
+            })),
+        )
         .mount_controllers()
 }
+
+const SECRET: &[u8] = b"typed arguments test secret, 32+ bytes long";
 
 async fn json_of(res: reqwest::Response) -> (u16, Value) {
     let status = res.status().as_u16();
@@ -286,15 +351,80 @@ async fn arguments_come_from_the_request_and_bad_ones_are_400s_naming_them() {
     assert!(error(&body).2.starts_with("header x-count: "), "{body}");
 }
 
+#[tokio::test]
+async fn session_token_and_basic_user_are_arguments() {
+    let server = common::start(app().build().expect("build")).await;
+    let client = common::browser();
+
+    // The session, alongside an owned argument, is saved after the handler changed it.
+    for (step, total) in [(1, "1"), (2, "3")] {
+        let res = client
+            .get(server.url("/guarded/visits"))
+            .header("x-step", step.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.text().await.unwrap(), total);
+    }
+
+    let token = JwtIssuer::hs256(SECRET, std::time::Duration::from_secs(60))
+        .issue(&Claims { sub: "bob".into() })
+        .unwrap();
+    let res = client
+        .get(server.url("/guarded/token"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.text().await.unwrap(), "bob");
+    let res = client
+        .get(server.url("/guarded/token"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+    let res = client
+        .get(server.url("/guarded/maybe-token"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.text().await.unwrap(), "anonymous");
+    let res = client
+        .get(server.url("/guarded/maybe-token"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.text().await.unwrap(), "bob");
+    let res = client
+        .get(server.url("/guarded/no-jwt"))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+
+    let res = client
+        .get(server.url("/guarded/basic"))
+        .basic_auth("ada", Some("pw"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.text().await.unwrap(), "ada");
+    let res = client
+        .get(server.url("/guarded/basic"))
+        .basic_auth("ada", Some("nope"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 401);
+}
+
 /// `#[state]` of a type the app did not provide: a 500 naming the type, not a panic.
 #[tokio::test]
 async fn state_the_app_lacks_is_a_500() {
-    let service = App::new()
-        .use_middleware(ErrorHandler::default())
-        .use_middleware(Responder::default())
-        .mount_controllers()
-        .build()
-        .expect("build");
+    let service = without_state().build().expect("build");
     let server = common::start(service).await;
     let res = common::browser()
         .get(server.url("/users/1/whoami"))
