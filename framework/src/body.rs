@@ -53,6 +53,13 @@ pub enum RequestBody {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct BodyDeclined;
 
+/// A mark the body parser's form decoder leaves in the request's data when it turned an
+/// `application/x-www-form-urlencoded` body into the JSON object in `request_body`: a
+/// [`Form`](crate::extract::Form) argument takes such a body, a [`Json`](crate::extract::Json)
+/// argument refuses it (415), without parsing the `Content-Type` again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FormDecoded;
+
 /// hyper's request body stream, failing with a timeout [`BodyError`] when the next chunk does not
 /// come within the server's `body_read_timeout`, or when the body arrives slower than
 /// `body_min_rate` (a trickle). Only the time a read waits for data counts: a handler that is busy

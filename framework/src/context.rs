@@ -319,8 +319,11 @@ impl Context {
     /// `Content-Type`): **415** category `framework-body-parser`, naming the type received and
     /// the one expected; the parser adds `Accept-Post`.
     pub fn bind<T: DeserializeOwned + Validate>(&self) -> Result<T, HttpError> {
-        let declined = self.data::<BodyDeclined>().is_some();
-        if !declined && self.request_body.is_empty() && self.raw_body.has_data() {
+        // The mark is looked up only for a body nobody read: a parsed body costs no lookup.
+        if self.request_body.is_empty()
+            && self.raw_body.has_data()
+            && self.data::<BodyDeclined>().is_none()
+        {
             return Err(HttpError::with(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 "framework-bind",

@@ -71,9 +71,10 @@ use http::StatusCode;
 use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
 
+use crate::body::FormDecoded;
 use crate::context::Context;
 use crate::error::HttpError;
-use crate::header::{is_form_media_type, is_json_media_type};
+use crate::header::is_form_media_type;
 use crate::validate::{CATEGORY, Validate, failure};
 
 /// A value a controller method can take as an argument, made from the request before the
@@ -139,7 +140,9 @@ pub struct Json<T>(pub T);
 impl<T: DeserializeOwned + Validate> FromRequest for Json<T> {
     #[inline]
     fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
-        if !ctx.request_body.is_empty() && !is_json_media_type(ctx.headers()) {
+        // The body parser accepted the media type already; only a form it decoded into JSON
+        // is not a JSON body (a mark, not a second parse of `Content-Type`).
+        if ctx.data::<FormDecoded>().is_some() {
             return Err(unsupported(ctx, "application/json"));
         }
         ctx.bind().map(Json)
@@ -161,10 +164,20 @@ pub struct Form<T>(pub T);
 
 impl<T: DeserializeOwned + Validate> FromRequest for Form<T> {
     fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
-        if !is_form_media_type(ctx.headers()) {
-            return Err(unsupported(ctx, "application/x-www-form-urlencoded"));
+        if ctx.data::<FormDecoded>().is_some() {
+            return ctx.bind().map(Form);
         }
-        ctx.bind().map(Form)
+        if is_form_media_type(ctx.headers()) {
+            // A form nobody decoded: the app's mistake, not the client's.
+            return Err(HttpError::with(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "framework-bind",
+                "a Form argument found the form undecoded: add FormDecoder to the body parser \
+                 (framework::middleware::body_parser::FormDecoder)",
+            )
+            .with_exception(true));
+        }
+        Err(unsupported(ctx, "application/x-www-form-urlencoded"))
     }
 }
 

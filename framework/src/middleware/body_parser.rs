@@ -46,7 +46,7 @@ use http::HeaderValue;
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, HeaderName};
 use http::{Method, StatusCode};
 
-use crate::body::{BodyDeclined, ReadError};
+use crate::body::{BodyDeclined, FormDecoded, ReadError};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, BoxFuture, Middleware, Next};
@@ -133,8 +133,9 @@ impl Decoder for FormDecoder {
         is_form_media_type(ctx.headers())
     }
 
-    fn decode(&self, _ctx: &mut Context, body: Bytes, limit: usize) -> Result<Bytes, HttpError> {
+    fn decode(&self, ctx: &mut Context, body: Bytes, limit: usize) -> Result<Bytes, HttpError> {
         use serde_json::{Map, Value};
+        ctx.insert_data(FormDecoded);
         let mut map = Map::new();
         for (key, value) in form_urlencoded::parse(&body) {
             let value = Value::String(value.into_owned());

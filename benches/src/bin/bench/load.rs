@@ -25,6 +25,10 @@ pub(crate) enum Route {
     StaticSmall,
     StaticLarge,
     ProxyJson,
+    /// `POST /ech2`: `/echo` written with a typed `Json<T>` argument instead of `ctx.bind()`
+    /// (framework only; a path as long as `/echo`); measured under callgrind only, beside
+    /// `Echo`.
+    EchoTyped,
     /// The user service's `GET /users/v1/login` with its full middleware stack (a new session
     /// and a login token each time); measured under callgrind only.
     UserLogin,
@@ -53,6 +57,7 @@ impl Route {
             Self::StaticLarge => "static-1m",
             Self::ProxyJson => "proxy-json",
             Self::UserLogin => "user-login",
+            Self::EchoTyped => "echo-typed",
         }
     }
 
@@ -66,6 +71,7 @@ impl Route {
             Self::StaticLarge => "`GET /static/1m.bin`",
             Self::ProxyJson => "`GET /proxy/json`",
             Self::UserLogin => "`GET /users/v1/login` (user service, memory stores)",
+            Self::EchoTyped => "`POST /ech2`: `/echo` with a `Json<T>` argument",
         }
     }
 
@@ -76,6 +82,7 @@ impl Route {
             return false;
         }
         match self {
+            Self::EchoTyped => kind == ServerKind::Framework,
             Self::StaticSmall | Self::StaticLarge => kind != ServerKind::Hyper,
             Self::ProxyJson => matches!(kind, ServerKind::Framework | ServerKind::Axum),
             _ => true,
@@ -109,13 +116,14 @@ impl Route {
             Self::StaticLarge => (Method::GET, "/static/1m.bin"),
             Self::ProxyJson => (Method::GET, "/proxy/json"),
             Self::UserLogin => (Method::GET, "/users/v1/login"),
+            Self::EchoTyped => (Method::POST, "/ech2"),
         };
         let mut builder = Request::builder()
             .method(method)
             .uri(path)
             .header(HOST, "localhost");
         let body = match self {
-            Self::Echo => {
+            Self::Echo | Self::EchoTyped => {
                 builder = builder.header(CONTENT_TYPE, "application/json");
                 Bytes::from_static(ECHO_BODY.as_bytes())
             }

@@ -141,6 +141,9 @@ fn main() -> std::io::Result<()> {
             (load::Route::Plaintext, options.callgrind_requests),
             (load::Route::Json, options.callgrind_requests),
             (load::Route::UserLogin, options.callgrind_requests),
+            // The same echo written against the context and with a typed argument.
+            (load::Route::Echo, options.callgrind_requests),
+            (load::Route::EchoTyped, options.callgrind_requests),
             // Each /big request costs ~30x a /json one under valgrind: fewer of them.
             (
                 load::Route::Big,

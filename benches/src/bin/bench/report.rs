@@ -262,7 +262,9 @@ impl Report<'_> {
                  instruction for the same binaries, so this is the figure that does not move \
                  with the machine (the CPU-time column above does: this is a VM whose two vCPUs \
                  share a host we cannot see). The user service's row is compared with raw hyper's \
-                 `/json`.\n\n| route | n1 → n2 | server | instructions/request | vs hyper |\n|---|---|---|---:|---:|"
+                 `/json`; `/ech2` (the echo handler taking a typed `Json<T>` argument) with raw \
+                 hyper's `/echo`, so the two framework echo rows side by side show what typed \
+                 arguments cost.\n\n| route | n1 → n2 | server | instructions/request | vs hyper |\n|---|---|---|---:|---:|"
             );
             // The user service has no hyper twin: it is compared with raw hyper's /json.
             let hyper_json = self
@@ -272,12 +274,21 @@ impl Report<'_> {
                 .flat_map(|(_, _, rows)| rows)
                 .find(|(k, _)| *k == ServerKind::Hyper)
                 .map(|(_, v)| *v);
+            // The typed echo is compared with raw hyper's /echo.
+            let hyper_echo = self
+                .instructions
+                .iter()
+                .filter(|(route, _, _)| *route == Route::Echo)
+                .flat_map(|(_, _, rows)| rows)
+                .find(|(k, _)| *k == ServerKind::Hyper)
+                .map(|(_, v)| *v);
             for (route, (n1, n2), rows) in &self.instructions {
                 let hyper = rows
                     .iter()
                     .find(|(k, _)| *k == ServerKind::Hyper)
                     .map(|(_, v)| *v)
-                    .or(hyper_json.filter(|_| *route == Route::UserLogin));
+                    .or(hyper_json.filter(|_| *route == Route::UserLogin))
+                    .or(hyper_echo.filter(|_| *route == Route::EchoTyped));
                 for (kind, per_request) in rows {
                     let ratio = hyper.map_or(f64::NAN, |h| per_request / h);
                     let _ = writeln!(
