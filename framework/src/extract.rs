@@ -29,7 +29,7 @@
 //! with typed arguments therefore costs what the same method written against `&mut Context`
 //! costs (see `BENCHMARKS.md`).
 //!
-//! ```
+//! ```rust,standalone_crate
 //! use framework::extract::{Json, Query};
 //! use framework::{Context, Result, controller, get, post};
 //! use serde::{Deserialize, Serialize};

@@ -14,6 +14,9 @@
 //! 8. [Testing](testing): `TestClient`, a real socket, tests that need a database.
 //! 9. [Deployment](deployment): PostgreSQL, Redis, proxies, shutdown, server limits.
 //! 10. [Streaming](streaming): `BodyStream`, the crates it needs (re-exported), what it holds.
+//! 11. [Typed handlers](typed_handlers): arguments made from the request (`Json`, `Query`, path
+//!     parameters by name, headers, state, the session), what the compiler catches, what it
+//!     costs.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -46,3 +49,6 @@ pub mod deployment {}
 
 #[doc = include_str!("../docs/10-streaming.md")]
 pub mod streaming {}
+
+#[doc = include_str!("../docs/11-typed-handlers.md")]
+pub mod typed_handlers {}
