@@ -26,6 +26,8 @@ struct Handler {
     name: Ident,
     route: RouteArgs,
     args: Vec<Arg>,
+    /// The body of its OpenAPI description function.
+    describe: TokenStream,
 }
 
 /// One argument of a handler, and how it is made from the request.
@@ -197,16 +199,151 @@ fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
 
 /// `T` of `Option<T>`.
 fn option_inner(ty: &Type) -> Option<&Type> {
+    wrapped(ty, "Option")
+}
+
+/// `T` of `<name><T, ...>` (by the last path segment's name).
+fn wrapped<'t>(ty: &'t Type, name: &str) -> Option<&'t Type> {
     let segment = last_segment(ty)?;
-    if segment.ident != "Option" {
+    if segment.ident != name {
         return None;
     }
+    first_generic(segment)
+}
+
+fn first_generic(segment: &syn::PathSegment) -> Option<&Type> {
     match &segment.arguments {
         syn::PathArguments::AngleBracketed(args) => args.args.iter().find_map(|a| match a {
             syn::GenericArgument::Type(t) => Some(t),
             _ => None,
         }),
         _ => None,
+    }
+}
+
+/// The code that describes a handler for the OpenAPI document: its doc comment, its
+/// arguments as parameters and body, its return type as the success response.
+fn describe_body(method: &ImplItemFn, args: &[Arg], output: Option<&Type>) -> TokenStream {
+    let doc: Vec<String> = method
+        .attrs
+        .iter()
+        .filter_map(|attr| match &attr.meta {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) => Some(s.value().strip_prefix(' ').unwrap_or(&s.value()).to_owned()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    let doc = doc.join("\n");
+    let probe = |ty: &Type| {
+        quote! {
+            (&::framework::__private::openapi::Probe::<#ty>::new()).schema(d.generator())
+        }
+    };
+    let mut steps = vec![quote!(d.doc(#doc);)];
+    for Arg { ty, kind } in args {
+        match kind {
+            ArgKind::Named {
+                source,
+                name,
+                optional,
+            } => {
+                let inner = if *optional {
+                    option_inner(ty).unwrap_or(ty)
+                } else {
+                    ty
+                };
+                let location = source.to_ascii_lowercase();
+                let schema = probe(inner);
+                let required = !optional;
+                steps.push(quote! {
+                    let schema = #schema;
+                    d.parameter(#location, #name, #required, schema);
+                });
+            }
+            ArgKind::FromRequest => {
+                let body = [
+                    ("Json", "application/json"),
+                    ("Form", "application/x-www-form-urlencoded"),
+                ]
+                .into_iter()
+                .find_map(|(name, media)| wrapped(ty, name).map(|inner| (inner, media)));
+                if let Some((inner, media)) = body {
+                    let schema = probe(inner);
+                    steps.push(quote! {
+                        let schema = #schema;
+                        d.body(#media, schema);
+                    });
+                }
+                for (name, location) in [("Query", "query"), ("Path", "path")] {
+                    if let Some(inner) = wrapped(ty, name) {
+                        let schema = probe(inner);
+                        steps.push(quote! {
+                            let schema = #schema;
+                            d.parameters_of(#location, schema);
+                        });
+                    }
+                }
+            }
+            ArgKind::State | ArgKind::Borrowed { .. } => {}
+        }
+    }
+    // The success response, from the written return type.
+    let value = output.map(|ty| {
+        let ty = if returns_result(&Some(ty)) {
+            last_segment(ty).and_then(first_generic)
+        } else {
+            Some(ty)
+        };
+        ty.map(|ty| wrapped(ty, "Json").unwrap_or(ty))
+    });
+    // `Created<T>`: 201 with `T`.
+    let (status, value) = match value {
+        Some(Some(ty)) => match wrapped(ty, "Created") {
+            Some(inner) => (201u16, Some(Some(wrapped(inner, "Json").unwrap_or(inner)))),
+            None => (200u16, Some(Some(ty))),
+        },
+        other => (200u16, other),
+    };
+    let success = match value {
+        None | Some(None) => quote!(d.success(#status, None, None);),
+        Some(Some(ty)) => {
+            let text = match ty {
+                Type::Reference(r) => last_segment(&r.elem).is_some_and(|s| s.ident == "str"),
+                _ => last_segment(ty).is_some_and(|s| s.ident == "String" || s.ident == "Cow"),
+            };
+            let bytes = last_segment(ty).is_some_and(|s| {
+                s.ident == "Bytes"
+                    || s.ident == "BodyStream"
+                    || (s.ident == "Vec"
+                        && first_generic(s)
+                            .is_some_and(|t| last_segment(t).is_some_and(|u| u.ident == "u8")))
+            });
+            let unit = matches!(ty, Type::Tuple(t) if t.elems.is_empty());
+            if unit {
+                quote!(d.success(#status, None, None);)
+            } else if text {
+                quote!(d.success(#status, Some("text/plain; charset=utf-8"), Some(::framework::__private::openapi::string_schema()));)
+            } else if bytes {
+                quote!(d.success(#status, Some("application/octet-stream"), None);)
+            } else {
+                let schema = probe(ty);
+                quote! {
+                    let schema = #schema;
+                    d.success(#status, Some("application/json"), schema);
+                }
+            }
+        }
+    };
+    steps.push(success);
+    quote! {
+        #[allow(unused_imports)]
+        use ::framework::__private::openapi::{ViaNothing as _, ViaSchema as _};
+        #(#steps)*
     }
 }
 
@@ -415,7 +552,17 @@ fn take_route(method: &mut ImplItemFn, prefix: &str, errors: &mut Errors) -> Opt
     } else {
         Vec::new()
     };
-    ok.then_some(Handler { name, route, args })
+    let output = match &method.sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => Some(&**ty),
+    };
+    let describe = describe_body(method, &args, output);
+    ok.then_some(Handler {
+        name,
+        route,
+        args,
+        describe,
+    })
 }
 
 /// The written return type of the handler `name` in `block`.
@@ -594,8 +741,15 @@ fn registration(
     let controller_name = self_name.to_string();
     let mut wrappers = Vec::new();
     let mut routes = Vec::new();
-    for Handler { name, route, args } in handlers {
+    for Handler {
+        name,
+        route,
+        args,
+        describe,
+    } in handlers
+    {
         let call_fn = format_ident!("__framework_call_{}", name);
+        let describe_fn = format_ident!("__framework_describe_{}", name);
         let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
         let span = name.span();
         let (lets, values) = arg_values(args);
@@ -618,6 +772,9 @@ fn registration(
                     #finish
                 })
             }
+            fn #describe_fn(d: &mut ::framework::__private::openapi::Describe<'_>) {
+                #describe
+            }
             fn #endpoint_fn(
                 controller: &::std::sync::Arc<dyn ::std::any::Any + Send + Sync>,
             ) -> ::std::option::Option<::std::sync::Arc<dyn ::framework::Endpoint>> {
@@ -635,6 +792,7 @@ fn registration(
                 handler: #handler,
                 middleware: &[#(#middleware),*],
                 endpoint: #endpoint_fn,
+                describe: #describe_fn,
             }
         });
     }

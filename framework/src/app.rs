@@ -98,6 +98,8 @@ pub struct AppScope {
     trusted_proxies: crate::client_ip::TrustedProxies,
     limits: ServerLimits,
     mount_controllers: bool,
+    /// Where the OpenAPI document is served, with the API's title and version.
+    openapi: Option<OpenApiSettings>,
     trailing_slash: TrailingSlash,
 }
 
@@ -277,6 +279,7 @@ impl App {
                 trusted_proxies: crate::client_ip::TrustedProxies::None,
                 limits: ServerLimits::default(),
                 mount_controllers: false,
+                openapi: None,
                 trailing_slash: TrailingSlash::Strict,
             },
             middleware: Vec::new(),
@@ -356,6 +359,36 @@ impl App {
         self
     }
 
+    /// Serves the OpenAPI 3.1 document of the app's controllers at `path` (`GET`, JSON), built
+    /// once by [`build`](Self::build): see [`crate::openapi`]. The title and version are the
+    /// ones given to [`openapi_info`](Self::openapi_info), by default `API` and `0.1.0`.
+    pub fn openapi(mut self, path: &str) -> Self {
+        let settings = self
+            .scope
+            .openapi
+            .get_or_insert_with(OpenApiSettings::default);
+        settings.path = path.to_owned();
+        self
+    }
+
+    /// The document's `info`: the API's title and version.
+    pub fn openapi_info(mut self, title: &str, version: &str) -> Self {
+        let settings = self
+            .scope
+            .openapi
+            .get_or_insert_with(OpenApiSettings::default);
+        settings.title = title.to_owned();
+        settings.version = version.to_owned();
+        self
+    }
+
+    /// The OpenAPI document of the app's controllers (as [`openapi`](Self::openapi) serves
+    /// it), without building a service or serving anything: for a command that prints it.
+    pub fn openapi_document(&self) -> Vec<u8> {
+        let settings = self.scope.openapi.clone().unwrap_or_default();
+        crate::openapi::document(&settings.title, &settings.version, &controller_doc_routes())
+    }
+
     fn controller_groups(&self) -> Result<Vec<Group>, BuildError> {
         let mut groups = Vec::new();
         for def in inventory::iter::<ControllerDef> {
@@ -406,6 +439,25 @@ impl App {
         if self.scope.mount_controllers {
             groups.extend(self.controller_groups()?);
         }
+        if let Some(settings) = self.scope.openapi.clone().filter(|s| !s.path.is_empty()) {
+            let document = crate::openapi::document(
+                &settings.title,
+                &settings.version,
+                &controller_doc_routes(),
+            );
+            groups.push(Routes {
+                scope: Prefix(String::new()),
+                middleware: Vec::new(),
+                routes: vec![RouteSpec {
+                    method: Method::GET,
+                    path: settings.path,
+                    handler: Cow::Borrowed("framework::openapi"),
+                    owner: Cow::Borrowed("App::openapi"),
+                    middleware: Vec::new(),
+                    endpoint: Arc::new(DocumentEndpoint(document.into())),
+                }],
+            });
+        }
         let mut routes = Vec::new();
         for group in groups {
             for spec in group.routes {
@@ -446,6 +498,59 @@ impl App {
                 ))
             }),
         }
+    }
+}
+
+/// The OpenAPI document's place and `info`.
+#[derive(Clone)]
+struct OpenApiSettings {
+    path: String,
+    title: String,
+    version: String,
+}
+
+impl Default for OpenApiSettings {
+    fn default() -> Self {
+        OpenApiSettings {
+            path: String::new(),
+            title: "API".to_owned(),
+            version: "0.1.0".to_owned(),
+        }
+    }
+}
+
+/// Every registered controller route, for the OpenAPI document.
+fn controller_doc_routes() -> Vec<crate::openapi::DocRoute> {
+    let mut routes = Vec::new();
+    for def in inventory::iter::<ControllerDef> {
+        for route in def.routes {
+            routes.push(crate::openapi::DocRoute {
+                method: route.method,
+                path: join_path(def.prefix, route.path),
+                tag: def.name,
+                handler: route.handler,
+                describe: route.describe,
+            });
+        }
+    }
+    // Link order is not stable: the document is.
+    routes.sort_by(|a, b| (&a.path, a.method).cmp(&(&b.path, b.method)));
+    routes
+}
+
+/// Serves a document built at start-up.
+struct DocumentEndpoint(bytes::Bytes);
+
+impl Endpoint for DocumentEndpoint {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> crate::handler::EndpointFuture<'a> {
+        crate::handler::endpoint_future(async move {
+            ctx.set_header(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("application/json"),
+            );
+            ctx.body_buffer = Some(self.0.clone());
+            Ok(())
+        })
     }
 }
 

@@ -28,6 +28,8 @@ pub struct RouteDef {
     pub handler: &'static str,
     pub middleware: &'static [&'static str],
     pub endpoint: EndpointFactory,
+    /// Describes the route for the OpenAPI document.
+    pub describe: fn(&mut crate::openapi::Describe<'_>),
 }
 
 /// Binds a route's generated wrapper to the type-erased controller instance.

@@ -14,9 +14,9 @@
 //! 8. [Testing](testing): `TestClient`, a real socket, tests that need a database.
 //! 9. [Deployment](deployment): PostgreSQL, Redis, proxies, shutdown, server limits.
 //! 10. [Streaming](streaming): `BodyStream`, the crates it needs (re-exported), what it holds.
-//! 11. [Typed handlers](typed_handlers): arguments made from the request (`Json`, `Query`, path
-//!     parameters by name, headers, state, the session), what the compiler catches, what it
-//!     costs.
+//! 11. [Typed handlers and API docs](typed_handlers): arguments made from the request (`Json`,
+//!     `Query`, path parameters by name, headers, state, the session), what the compiler
+//!     catches, what it costs; the OpenAPI document built from them.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 

@@ -472,6 +472,24 @@ impl<T: Serialize + Send + Sync + 'static> IntoReply for T {
     }
 }
 
+/// `201 Created` with the value as the body (as [`Context::created`]); the OpenAPI document
+/// lists the route's success as 201.
+///
+/// ```
+/// use framework::reply::Created;
+/// use framework::{Context, Result};
+///
+/// async fn register(_ctx: &mut Context) -> Result<Created<String>> {
+///     Ok(Created("ada".to_owned()))
+/// }
+/// # let _ = register;
+/// ```
+impl<T: Serialize + Send + Sync + 'static> IntoReply for crate::reply::Created<T> {
+    fn into_reply(self, ctx: &mut Context) {
+        ctx.created(self.0);
+    }
+}
+
 /// A stream is sent as the body: [`Context::set_body_stream`].
 impl IntoReply for BodyStream {
     fn into_reply(self, ctx: &mut Context) {

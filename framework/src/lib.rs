@@ -14,6 +14,7 @@ pub mod handler;
 pub mod header;
 mod limits;
 pub mod middleware;
+pub mod openapi;
 #[cfg(any(
     feature = "session-redis",
     feature = "limiter-redis",
@@ -70,4 +71,8 @@ pub mod __private {
     pub use crate::state::field as state_field;
     pub use crate::validate::{failure, rules};
     pub use inventory;
+    /// The OpenAPI description the macros write.
+    pub mod openapi {
+        pub use crate::openapi::{Describe, Probe, ViaNothing, ViaSchema, string_schema};
+    }
 }

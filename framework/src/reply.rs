@@ -230,3 +230,8 @@ mod tests {
         SPARE_VALUE.set(None);
     }
 }
+
+/// A handler's answer with status `201 Created`: the value is the body
+/// ([`IntoReply`](crate::IntoReply)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Created<T>(pub T);

@@ -19,7 +19,7 @@ use framework::{App, Context, FromState, HttpError, Result, Validate, controller
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-#[derive(Deserialize, Validate)]
+#[derive(Deserialize, Validate, schemars::JsonSchema)]
 struct Page {
     #[validate(range(min = 1, max = 50))]
     size: u32,
@@ -27,7 +27,7 @@ struct Page {
     after: Option<String>,
 }
 
-#[derive(Deserialize, Serialize, Validate)]
+#[derive(Deserialize, Serialize, Validate, schemars::JsonSchema)]
 struct Note {
     #[validate(length(min = 1, max = 20))]
     text: String,
@@ -419,6 +419,114 @@ async fn session_token_and_basic_user_are_arguments() {
         .await
         .unwrap();
     assert_eq!(res.status(), 401);
+}
+
+/// The OpenAPI document describes the controllers' routes from their signatures, and is a
+/// valid OpenAPI 3.1 document (checked with `openapi-spec-validator` from PyPI when it is
+/// installed, as CI does).
+#[tokio::test]
+async fn the_document_describes_the_typed_routes() {
+    let service = app()
+        .openapi("/openapi.json")
+        .openapi_info("typed", "1.2.3")
+        .build()
+        .expect("build");
+    let server = common::start(service).await;
+    let res = common::browser()
+        .get(server.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "application/json");
+    let doc: Value = res.json().await.unwrap();
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"], json!({"title": "typed", "version": "1.2.3"}));
+
+    // Path parameters by name, from the prefix and the route, with their types' schemas.
+    let one = &doc["paths"]["/users/{user}/notes/{note}"]["get"];
+    assert_eq!(one["tags"], json!(["Typed"]));
+    assert_eq!(
+        one["summary"],
+        "Two path parameters by name, one from the controller's prefix."
+    );
+    let params = one["parameters"].as_array().expect("parameters");
+    let names: Vec<&str> = params.iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["user", "note"]);
+    assert!(
+        params
+            .iter()
+            .all(|p| p["in"] == "path" && p["required"] == true)
+    );
+    assert_eq!(params[1]["schema"]["type"], "integer");
+    assert!(one["responses"]["400"].is_object() && one["responses"]["500"].is_object());
+
+    // Query<T>: one parameter per field, required as the type says.
+    let list = &doc["paths"]["/users/{user}/notes"]["get"];
+    let query: Vec<&Value> = list["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["in"] == "query")
+        .collect();
+    let size = query.iter().find(|p| p["name"] == "size").expect("size");
+    assert_eq!(size["required"], true);
+    let after = query.iter().find(|p| p["name"] == "after").expect("after");
+    assert_eq!(after["required"], false);
+
+    // Json<T> in and out; the note's schema is a component.
+    let add = &doc["paths"]["/users/{user}/notes"]["post"];
+    assert_eq!(
+        add["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/Note"
+    );
+    assert_eq!(
+        add["responses"]["200"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/Note"
+    );
+    assert!(add["responses"]["415"].is_object());
+    assert_eq!(
+        doc["components"]["schemas"]["Note"]["required"],
+        json!(["text"])
+    );
+    // Headers and cookies; a text answer.
+    let whoami = &doc["paths"]["/users/{user}/whoami"]["get"];
+    let key = whoami["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "x-api-key")
+        .expect("header");
+    assert_eq!(
+        (&key["in"], &key["required"]),
+        (&json!("header"), &json!(true))
+    );
+    let form = &doc["paths"]["/users/{user}/forms"]["post"];
+    assert!(form["requestBody"]["content"]["application/x-www-form-urlencoded"].is_object());
+    assert!(form["responses"]["200"]["content"]["text/plain; charset=utf-8"].is_object());
+    assert_eq!(
+        doc["components"]["schemas"]["Error"]["required"],
+        json!(["statusCode", "category", "message"])
+    );
+
+    // A third-party validator's verdict, when it is installed.
+    let path = common::temp_dir("openapi").join("openapi.json");
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    match std::process::Command::new("openapi-spec-validator")
+        .arg(&path)
+        .output()
+    {
+        Ok(out) => assert!(
+            out.status.success(),
+            "openapi-spec-validator: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(_) if std::env::var_os("REQUIRE_ALL_TESTS").is_some() => {
+            panic!("openapi-spec-validator is not installed (pip install openapi-spec-validator)")
+        }
+        Err(_) => eprintln!("skipped: openapi-spec-validator is not installed"),
+    }
 }
 
 /// `#[state]` of a type the app did not provide: a 500 naming the type, not a panic.

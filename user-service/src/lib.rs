@@ -335,5 +335,18 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
             StaticServe::new(EmbeddedSource::<Page>::new(), page_config()),
         )
         .mount_controllers()
+        .openapi(OPENAPI_PATH)
+        .openapi_info(OPENAPI_TITLE, env!("CARGO_PKG_VERSION"))
         .build()
+}
+
+/// Where the service serves its OpenAPI document.
+pub const OPENAPI_PATH: &str = "/openapi.json";
+const OPENAPI_TITLE: &str = "user-service";
+
+/// The OpenAPI document the service serves at [`OPENAPI_PATH`], made without any store.
+pub fn openapi_document() -> Vec<u8> {
+    App::new()
+        .openapi_info(OPENAPI_TITLE, env!("CARGO_PKG_VERSION"))
+        .openapi_document()
 }

@@ -1,4 +1,5 @@
-//! `user-service`: `serve` (the default) or `routes`; `--help` lists both and the settings.
+//! `user-service`: `serve` (the default), `routes` or `openapi`; `--help` lists them and the
+//! settings.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -32,6 +33,9 @@ enum Command {
     Serve,
     /// Print the route table and exit, without connecting to any store.
     Routes,
+    /// Print the OpenAPI document (as served at /openapi.json) and exit, without connecting to
+    /// any store.
+    Openapi,
 }
 
 /// The log filter from `RUST_LOG`, keeping the directives that parse; the others are returned
@@ -61,6 +65,14 @@ fn log_filter(spec: &str) -> (tracing_subscriber::EnvFilter, Vec<String>) {
 async fn main() -> ExitCode {
     // The command line first: `--help` works whatever the environment holds.
     let cli = Cli::parse();
+    if matches!(cli.command, Some(Command::Openapi)) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        return match out.write_all(&user_service::openapi_document()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        };
+    }
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(e) => {

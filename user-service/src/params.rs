@@ -7,7 +7,7 @@ use framework::validate::rules;
 use serde::Deserialize;
 
 /// Body of registration and login: `{account, password}`.
-#[derive(Debug, Clone, Deserialize, Validate)]
+#[derive(Debug, Clone, Deserialize, Validate, schemars::JsonSchema)]
 pub struct UserParams {
     /// Login name.
     #[validate(xUserAccount)]

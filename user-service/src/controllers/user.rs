@@ -4,6 +4,7 @@ use std::sync::Arc;
 
 use framework::extract::Json;
 use framework::middleware::session::{SessionExt, SessionValue};
+use framework::reply::Created;
 use framework::{Context, Error, FromState, HttpError, Result, controller};
 use http::StatusCode;
 use serde::Serialize;
@@ -27,14 +28,14 @@ pub const SESSION_ACCOUNT: &str = "account";
 pub const ANONYMOUS_SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(10 * 60);
 
 /// Answer of GET me.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Me {
     /// The logged-in account, `""` when nobody is logged in.
     pub name: String,
 }
 
 /// Answer of GET login.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LoginToken {
     /// The one-time token to build the proof from.
     pub token: Token,
@@ -93,6 +94,22 @@ impl Token {
 impl std::fmt::Debug for Token {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_tuple("Token").field(&self.as_str()).finish()
+    }
+}
+
+/// 32 lowercase hex digits.
+impl schemars::JsonSchema for Token {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Token".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^[0-9a-f]{32}$",
+            "minLength": 32,
+            "maxLength": 32,
+        })
     }
 }
 
@@ -165,11 +182,10 @@ impl UserController {
     /// Registration: 201 with the user record; 409 when the account exists (ignoring case).
     /// The digest is stored lowercase, so the client's hex case never matters.
     #[post("/v1/me", middleware(submit_once))]
-    pub async fn register(&self, params: Json<UserParams>, ctx: &mut Context) -> Result {
+    pub async fn register(&self, params: Json<UserParams>) -> Result<Created<User>> {
         let digest = params.password.to_ascii_lowercase();
         let user = self.store.create(&params.account, &digest).await?;
-        ctx.created(user);
-        Ok(())
+        Ok(Created(user))
     }
 
     /// A new login token, bound to the session (it replaces any earlier one). Rate-limited per

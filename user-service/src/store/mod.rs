@@ -22,12 +22,13 @@ pub const CATEGORY: &str = "user";
 /// `password` is the SHA-256 digest (lowercase hex) the client registered with; the SQL store
 /// keeps it sealed ([`secret`]) and hands it out opened. It is never serialised, so no response
 /// can carry it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct User {
     /// Unique login name.
     pub account: String,
     /// The stored password digest.
     #[serde(skip_serializing)]
+    #[schemars(skip)]
     pub password: String,
 }
 

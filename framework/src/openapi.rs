@@ -1,0 +1,340 @@
+//! An OpenAPI 3.1 document built from the controllers: [`App::openapi`](crate::App::openapi)
+//! serves it.
+//!
+//! Each controller route is an operation: its path (`:id` written `{id}`), method, the
+//! controller's name as its tag, the method's doc comment as summary (first paragraph) and
+//! description (the rest), its typed arguments as parameters and request body, and its return
+//! type as the success response. Schemas are JSON Schema 2020-12 from
+//! [`schemars`](https://docs.rs/schemars): a type that derives `schemars::JsonSchema` is
+//! described, one that does not is left open (`{}`), so documenting an API never stops a
+//! handler from compiling. Referenced types live under `#/components/schemas`. Every
+//! operation lists the error responses its arguments can cause (400 for an argument that is
+//! parsed or validated, 415 and 413 for a body) and 500, each with the error object's schema.
+//!
+//! Routes added by hand (`App::get`, …) are not in the document: it describes controllers.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+
+use schemars::generate::SchemaSettings;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde_json::{Map, Value, json};
+
+/// What the code `#[controller]` writes for a route fills in: the operation as it will appear
+/// in the document.
+#[doc(hidden)]
+pub struct Describe<'g> {
+    generator: &'g mut SchemaGenerator,
+    operation: Map<String, Value>,
+    parameters: Vec<Value>,
+    responses: BTreeMap<String, Value>,
+}
+
+impl<'g> Describe<'g> {
+    fn new(generator: &'g mut SchemaGenerator) -> Self {
+        Describe {
+            generator,
+            operation: Map::new(),
+            parameters: Vec::new(),
+            responses: BTreeMap::new(),
+        }
+    }
+
+    /// The schema generator, for [`Probe`].
+    pub fn generator(&mut self) -> &mut SchemaGenerator {
+        self.generator
+    }
+
+    /// The method's doc comment: the first paragraph is the summary, the rest the description.
+    pub fn doc(&mut self, doc: &str) {
+        let doc = doc.trim();
+        if doc.is_empty() {
+            return;
+        }
+        let (summary, description) = doc.split_once("\n\n").unwrap_or((doc, ""));
+        let summary = summary.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.operation.insert("summary".into(), summary.into());
+        if !description.trim().is_empty() {
+            self.operation
+                .insert("description".into(), description.trim().into());
+        }
+    }
+
+    /// One parameter: `location` is `path`, `query`, `header` or `cookie`.
+    pub fn parameter(
+        &mut self,
+        location: &str,
+        name: &str,
+        required: bool,
+        schema: Option<Schema>,
+    ) {
+        self.parameters.push(json!({
+            "name": name,
+            "in": location,
+            "required": required || location == "path",
+            "schema": open(schema),
+        }));
+        self.error(400);
+    }
+
+    /// One parameter per property of an object schema (a `Query<T>` or `Path<T>`).
+    pub fn parameters_of(&mut self, location: &str, schema: Option<Schema>) {
+        let object = self.resolve(open(schema));
+        let required: Vec<String> = object
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(|n| n.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(properties) = object.get("properties").and_then(Value::as_object) {
+            for (name, property) in properties {
+                self.parameters.push(json!({
+                    "name": name,
+                    "in": location,
+                    "required": location == "path" || required.contains(name),
+                    "schema": property,
+                }));
+            }
+        }
+        self.error(400);
+    }
+
+    /// The request body, of `media` type.
+    pub fn body(&mut self, media: &str, schema: Option<Schema>) {
+        self.operation.insert(
+            "requestBody".into(),
+            json!({"required": true, "content": {media: {"schema": open(schema)}}}),
+        );
+        for status in [400, 413, 415] {
+            self.error(status);
+        }
+    }
+
+    /// The success response: `media` and its schema, or no body.
+    pub fn success(&mut self, status: u16, media: Option<&str>, schema: Option<Schema>) {
+        let mut response = json!({"description": reason(status)});
+        if let Some(media) = media {
+            response["content"] = json!({media: {"schema": open(schema)}});
+        }
+        self.responses.insert(status.to_string(), response);
+    }
+
+    /// An error response the route can give, with the error object.
+    pub fn error(&mut self, status: u16) {
+        self.responses.insert(
+            status.to_string(),
+            json!({
+                "description": reason(status),
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+            }),
+        );
+    }
+
+    /// A schema of `#/components/schemas` in place of its reference.
+    fn resolve(&self, schema: Value) -> Value {
+        let name = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/components/schemas/"));
+        match name.and_then(|n| self.generator.definitions().get(n)) {
+            Some(found) => found.clone(),
+            None => schema,
+        }
+    }
+
+    fn finish(mut self) -> Value {
+        self.error(500);
+        let mut operation = self.operation;
+        if !self.parameters.is_empty() {
+            operation.insert("parameters".into(), Value::Array(self.parameters));
+        }
+        operation.insert(
+            "responses".into(),
+            Value::Object(self.responses.into_iter().collect()),
+        );
+        Value::Object(operation)
+    }
+}
+
+/// `{"type": "string"}`: a text answer.
+#[doc(hidden)]
+pub fn string_schema() -> Schema {
+    schemars::json_schema!({"type": "string"})
+}
+
+/// A schema, or the open schema `{}` for a type that has none.
+fn open(schema: Option<Schema>) -> Value {
+    schema.map_or_else(|| json!({}), Schema::to_value)
+}
+
+fn reason(status: u16) -> &'static str {
+    http::StatusCode::from_u16(status)
+        .ok()
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Response")
+}
+
+/// Asks for `T`'s schema when `T` has one: `(&Probe::<T>::new()).schema(generator)` is
+/// `Some` for a `T: JsonSchema` ([`ViaSchema`]) and `None` for any other `T` ([`ViaNothing`]),
+/// chosen at compile time by method resolution (autoref specialisation: the code
+/// `#[controller]` writes names concrete types).
+#[doc(hidden)]
+pub struct Probe<T: ?Sized>(PhantomData<T>);
+
+impl<T: ?Sized> Probe<T> {
+    /// The probe.
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Probe(PhantomData)
+    }
+}
+
+/// [`Probe`] of a type with a schema.
+#[doc(hidden)]
+pub trait ViaSchema {
+    /// The type's schema.
+    fn schema(&self, generator: &mut SchemaGenerator) -> Option<Schema>;
+}
+
+impl<T: JsonSchema + ?Sized> ViaSchema for Probe<T> {
+    fn schema(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
+        Some(generator.subschema_for::<T>())
+    }
+}
+
+/// [`Probe`] of a type without one.
+#[doc(hidden)]
+pub trait ViaNothing {
+    /// No schema.
+    fn schema(&self, generator: &mut SchemaGenerator) -> Option<Schema>;
+}
+
+impl<T: ?Sized> ViaNothing for &Probe<T> {
+    fn schema(&self, _generator: &mut SchemaGenerator) -> Option<Schema> {
+        None
+    }
+}
+
+/// A controller route, as the document needs it.
+pub(crate) struct DocRoute {
+    pub(crate) method: &'static str,
+    /// The full path, as the router reads it (`:id` or `{id}`).
+    pub(crate) path: String,
+    pub(crate) tag: &'static str,
+    pub(crate) handler: &'static str,
+    pub(crate) describe: fn(&mut Describe<'_>),
+}
+
+/// The document of these routes, as JSON bytes.
+pub(crate) fn document(title: &str, version: &str, routes: &[DocRoute]) -> Vec<u8> {
+    let mut generator = SchemaSettings::draft2020_12()
+        .with(|s| {
+            s.definitions_path = "/components/schemas".into();
+            s.meta_schema = None;
+        })
+        .into_generator();
+    let mut paths: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
+    let mut tags: Vec<&str> = Vec::new();
+    for route in routes {
+        let path = openapi_path(&route.path);
+        let mut describe = Describe::new(&mut generator);
+        (route.describe)(&mut describe);
+        // A path parameter the handler does not take as an argument is still part of the
+        // path: declared as text.
+        for name in path_names(&path) {
+            let declared = describe
+                .parameters
+                .iter()
+                .any(|p| p["in"] == "path" && p["name"] == name);
+            if !declared {
+                describe.parameters.push(json!({
+                    "name": name,
+                    "in": "path",
+                    "required": true,
+                    "schema": {"type": "string"},
+                }));
+            }
+        }
+        let mut operation = describe.finish();
+        operation["tags"] = json!([route.tag]);
+        operation["operationId"] = json!(route.handler.replace("::", "_"));
+        if !tags.contains(&route.tag) {
+            tags.push(route.tag);
+        }
+        paths
+            .entry(path)
+            .or_default()
+            .insert(route.method.to_ascii_lowercase(), operation);
+    }
+    let mut schemas: Map<String, Value> = generator.take_definitions(true);
+    schemas.insert("Error".into(), error_schema());
+    let document = json!({
+        "openapi": "3.1.0",
+        "info": {"title": title, "version": version},
+        "tags": tags.iter().map(|t| json!({"name": t})).collect::<Vec<_>>(),
+        "paths": paths,
+        "components": {"schemas": schemas},
+    });
+    serde_json::to_vec_pretty(&document).unwrap_or_default()
+}
+
+/// `/users/:id` and `/files/*path` as OpenAPI writes them: `/users/{id}`, `/files/{path}`.
+fn openapi_path(path: &str) -> String {
+    let parts: Vec<String> = path
+        .split('/')
+        .map(|part| {
+            if let Some(name) = part.strip_prefix(':') {
+                format!("{{{name}}}")
+            } else if let Some(name) = part.strip_prefix('*').filter(|n| !n.is_empty()) {
+                format!("{{{name}}}")
+            } else {
+                part.to_owned()
+            }
+        })
+        .collect();
+    parts.join("/")
+}
+
+/// The `{name}` parameters of an OpenAPI path.
+fn path_names(path: &str) -> Vec<&str> {
+    path.split('/')
+        .filter_map(|part| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
+        .collect()
+}
+
+/// The error object the error handler sends
+/// ([`error_handler`](crate::middleware::error_handler)).
+fn error_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["statusCode", "category", "message"],
+        "properties": {
+            "statusCode": {"type": "integer", "minimum": 400, "maximum": 599},
+            "code": {"type": "string"},
+            "category": {"type": "string"},
+            "title": {"type": "string"},
+            "message": {"type": "string"},
+            "exception": {"type": "boolean"},
+            "extra": {},
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::openapi_path;
+
+    #[test]
+    fn paths_are_written_with_braces() {
+        assert_eq!(
+            openapi_path("/users/:id/notes/{n}"),
+            "/users/{id}/notes/{n}"
+        );
+        assert_eq!(openapi_path("/files/*path"), "/files/{path}");
+        assert_eq!(openapi_path("/"), "/");
+    }
+}

@@ -1,0 +1,110 @@
+//! The user service documents itself: `user-service openapi` prints the OpenAPI document
+//! without connecting to any store (the stores named here do not exist), the running service
+//! serves the same document at `/openapi.json`, and it describes the four endpoints from their
+//! typed signatures.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+fn printed() -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_user-service"))
+        .arg("openapi")
+        // Nothing listens on port 1: a command that tried to connect would fail.
+        .env("DATABASE_URL", "postgres://postgres@127.0.0.1:1/none")
+        .env("REDIS_URL", "redis://127.0.0.1:1")
+        .output()
+        .expect("run user-service openapi");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("the document is JSON")
+}
+
+fn served() -> Value {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_user-service"))
+        .env("BIND", "127.0.0.1:0")
+        .env("DATABASE_URL", "memory")
+        .env_remove("REDIS_URL")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start user-service");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let address = loop {
+        let line = lines
+            .next()
+            .expect("exited before listening")
+            .expect("stdout");
+        if let Some(rest) = line.split("address=").nth(1) {
+            break rest.split_whitespace().next().expect("address").to_owned();
+        }
+    };
+    std::thread::spawn(move || lines.for_each(drop));
+    let mut stream = TcpStream::connect(&address).expect("connect");
+    stream
+        .write_all(b"GET /openapi.json HTTP/1.1\r\nhost: t\r\nconnection: close\r\n\r\n")
+        .expect("write");
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).expect("read");
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = String::from_utf8(answer).expect("utf-8");
+    let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
+    assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
+    assert!(
+        head.to_ascii_lowercase()
+            .contains("content-type: application/json"),
+        "{head}"
+    );
+    serde_json::from_str(body).expect("JSON")
+}
+
+#[test]
+fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
+    let doc = printed();
+    assert_eq!(doc, served(), "the command prints what the service serves");
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert_eq!(doc["info"]["title"], "user-service");
+    let operations: Vec<String> = doc["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .flat_map(|(path, ops)| {
+            ops.as_object()
+                .unwrap()
+                .keys()
+                .map(move |m| format!("{} {path}", m.to_uppercase()))
+        })
+        .collect();
+    assert_eq!(
+        operations,
+        [
+            "GET /users/v1/login",
+            "POST /users/v1/login",
+            "GET /users/v1/me",
+            "POST /users/v1/me",
+        ]
+    );
+    let register = &doc["paths"]["/users/v1/me"]["post"];
+    assert_eq!(
+        register["requestBody"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/UserParams"
+    );
+    assert_eq!(
+        register["responses"]["201"]["content"]["application/json"]["schema"]["$ref"],
+        "#/components/schemas/User"
+    );
+    assert_eq!(register["tags"], serde_json::json!(["UserController"]));
+    // The stored digest never leaves the service, so the schema has no `password`.
+    assert!(doc["components"]["schemas"]["User"]["properties"]["password"].is_null());
+    assert_eq!(
+        doc["components"]["schemas"]["Token"]["pattern"],
+        "^[0-9a-f]{32}$"
+    );
+}
