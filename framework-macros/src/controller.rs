@@ -276,17 +276,30 @@ fn describe_body(method: &ImplItemFn, args: &[Arg], output: Option<&Type>) -> To
                     let schema = probe(inner);
                     steps.push(quote! {
                         let schema = #schema;
+                        let schema = d.validated(
+                            schema,
+                            <#inner as ::framework::Validate>::describe_rules,
+                        );
                         d.body(#media, schema);
                     });
                 }
-                for (name, location) in [("Query", "query"), ("Path", "path")] {
-                    if let Some(inner) = wrapped(ty, name) {
-                        let schema = probe(inner);
-                        steps.push(quote! {
-                            let schema = #schema;
-                            d.parameters_of(#location, schema);
-                        });
-                    }
+                if let Some(inner) = wrapped(ty, "Query") {
+                    let schema = probe(inner);
+                    steps.push(quote! {
+                        let schema = #schema;
+                        let schema = d.validated(
+                            schema,
+                            <#inner as ::framework::Validate>::describe_rules,
+                        );
+                        d.parameters_of("query", schema);
+                    });
+                }
+                if let Some(inner) = wrapped(ty, "Path") {
+                    let schema = probe(inner);
+                    steps.push(quote! {
+                        let schema = #schema;
+                        d.parameters_of("path", schema);
+                    });
                 }
             }
             ArgKind::State | ArgKind::Borrowed { .. } => {}

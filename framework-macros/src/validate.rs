@@ -42,6 +42,42 @@ impl Rule {
         }
     }
 
+    /// The schema keywords this rule sets on the field's property: `constrain(schema, name,
+    /// key, value)` calls.
+    fn describe(&self, name: &str) -> TokenStream {
+        let set = |key: &str, value: TokenStream| {
+            quote! {
+                ::framework::__private::constrain(schema, #name, #key, ::framework::__private::json!(#value));
+            }
+        };
+        match self {
+            Rule::Length { min, max } => {
+                let mut out = TokenStream::new();
+                if let Some(min) = min {
+                    out.extend(set("minLength", quote!(#min)));
+                }
+                if let Some(max) = max {
+                    out.extend(set("maxLength", quote!(#max)));
+                }
+                out
+            }
+            Rule::Range { min, max } => {
+                let mut out = set("minimum", quote!(#min));
+                out.extend(set("maximum", quote!(#max)));
+                out
+            }
+            Rule::NonEmpty => set("minLength", quote!(1)),
+            Rule::Hex => set("pattern", quote!("^[0-9a-fA-F]*$")),
+            Rule::Ascii => set("pattern", quote!("^[\\x00-\\x7F]*$")),
+            Rule::Charset(chars) => set(
+                "pattern",
+                quote!(::framework::__private::charset_pattern(#chars)),
+            ),
+            Rule::OneOf(options) => set("enum", quote!([#(#options),*])),
+            Rule::Custom(_) => TokenStream::new(),
+        }
+    }
+
     /// The call checking `value` (a reference to the field).
     fn call(&self, span: proc_macro2::Span) -> TokenStream {
         let rules = quote!(::framework::__private::rules);
@@ -269,6 +305,7 @@ fn generate(input: &DeriveInput) -> syn::Result<TokenStream> {
     };
     let mut checks = Vec::new();
     let mut codes = Vec::new();
+    let mut describes = Vec::new();
     let mut error: Option<syn::Error> = None;
     for field in &fields.named {
         let Some(ident) = &field.ident else { continue };
@@ -287,6 +324,7 @@ fn generate(input: &DeriveInput) -> syn::Result<TokenStream> {
             let code = first.code();
             codes.push(quote!(#name => ::std::option::Option::Some(#code),));
         }
+        describes.extend(field_rules.iter().map(|(rule, _)| rule.describe(&name)));
         let calls = field_rules.iter().map(|(rule, span)| {
             let call = rule.call(*span);
             let code = rule.code();
@@ -324,6 +362,10 @@ fn generate(input: &DeriveInput) -> syn::Result<TokenStream> {
                     #(#codes)*
                     _ => ::std::option::Option::None,
                 }
+            }
+            fn describe_rules(schema: &mut ::framework::__private::JsonValue) {
+                let _ = &schema;
+                #(#describes)*
             }
         }
     })

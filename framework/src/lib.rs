@@ -69,8 +69,9 @@ pub mod __private {
     pub use crate::extract::{FromContext, FromRequest, Source, optional, required, state};
     pub use crate::handler::{BoxFuture, EndpointFuture, endpoint_future, finish, finish_value};
     pub use crate::state::field as state_field;
-    pub use crate::validate::{failure, rules};
+    pub use crate::validate::{charset_pattern, constrain, failure, rules};
     pub use inventory;
+    pub use serde_json::{Value as JsonValue, json};
     /// The OpenAPI description the macros write.
     pub mod openapi {
         pub use crate::openapi::{Describe, Probe, ViaNothing, ViaSchema, string_schema};

@@ -60,6 +60,30 @@ impl<'g> Describe<'g> {
         }
     }
 
+    /// `schema` with the type's `Validate` rules written in (on its component when it is a
+    /// reference), for a `Json`, `Form` or `Query` argument.
+    pub fn validated(&mut self, schema: Option<Schema>, rules: fn(&mut Value)) -> Option<Schema> {
+        let mut schema = schema?;
+        let name = schema
+            .get("$ref")
+            .and_then(Value::as_str)
+            .and_then(|r| r.strip_prefix("#/components/schemas/"))
+            .map(str::to_owned);
+        match name {
+            Some(name) => {
+                if let Some(definition) = self.generator.definitions_mut().get_mut(&name) {
+                    rules(definition);
+                }
+            }
+            None => {
+                let mut value = schema.to_value();
+                rules(&mut value);
+                schema = Schema::try_from(value).ok()?;
+            }
+        }
+        Some(schema)
+    }
+
     /// One parameter: `location` is `path`, `query`, `header` or `cookie`.
     pub fn parameter(
         &mut self,

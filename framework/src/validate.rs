@@ -57,6 +57,54 @@ pub trait Validate {
         let _ = field;
         None
     }
+
+    /// Writes the rules into the type's JSON Schema (an object schema with `properties`), for
+    /// the OpenAPI document: `length` as `minLength`/`maxLength`, `range` as
+    /// `minimum`/`maximum`, `non_empty` as `minLength: 1`, `hex`, `ascii` and `charset` as a
+    /// `pattern`, `one_of` as `enum`. A function validator (`xUserAccount`) adds nothing here.
+    fn describe_rules(schema: &mut serde_json::Value)
+    where
+        Self: Sized,
+    {
+        let _ = schema;
+    }
+}
+
+/// Sets `key` of the property `field` of an object schema (used by the derive). A second
+/// `pattern` joins the first through `allOf`, so both hold.
+#[doc(hidden)]
+pub fn constrain(schema: &mut serde_json::Value, field: &str, key: &str, value: serde_json::Value) {
+    let Some(property) = schema
+        .get_mut("properties")
+        .and_then(|p| p.get_mut(field))
+        .and_then(serde_json::Value::as_object_mut)
+    else {
+        return;
+    };
+    if key == "pattern" && property.contains_key("pattern") {
+        let all = property
+            .entry("allOf")
+            .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+        if let Some(all) = all.as_array_mut() {
+            all.push(serde_json::json!({ "pattern": value }));
+        }
+        return;
+    }
+    property.insert(key.to_owned(), value);
+}
+
+/// A regular expression class of the characters of `set`, for `charset` (used by the derive).
+#[doc(hidden)]
+pub fn charset_pattern(set: &str) -> String {
+    let mut class = String::from("^[");
+    for c in set.chars() {
+        if matches!(c, '\\' | ']' | '[' | '^' | '-') {
+            class.push('\\');
+        }
+        class.push(c);
+    }
+    class.push_str("]*$");
+    class
 }
 
 /// The error for a failed rule. Used by the derive.

@@ -471,6 +471,11 @@ async fn the_document_describes_the_typed_routes() {
         .collect();
     let size = query.iter().find(|p| p["name"] == "size").expect("size");
     assert_eq!(size["required"], true);
+    // The Validate rule `range(min = 1, max = 50)` as schema constraints.
+    assert_eq!(
+        (&size["schema"]["minimum"], &size["schema"]["maximum"]),
+        (&json!(1), &json!(50))
+    );
     let after = query.iter().find(|p| p["name"] == "after").expect("after");
     assert_eq!(after["required"], false);
 
@@ -488,6 +493,11 @@ async fn the_document_describes_the_typed_routes() {
     assert_eq!(
         doc["components"]["schemas"]["Note"]["required"],
         json!(["text"])
+    );
+    let text = &doc["components"]["schemas"]["Note"]["properties"]["text"];
+    assert_eq!(
+        (&text["minLength"], &text["maxLength"]),
+        (&json!(1), &json!(20))
     );
     // Headers and cookies; a text answer.
     let whoami = &doc["paths"]["/users/{user}/whoami"]["get"];
@@ -541,4 +551,37 @@ async fn state_the_app_lacks_is_a_500() {
         .await
         .unwrap();
     assert_eq!(res.status(), 500);
+}
+
+/// Every built-in rule becomes a schema keyword; two patterns both hold (`allOf`).
+#[test]
+fn validate_rules_become_schema_constraints() {
+    #[derive(Deserialize, Validate, schemars::JsonSchema)]
+    #[allow(dead_code)]
+    struct Rules {
+        #[validate(length(min = 2, max = 8), hex, ascii)]
+        code: String,
+        #[validate(non_empty, charset("a-]"))]
+        letters: String,
+        #[validate(one_of("red", "green"))]
+        color: String,
+        #[validate(range(min = 1, max = 120))]
+        age: u8,
+    }
+    let mut schema = schemars::schema_for!(Rules).to_value();
+    <Rules as Validate>::describe_rules(&mut schema);
+    let p = &schema["properties"];
+    assert_eq!(
+        (&p["code"]["minLength"], &p["code"]["maxLength"]),
+        (&json!(2), &json!(8))
+    );
+    assert_eq!(p["code"]["pattern"], "^[0-9a-fA-F]*$");
+    assert_eq!(p["code"]["allOf"], json!([{"pattern": "^[\\x00-\\x7F]*$"}]));
+    assert_eq!(p["letters"]["minLength"], 1);
+    assert_eq!(p["letters"]["pattern"], "^[a\\-\\]]*$");
+    assert_eq!(p["color"]["enum"], json!(["red", "green"]));
+    assert_eq!(
+        (&p["age"]["minimum"], &p["age"]["maximum"]),
+        (&json!(1), &json!(120))
+    );
 }
