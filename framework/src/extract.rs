@@ -266,33 +266,14 @@ fn pair_failure<T: Validate>(
     what: &str,
 ) -> HttpError {
     let reason = err.inner().to_string();
-    let path = err.path().to_string();
-    let first = path.split(['.', '[']).next().unwrap_or("");
-    let field = if first.is_empty() || first == "?" {
-        reason
-            .strip_prefix("missing field `")
-            .and_then(|r| r.strip_suffix('`'))
-            .map(str::to_owned)
-    } else {
-        Some(first.to_owned())
-    };
-    match field {
-        Some(field) => {
-            let code = T::field_code(&field).unwrap_or("invalid");
-            let reason = if reason.starts_with("missing field") {
-                Cow::Borrowed("is required")
-            } else {
-                Cow::Owned(reason)
-            };
-            failure(&field, code, reason)
-        }
-        None => HttpError::with(
+    crate::validate::field_failure::<T>(&err.path().to_string(), &reason).unwrap_or_else(|| {
+        HttpError::with(
             StatusCode::BAD_REQUEST,
             CATEGORY,
             format!("{what}: {reason}"),
         )
-        .with_code("invalid"),
-    }
+        .with_code("invalid")
+    })
 }
 
 /// What a named argument is read from, for its error message.

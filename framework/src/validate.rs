@@ -187,32 +187,30 @@ fn deserialize_failure<T: Validate>(
     if inner.is_syntax() || inner.is_eof() {
         return invalid_json();
     }
-    // The top-level field the error is in: the path's first segment ("." is the root, "?" an
-    // unknown position), or for a missing field, its name from serde's message.
-    let path = err.path().to_string();
+    field_failure::<T>(&err.path().to_string(), reason).unwrap_or_else(|| {
+        HttpError::with(StatusCode::BAD_REQUEST, CATEGORY, reason.to_owned()).with_code("json")
+    })
+}
+
+/// The 400 naming the field a deserialiser refused, with the field's rule code, when the
+/// failure has a field: the serde path's first segment ("." is the root, "?" an unknown
+/// position), or for a missing field, its name from serde's message.
+pub(crate) fn field_failure<T: Validate>(path: &str, reason: &str) -> Option<HttpError> {
     let first = path.split(['.', '[']).next().unwrap_or("");
     let field = if first.is_empty() || first == "?" {
         reason
             .strip_prefix("missing field `")
-            .and_then(|r| r.strip_suffix('`'))
-            .map(str::to_owned)
+            .and_then(|r| r.strip_suffix('`'))?
     } else {
-        Some(first.to_owned())
+        first
     };
-    match field {
-        Some(field) => {
-            let code = T::field_code(&field).unwrap_or("invalid");
-            let reason = if reason.starts_with("missing field") {
-                "is required"
-            } else {
-                reason
-            };
-            failure(&field, code, reason)
-        }
-        None => {
-            HttpError::with(StatusCode::BAD_REQUEST, CATEGORY, reason.to_owned()).with_code("json")
-        }
-    }
+    let code = T::field_code(field).unwrap_or("invalid");
+    let reason = if reason.starts_with("missing field") {
+        "is required"
+    } else {
+        reason
+    };
+    Some(failure(field, code, reason))
 }
 
 /// The built-in rules. Each returns `Err(text)` describing the rule when the value breaks it.
