@@ -272,25 +272,28 @@ fn describe_body(method: &ImplItemFn, args: &[Arg], output: Option<&Type>) -> To
                 ]
                 .into_iter()
                 .find_map(|(name, media)| wrapped(ty, name).map(|inner| (inner, media)));
-                if let Some((inner, media)) = body {
+                // `T`'s schema with its `Validate` rules written in.
+                let validated = |inner: &Type| {
                     let schema = probe(inner);
-                    steps.push(quote! {
+                    quote! {
                         let schema = #schema;
                         let schema = d.validated(
                             schema,
                             <#inner as ::framework::Validate>::describe_rules,
                         );
+                    }
+                };
+                if let Some((inner, media)) = body {
+                    let schema = validated(inner);
+                    steps.push(quote! {
+                        #schema
                         d.body(#media, schema);
                     });
                 }
                 if let Some(inner) = wrapped(ty, "Query") {
-                    let schema = probe(inner);
+                    let schema = validated(inner);
                     steps.push(quote! {
-                        let schema = #schema;
-                        let schema = d.validated(
-                            schema,
-                            <#inner as ::framework::Validate>::describe_rules,
-                        );
+                        #schema
                         d.parameters_of("query", schema);
                     });
                 }

@@ -235,19 +235,9 @@ deref!(Json, Form, Query, Path);
 
 /// The 415 for a body of another media type than the extractor reads.
 fn unsupported(ctx: &Context, expected: &str) -> HttpError {
-    let received = ctx
-        .header(http::header::CONTENT_TYPE)
-        .and_then(|v| v.split(';').next())
-        .map(str::trim)
-        .filter(|v| !v.is_empty() && v.len() <= 100 && v.bytes().all(|b| b.is_ascii_graphic()));
-    let message = match received {
-        Some(received) => format!("unsupported media type {received}: expected {expected}"),
-        None => format!("unsupported media type: expected {expected}"),
-    };
-    HttpError::with(
-        StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        "framework-body-parser",
-        message,
+    crate::validate::unsupported_media_type_expecting(
+        ctx.header(http::header::CONTENT_TYPE),
+        expected,
     )
 }
 

@@ -122,13 +122,21 @@ pub fn failure(field: &str, code: &'static str, reason: impl Display) -> HttpErr
 /// received and the one expected. The body parser adds `Accept-Post` (or `Accept-Patch`) with
 /// the types it reads.
 pub fn unsupported_media_type(received: Option<&str>) -> HttpError {
+    unsupported_media_type_expecting(received, "application/json")
+}
+
+/// [`unsupported_media_type`] for a reader that expects another type (a form).
+pub(crate) fn unsupported_media_type_expecting(
+    received: Option<&str>,
+    expected: &str,
+) -> HttpError {
     let received = received
         .and_then(|v| v.split(';').next())
         .map(str::trim)
         .filter(|v| !v.is_empty() && v.len() <= 100 && v.bytes().all(|b| b.is_ascii_graphic()));
     let message = match received {
-        Some(received) => format!("unsupported media type {received}: expected application/json"),
-        None => "unsupported media type: expected application/json".to_owned(),
+        Some(received) => format!("unsupported media type {received}: expected {expected}"),
+        None => format!("unsupported media type: expected {expected}"),
     };
     HttpError::with(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,

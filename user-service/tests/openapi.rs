@@ -3,9 +3,11 @@
 //! serves the same document at `/openapi.json`, and it describes the four endpoints from their
 //! typed signatures.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use serde_json::Value;
 
@@ -26,34 +28,13 @@ fn printed() -> Value {
 }
 
 fn served() -> Value {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_user-service"))
-        .env("BIND", "127.0.0.1:0")
-        .env("DATABASE_URL", "memory")
-        .env_remove("REDIS_URL")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start user-service");
-    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-    let address = loop {
-        let line = lines
-            .next()
-            .expect("exited before listening")
-            .expect("stdout");
-        if let Some(rest) = line.split("address=").nth(1) {
-            break rest.split_whitespace().next().expect("address").to_owned();
-        }
-    };
-    std::thread::spawn(move || lines.for_each(drop));
+    let (_service, address) = common::start();
     let mut stream = TcpStream::connect(&address).expect("connect");
     stream
         .write_all(b"GET /openapi.json HTTP/1.1\r\nhost: t\r\nconnection: close\r\n\r\n")
         .expect("write");
     let mut answer = Vec::new();
     stream.read_to_end(&mut answer).expect("read");
-    let _ = child.kill();
-    let _ = child.wait();
     let text = String::from_utf8(answer).expect("utf-8");
     let (head, body) = text.split_once("\r\n\r\n").expect("a head and a body");
     assert!(head.starts_with("HTTP/1.1 200 "), "{head}");
