@@ -19,6 +19,8 @@ struct RouteArgs {
     method: &'static str,
     path: LitStr,
     middleware: Vec<Ident>,
+    /// `errors(409, 429)`: error statuses the handler itself answers with, for the document.
+    errors: Vec<u16>,
 }
 
 /// A handler method with its route and its arguments after `&self`.
@@ -141,6 +143,7 @@ fn route_method(attr: &Attribute) -> Option<&'static str> {
 fn parse_route_args(method: &'static str, attr: &Attribute) -> syn::Result<RouteArgs> {
     let mut path: Option<LitStr> = None;
     let mut middleware = Vec::new();
+    let mut errors = Vec::new();
     attr.parse_args_with(|input: syn::parse::ParseStream<'_>| {
         let lit: LitStr = input.parse().map_err(|e| {
             syn::Error::new(
@@ -154,10 +157,13 @@ fn parse_route_args(method: &'static str, attr: &Attribute) -> syn::Result<Route
                 if meta.path.is_ident("middleware") {
                     middleware = parse_middleware_list(&meta)?;
                     Ok(())
+                } else if meta.path.is_ident("errors") {
+                    errors = parse_error_statuses(&meta)?;
+                    Ok(())
                 } else {
                     Err(syn::Error::new(
                         meta.path.span(),
-                        "unknown route key; expected `middleware`",
+                        "unknown route key; expected `middleware` or `errors`",
                     ))
                 }
             });
@@ -173,7 +179,28 @@ fn parse_route_args(method: &'static str, attr: &Attribute) -> syn::Result<Route
         method,
         path,
         middleware,
+        errors,
     })
+}
+
+/// `errors(409, 429)`: HTTP error statuses, 400 to 599.
+fn parse_error_statuses(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<Vec<u16>> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let list = content.parse_terminated(|i| i.parse::<syn::LitInt>(), syn::Token![,])?;
+    list.iter()
+        .map(|lit| {
+            lit.base10_parse::<u16>()
+                .ok()
+                .filter(|status| (400..=599).contains(status))
+                .ok_or_else(|| {
+                    syn::Error::new(
+                        lit.span(),
+                        "`errors(..)` lists error statuses from 400 to 599, e.g. `errors(409)`",
+                    )
+                })
+        })
+        .collect()
 }
 
 /// The parameter names of a route path: `:name`, `{name}` and `*name` segments.
@@ -223,7 +250,12 @@ fn first_generic(segment: &syn::PathSegment) -> Option<&Type> {
 
 /// The code that describes a handler for the OpenAPI document: its doc comment, its
 /// arguments as parameters and body, its return type as the success response.
-fn describe_body(method: &ImplItemFn, args: &[Arg], output: Option<&Type>) -> TokenStream {
+fn describe_body(
+    method: &ImplItemFn,
+    route: &RouteArgs,
+    args: &[Arg],
+    output: Option<&Type>,
+) -> TokenStream {
     let doc: Vec<String> = method
         .attrs
         .iter()
@@ -245,6 +277,7 @@ fn describe_body(method: &ImplItemFn, args: &[Arg], output: Option<&Type>) -> To
         }
     };
     let mut steps = vec![quote!(d.doc(#doc);)];
+    steps.extend(route.errors.iter().map(|status| quote!(d.error(#status);)));
     for Arg { ty, kind } in args {
         match kind {
             ArgKind::Named {
@@ -572,7 +605,7 @@ fn take_route(method: &mut ImplItemFn, prefix: &str, errors: &mut Errors) -> Opt
         syn::ReturnType::Default => None,
         syn::ReturnType::Type(_, ty) => Some(&**ty),
     };
-    let describe = describe_body(method, &args, output);
+    let describe = describe_body(method, &route, &args, output);
     ok.then_some(Handler {
         name,
         route,
@@ -788,7 +821,7 @@ fn registration(
                     #finish
                 })
             }
-            fn #describe_fn(d: &mut ::framework::__private::openapi::Describe<'_>) {
+            fn #describe_fn(d: &mut ::framework::__private::openapi::Operation<'_>) {
                 #describe
             }
             fn #endpoint_fn(

@@ -12,6 +12,7 @@ mod controller;
 mod from_state;
 mod route_path;
 mod validate;
+mod validator;
 
 /// Registers an `impl` block's annotated methods as routes under a prefix.
 ///
@@ -53,6 +54,22 @@ route_attribute!(get, post, put, patch, delete, head, options);
 #[proc_macro_derive(Validate, attributes(validate))]
 pub fn derive_validate(item: TokenStream) -> TokenStream {
     validate::expand(item.into()).into()
+}
+
+/// Makes a validator function declare the JSON Schema of the values it accepts, so a field
+/// it checks (`#[validate(xUserAccount)]`) carries the rule into the OpenAPI document.
+///
+/// `#[validator(min_length = 2, max_length = 20, pattern = "^[A-Za-z0-9_]*$")]` on
+/// `fn xUserAccount(value: &str) -> Result<(), E>`; the keywords are `min_length`,
+/// `max_length`, `pattern`, `minimum`, `maximum` and `format`, each taking an expression that
+/// becomes JSON. The function becomes a value of the same name, still called as before
+/// (`xUserAccount("ab")`), that implements `framework::validate::ValidatorSchema`. It must not
+/// be generic or async, and its error type must be named (not `impl Display`). The declared
+/// schema is a promise about the function: keep the two in step (a contract tester such as
+/// schemathesis catches a mismatch).
+#[proc_macro_attribute]
+pub fn validator(attr: TokenStream, item: TokenStream) -> TokenStream {
+    validator::expand(attr.into(), item.into()).into()
 }
 
 /// Derives `framework::FromState`: each field is a clone of the app state's value of the

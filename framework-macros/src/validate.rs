@@ -74,7 +74,12 @@ impl Rule {
                 quote!(::framework::__private::charset_pattern(#chars)),
             ),
             Rule::OneOf(options) => set("enum", quote!([#(#options),*])),
-            Rule::Custom(_) => TokenStream::new(),
+            Rule::Custom(path) => quote! {
+                {
+                    use ::framework::__private::{ViaPlainFunction as _, ViaValidatorSchema as _};
+                    (&::framework::__private::NamedValidator(&#path)).describe_field(schema, #name);
+                }
+            },
         }
     }
 
@@ -99,7 +104,12 @@ impl Rule {
             Rule::Ascii => quote_spanned!(span=> #rules::ascii(value)),
             Rule::Charset(set) => quote_spanned!(span=> #rules::charset(value, #set)),
             Rule::OneOf(options) => quote_spanned!(span=> #rules::one_of(value, &[#(#options),*])),
-            Rule::Custom(path) => quote_spanned!(path.span()=> #path(value)),
+            // Taken as a value, as the schema description takes it, so a misspelled name is one
+            // error ("cannot find value"), not one per use.
+            Rule::Custom(path) => quote_spanned!(path.span()=> {
+                let check = &#path;
+                check(value)
+            }),
         }
     }
 }

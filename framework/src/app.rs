@@ -386,7 +386,11 @@ impl App {
     /// it), without building a service or serving anything: for a command that prints it.
     pub fn openapi_document(&self) -> Vec<u8> {
         let settings = self.scope.openapi.clone().unwrap_or_default();
-        crate::openapi::document(&settings.title, &settings.version, &controller_doc_routes())
+        crate::openapi::document(
+            &settings.title,
+            &settings.version,
+            &controller_doc_routes(self),
+        )
     }
 
     fn controller_groups(&self) -> Result<Vec<Group>, BuildError> {
@@ -443,7 +447,7 @@ impl App {
             let document = crate::openapi::document(
                 &settings.title,
                 &settings.version,
-                &controller_doc_routes(),
+                &controller_doc_routes(&self),
             );
             groups.push(Routes {
                 scope: Prefix(String::new()),
@@ -519,17 +523,27 @@ impl Default for OpenApiSettings {
     }
 }
 
-/// Every registered controller route, for the OpenAPI document.
-fn controller_doc_routes() -> Vec<crate::openapi::DocRoute> {
+/// Every registered controller route, for the OpenAPI document, with the middleware it runs
+/// (the app's, then the controller's and the route's by name; a name nobody registered is left
+/// out here and fails [`App::build`]).
+fn controller_doc_routes(app: &App) -> Vec<crate::openapi::DocRoute> {
     let mut routes = Vec::new();
     for def in inventory::iter::<ControllerDef> {
         for route in def.routes {
+            let mut chain = app.middleware.clone();
+            chain.extend(
+                def.middleware
+                    .iter()
+                    .chain(route.middleware)
+                    .filter_map(|name| app.scope.named.get(name).cloned()),
+            );
             routes.push(crate::openapi::DocRoute {
                 method: route.method,
                 path: join_path(def.prefix, route.path),
                 tag: def.name,
                 handler: route.handler,
                 describe: route.describe,
+                chain,
             });
         }
     }

@@ -29,7 +29,7 @@ pub struct RouteDef {
     pub middleware: &'static [&'static str],
     pub endpoint: EndpointFactory,
     /// Describes the route for the OpenAPI document.
-    pub describe: fn(&mut crate::openapi::Describe<'_>),
+    pub describe: fn(&mut crate::openapi::Operation<'_>),
 }
 
 /// Binds a route's generated wrapper to the type-erased controller instance.

@@ -98,6 +98,12 @@ pub trait Middleware: Send + Sync + 'static {
     fn recovered(&self, _ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
         std::panic::resume_unwind(payload)
     }
+
+    /// What this middleware adds to the OpenAPI description of each controller route it runs
+    /// on ([`crate::openapi`]): the error statuses it can answer with, the credentials it
+    /// reads (a security scheme), how it writes errors. Called once, when the document is
+    /// built; the default adds nothing. A middleware that wraps another forwards it.
+    fn describe(&self, _operation: &mut crate::openapi::Operation<'_>) {}
 }
 
 /// What a middleware's [`before`](Middleware::before) hook decides for a request. More
@@ -529,6 +535,9 @@ impl<M: Middleware + ?Sized> Middleware for Arc<M> {
     fn recovered(&self, ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
         (**self).recovered(ctx, payload)
     }
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        (**self).describe(operation);
+    }
 }
 
 /// `middleware` as it is stored in a chain. A [`SharedMiddleware`] is taken as it is (no second
@@ -607,5 +616,10 @@ where
     }
     fn recovered(&self, ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
         self.middleware.recovered(ctx, payload)
+    }
+    /// Described as the middleware it runs: a route lists what it can answer whenever the
+    /// predicate accepts.
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        self.middleware.describe(operation);
     }
 }

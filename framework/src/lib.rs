@@ -41,7 +41,7 @@ pub use app::{
 pub use context::Context;
 pub use error::{Error, HttpError, Result};
 pub use framework_macros::{
-    FromState, Validate, controller, delete, get, head, options, patch, post, put,
+    FromState, Validate, controller, delete, get, head, options, patch, post, put, validator,
 };
 pub use handler::{
     Before, BoxFuture, Endpoint, EndpointFuture, IntoReply, Middleware, Next, SharedMiddleware,
@@ -69,11 +69,14 @@ pub mod __private {
     pub use crate::extract::{FromContext, FromRequest, Source, optional, required, state};
     pub use crate::handler::{BoxFuture, EndpointFuture, endpoint_future, finish, finish_value};
     pub use crate::state::field as state_field;
-    pub use crate::validate::{charset_pattern, constrain, failure, rules};
+    pub use crate::validate::{
+        JsonMap, NamedValidator, ViaPlainFunction, ViaValidatorSchema, charset_pattern, constrain,
+        constrain_property, failure, rules,
+    };
     pub use inventory;
     pub use serde_json::{Value as JsonValue, json};
     /// The OpenAPI description the macros write.
     pub mod openapi {
-        pub use crate::openapi::{Describe, Probe, ViaNothing, ViaSchema, string_schema};
+        pub use crate::openapi::{Operation, Probe, ViaNothing, ViaSchema, string_schema};
     }
 }

@@ -9,7 +9,15 @@
 //! described, one that does not is left open (`{}`), so documenting an API never stops a
 //! handler from compiling. Referenced types live under `#/components/schemas`. Every
 //! operation lists the error responses its arguments can cause (400 for an argument that is
-//! parsed or validated, 415 and 413 for a body) and 500, each with the error object's schema.
+//! parsed or validated, 415 and 413 for a body), the ones the handler declares
+//! (`#[post("/v1/me", errors(409))]`), the ones the middleware on its route can give, and 500.
+//!
+//! Middleware describes itself through [`Middleware::describe`](crate::Middleware::describe):
+//! the session middleware declares its cookie (an optional `apiKey` security scheme), jwt a
+//! bearer scheme and 401, basic auth a basic scheme and 401, the limiters 429, and the error
+//! handler how errors are written (the error object as `application/json`, or `text/plain`
+//! when the client does not accept JSON). Without an error handler on the route an error is
+//! `text/plain`.
 //!
 //! Routes added by hand (`App::get`, …) are not in the document: it describes controllers.
 
@@ -20,32 +28,49 @@ use schemars::generate::SchemaSettings;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
-/// What the code `#[controller]` writes for a route fills in: the operation as it will appear
-/// in the document.
-#[doc(hidden)]
-pub struct Describe<'g> {
-    generator: &'g mut SchemaGenerator,
-    operation: Map<String, Value>,
-    parameters: Vec<Value>,
-    responses: BTreeMap<String, Value>,
+/// What the whole document collects while its operations are described.
+struct Components {
+    generator: SchemaGenerator,
+    security_schemes: Map<String, Value>,
 }
 
-impl<'g> Describe<'g> {
-    fn new(generator: &'g mut SchemaGenerator) -> Self {
-        Describe {
-            generator,
+/// One operation (a route's method and path) being described: what the code `#[controller]`
+/// writes for a handler and each middleware on the route
+/// ([`Middleware::describe`](crate::Middleware::describe)) fill in.
+pub struct Operation<'g> {
+    components: &'g mut Components,
+    operation: Map<String, Value>,
+    parameters: Vec<Value>,
+    success: BTreeMap<String, Value>,
+    errors: std::collections::BTreeSet<u16>,
+    error_media: &'static [&'static str],
+    security: Vec<Value>,
+}
+
+/// How errors are written when no error handler says otherwise: the error's text.
+const TEXT_ERRORS: &[&str] = &["text/plain"];
+
+impl<'g> Operation<'g> {
+    fn new(components: &'g mut Components) -> Self {
+        Operation {
+            components,
             operation: Map::new(),
             parameters: Vec::new(),
-            responses: BTreeMap::new(),
+            success: BTreeMap::new(),
+            errors: std::collections::BTreeSet::new(),
+            error_media: TEXT_ERRORS,
+            security: Vec::new(),
         }
     }
 
     /// The schema generator, for [`Probe`].
+    #[doc(hidden)]
     pub fn generator(&mut self) -> &mut SchemaGenerator {
-        self.generator
+        &mut self.components.generator
     }
 
     /// The method's doc comment: the first paragraph is the summary, the rest the description.
+    #[doc(hidden)]
     pub fn doc(&mut self, doc: &str) {
         let doc = doc.trim();
         if doc.is_empty() {
@@ -62,6 +87,7 @@ impl<'g> Describe<'g> {
 
     /// `schema` with the type's `Validate` rules written in (on its component when it is a
     /// reference), for a `Json`, `Form` or `Query` argument.
+    #[doc(hidden)]
     pub fn validated(&mut self, schema: Option<Schema>, rules: fn(&mut Value)) -> Option<Schema> {
         let mut schema = schema?;
         let name = schema
@@ -71,7 +97,8 @@ impl<'g> Describe<'g> {
             .map(str::to_owned);
         match name {
             Some(name) => {
-                if let Some(definition) = self.generator.definitions_mut().get_mut(&name) {
+                if let Some(definition) = self.components.generator.definitions_mut().get_mut(&name)
+                {
                     rules(definition);
                 }
             }
@@ -85,6 +112,7 @@ impl<'g> Describe<'g> {
     }
 
     /// One parameter: `location` is `path`, `query`, `header` or `cookie`.
+    #[doc(hidden)]
     pub fn parameter(
         &mut self,
         location: &str,
@@ -102,6 +130,7 @@ impl<'g> Describe<'g> {
     }
 
     /// One parameter per property of an object schema (a `Query<T>` or `Path<T>`).
+    #[doc(hidden)]
     pub fn parameters_of(&mut self, location: &str, schema: Option<Schema>) {
         let object = self.resolve(open(schema));
         let required: Vec<String> = object
@@ -128,6 +157,7 @@ impl<'g> Describe<'g> {
     }
 
     /// The request body, of `media` type.
+    #[doc(hidden)]
     pub fn body(&mut self, media: &str, schema: Option<Schema>) {
         self.operation.insert(
             "requestBody".into(),
@@ -139,23 +169,40 @@ impl<'g> Describe<'g> {
     }
 
     /// The success response: `media` and its schema, or no body.
+    #[doc(hidden)]
     pub fn success(&mut self, status: u16, media: Option<&str>, schema: Option<Schema>) {
         let mut response = json!({"description": reason(status)});
         if let Some(media) = media {
             response["content"] = json!({media: {"schema": open(schema)}});
         }
-        self.responses.insert(status.to_string(), response);
+        self.success.insert(status.to_string(), response);
     }
 
-    /// An error response the route can give, with the error object.
+    /// The route can answer `status` (400 to 599) with an error.
     pub fn error(&mut self, status: u16) {
-        self.responses.insert(
-            status.to_string(),
-            json!({
-                "description": reason(status),
-                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-            }),
-        );
+        self.errors.insert(status);
+    }
+
+    /// How errors are written on this route, as media types: `application/json` (the error
+    /// object) and `text/plain` (its text). The error handler sets this; without one, errors
+    /// are `text/plain`.
+    pub fn error_media(&mut self, media: &'static [&'static str]) {
+        self.error_media = media;
+    }
+
+    /// The route accepts the credentials of the security scheme `name` (an OpenAPI Security
+    /// Scheme Object, e.g. `{"type": "http", "scheme": "bearer"}`), added to the document's
+    /// `components/securitySchemes`. `required: false` says a request without them is also
+    /// served (a session cookie the first request does not have yet).
+    pub fn security(&mut self, name: &str, scheme: Value, required: bool) {
+        self.components
+            .security_schemes
+            .entry(name.to_owned())
+            .or_insert(scheme);
+        if !required && self.security.is_empty() {
+            self.security.push(json!({}));
+        }
+        self.security.push(json!({ name: [] }));
     }
 
     /// A schema of `#/components/schemas` in place of its reference.
@@ -164,7 +211,7 @@ impl<'g> Describe<'g> {
             .get("$ref")
             .and_then(Value::as_str)
             .and_then(|r| r.strip_prefix("#/components/schemas/"));
-        match name.and_then(|n| self.generator.definitions().get(n)) {
+        match name.and_then(|n| self.components.generator.definitions().get(n)) {
             Some(found) => found.clone(),
             None => schema,
         }
@@ -176,9 +223,28 @@ impl<'g> Describe<'g> {
         if !self.parameters.is_empty() {
             operation.insert("parameters".into(), Value::Array(self.parameters));
         }
+        if !self.security.is_empty() {
+            operation.insert("security".into(), Value::Array(self.security));
+        }
+        let mut content = Map::new();
+        for media in self.error_media {
+            let schema = if *media == "application/json" {
+                json!({"$ref": "#/components/schemas/Error"})
+            } else {
+                json!({"type": "string"})
+            };
+            content.insert((*media).to_owned(), json!({ "schema": schema }));
+        }
+        let mut responses = self.success;
+        for status in self.errors {
+            responses.insert(
+                status.to_string(),
+                json!({"description": reason(status), "content": content}),
+            );
+        }
         operation.insert(
             "responses".into(),
-            Value::Object(self.responses.into_iter().collect()),
+            Value::Object(responses.into_iter().collect()),
         );
         Value::Object(operation)
     }
@@ -250,23 +316,32 @@ pub(crate) struct DocRoute {
     pub(crate) path: String,
     pub(crate) tag: &'static str,
     pub(crate) handler: &'static str,
-    pub(crate) describe: fn(&mut Describe<'_>),
+    pub(crate) describe: fn(&mut Operation<'_>),
+    /// The middleware the route runs, app-wide first: each describes itself too.
+    pub(crate) chain: Vec<crate::handler::SharedMiddleware>,
 }
 
 /// The document of these routes, as JSON bytes.
 pub(crate) fn document(title: &str, version: &str, routes: &[DocRoute]) -> Vec<u8> {
-    let mut generator = SchemaSettings::draft2020_12()
+    let generator = SchemaSettings::draft2020_12()
         .with(|s| {
             s.definitions_path = "/components/schemas".into();
             s.meta_schema = None;
         })
         .into_generator();
+    let mut components = Components {
+        generator,
+        security_schemes: Map::new(),
+    };
     let mut paths: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     let mut tags: Vec<&str> = Vec::new();
     for route in routes {
         let path = openapi_path(&route.path);
-        let mut describe = Describe::new(&mut generator);
+        let mut describe = Operation::new(&mut components);
         (route.describe)(&mut describe);
+        for middleware in &route.chain {
+            middleware.describe(&mut describe);
+        }
         // A path parameter the handler does not take as an argument is still part of the
         // path: declared as text.
         for name in path_names(&path) {
@@ -294,14 +369,19 @@ pub(crate) fn document(title: &str, version: &str, routes: &[DocRoute]) -> Vec<u
             .or_default()
             .insert(route.method.to_ascii_lowercase(), operation);
     }
-    let mut schemas: Map<String, Value> = generator.take_definitions(true);
+    let mut schemas: Map<String, Value> = components.generator.take_definitions(true);
     schemas.insert("Error".into(), error_schema());
+    let mut sections = json!({ "schemas": schemas });
+    if !components.security_schemes.is_empty() {
+        sections["securitySchemes"] = Value::Object(components.security_schemes);
+    }
+
     let document = json!({
         "openapi": "3.1.0",
         "info": {"title": title, "version": version},
         "tags": tags.iter().map(|t| json!({"name": t})).collect::<Vec<_>>(),
         "paths": paths,
-        "components": {"schemas": schemas},
+        "components": sections,
     });
     serde_json::to_vec_pretty(&document).unwrap_or_default()
 }

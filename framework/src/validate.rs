@@ -61,7 +61,8 @@ pub trait Validate {
     /// Writes the rules into the type's JSON Schema (an object schema with `properties`), for
     /// the OpenAPI document: `length` as `minLength`/`maxLength`, `range` as
     /// `minimum`/`maximum`, `non_empty` as `minLength: 1`, `hex`, `ascii` and `charset` as a
-    /// `pattern`, `one_of` as `enum`. A function validator (`xUserAccount`) adds nothing here.
+    /// `pattern`, `one_of` as `enum`, and a named validator made with
+    /// [`validator`](crate::validator) as the keywords it declares ([`ValidatorSchema`]).
     fn describe_rules(schema: &mut serde_json::Value)
     where
         Self: Sized,
@@ -70,18 +71,34 @@ pub trait Validate {
     }
 }
 
-/// Sets `key` of the property `field` of an object schema (used by the derive). A second
-/// `pattern` joins the first through `allOf`, so both hold.
+/// Sets `key` of the property `field` of an object schema (used by the derive): see
+/// [`constrain_property`].
 #[doc(hidden)]
 pub fn constrain(schema: &mut serde_json::Value, field: &str, key: &str, value: serde_json::Value) {
-    let Some(property) = schema
+    if let Some(property) = schema
         .get_mut("properties")
         .and_then(|p| p.get_mut(field))
         .and_then(serde_json::Value::as_object_mut)
-    else {
-        return;
-    };
+    {
+        constrain_property(property, key, value);
+    }
+}
+
+/// Sets the schema keyword `key` of a property, so that every rule written on a field holds:
+/// a second, different `pattern` joins the first through `allOf`; of two lower bounds (`minLength`,
+/// `minimum`) the larger is kept, of two upper bounds the smaller.
+#[doc(hidden)]
+pub fn constrain_property(property: &mut JsonMap, key: &str, value: serde_json::Value) {
     if key == "pattern" && property.contains_key("pattern") {
+        let written = |p: &JsonMap| p.get("pattern") == Some(&value);
+        let joined = property
+            .get("allOf")
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|all| all.iter().filter_map(|a| a.as_object()).any(written));
+        if written(property) || joined {
+            // Already there (the same type described for a second route): nothing to add.
+            return;
+        }
         let all = property
             .entry("allOf")
             .or_insert_with(|| serde_json::Value::Array(Vec::new()));
@@ -90,7 +107,71 @@ pub fn constrain(schema: &mut serde_json::Value, field: &str, key: &str, value: 
         }
         return;
     }
-    property.insert(key.to_owned(), value);
+    let tighter = match (
+        property.get(key).and_then(serde_json::Value::as_f64),
+        value.as_f64(),
+    ) {
+        (Some(old), Some(new)) => match key {
+            "minLength" | "minimum" => new > old,
+            "maxLength" | "maximum" => new < old,
+            _ => true,
+        },
+        _ => true,
+    };
+    if tighter {
+        property.insert(key.to_owned(), value);
+    }
+}
+
+/// A JSON object: a schema or one of its properties.
+#[doc(hidden)]
+pub type JsonMap = serde_json::Map<String, serde_json::Value>;
+
+/// The JSON Schema keywords a named validator declares for the field it checks, so the
+/// OpenAPI document states the rule. Written by the [`validator`](crate::validator)
+/// attribute: `#[validator(min_length = 2, max_length = 20, pattern = "^[a-z_]+$")]` on a
+/// function turns it into a value of the same name that is still called as the function was
+/// (`xUserAccount("ab")`) and implements this trait. A validator written as a plain function
+/// declares nothing, and its field's schema carries only the other rules.
+pub trait ValidatorSchema {
+    /// Writes the keywords into the field's property schema.
+    fn describe(&self, property: &mut JsonMap);
+}
+
+/// A validator named in `#[validate(..)]`, for the derive to ask for its schema
+/// (autoref specialisation: [`ViaValidatorSchema`] for a [`ValidatorSchema`], else
+/// [`ViaPlainFunction`], which adds nothing).
+#[doc(hidden)]
+pub struct NamedValidator<'a, V>(pub &'a V);
+
+/// [`NamedValidator`] of a validator that declares its schema.
+#[doc(hidden)]
+pub trait ViaValidatorSchema {
+    /// Writes the validator's keywords into the property `field` of `schema`.
+    fn describe_field(&self, schema: &mut serde_json::Value, field: &str);
+}
+
+impl<V: ValidatorSchema> ViaValidatorSchema for NamedValidator<'_, V> {
+    fn describe_field(&self, schema: &mut serde_json::Value, field: &str) {
+        if let Some(property) = schema
+            .get_mut("properties")
+            .and_then(|p| p.get_mut(field))
+            .and_then(serde_json::Value::as_object_mut)
+        {
+            self.0.describe(property);
+        }
+    }
+}
+
+/// [`NamedValidator`] of a plain function.
+#[doc(hidden)]
+pub trait ViaPlainFunction {
+    /// Nothing to write.
+    fn describe_field(&self, schema: &mut serde_json::Value, field: &str);
+}
+
+impl<V> ViaPlainFunction for &NamedValidator<'_, V> {
+    fn describe_field(&self, _schema: &mut serde_json::Value, _field: &str) {}
 }
 
 /// A regular expression class of the characters of `set`, for `charset` (used by the derive).

@@ -13,6 +13,9 @@ use framework::middleware::body_parser::{
 };
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::jwt::{Jwt, JwtConfig, JwtIssuer, Verified};
+use framework::middleware::rate_limiter::{
+    MemoryRateStore, RateLimiter, RateLimiterConfig, RateQuota,
+};
 use framework::middleware::responder::Responder;
 use framework::middleware::session::{MemoryStore, Session, SessionConfig, SessionMiddleware};
 use framework::{App, Context, FromState, HttpError, Result, Validate, controller};
@@ -65,7 +68,7 @@ struct Guarded;
 #[controller(prefix = "/guarded")]
 impl Guarded {
     /// Counts this session's visits; the session is the one borrowed argument.
-    #[get("/visits", middleware(session))]
+    #[get("/visits", middleware(session, per_ip))]
     async fn visits(&self, #[header("x-step")] step: u32, session: &mut Session) -> Result<String> {
         let seen: u32 = session.get("visits").unwrap_or(0);
         session.set("visits", seen + step)?;
@@ -118,7 +121,7 @@ impl Typed {
     }
 
     /// A JSON body and the context: the note comes back as JSON, with 201.
-    #[post("/notes")]
+    #[post("/notes", errors(409))]
     async fn add(&self, note: Json<Note>, ctx: &mut Context) -> Result<Json<Note>> {
         ctx.set_status(http::StatusCode::CREATED);
         Ok(note)
@@ -174,6 +177,14 @@ fn without_state() -> App {
             SessionMiddleware::new(Arc::new(MemoryStore::new()), SessionConfig::default()),
         )
         .register_middleware("jwt", Jwt::<Claims>::new(JwtConfig::hs256(SECRET)))
+        .register_middleware(
+            "per_ip",
+            RateLimiter::new(RateLimiterConfig::new(
+                [":ip"],
+                MemoryRateStore::new(RateQuota::per_second(1000).expect("quota")),
+            ))
+            .expect("keys"),
+        )
         .register_middleware(
             "open_jwt",
             Jwt::<Claims>::new(JwtConfig::hs256(SECRET).passthrough(true)),
@@ -517,6 +528,45 @@ async fn the_document_describes_the_typed_routes() {
     assert_eq!(
         doc["components"]["schemas"]["Error"]["required"],
         json!(["statusCode", "category", "message"])
+    );
+
+    // What the middleware on each route adds: security schemes (the session's optional
+    // cookie, jwt's bearer token, required or passed through, basic credentials), the
+    // statuses it can answer (401, 429), and the handler's own `errors(409)`.
+    assert_eq!(
+        doc["components"]["securitySchemes"],
+        json!({
+            "session": {"type": "apiKey", "in": "cookie", "name": "sid"},
+            "bearer": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+            "basic": {"type": "http", "scheme": "basic"},
+        })
+    );
+    let guarded = |path: &str| doc["paths"][format!("/guarded/{path}")]["get"].clone();
+    let visits = guarded("visits");
+    assert_eq!(visits["security"], json!([{}, {"session": []}]));
+    assert!(visits["responses"]["429"].is_object());
+    assert!(visits["responses"].get("401").is_none());
+    let token = guarded("token");
+    assert_eq!(token["security"], json!([{"bearer": []}]));
+    assert!(token["responses"]["401"].is_object());
+    assert!(token["responses"].get("429").is_none());
+    assert_eq!(
+        guarded("maybe-token")["security"],
+        json!([{}, {"bearer": []}])
+    );
+    let basic = guarded("basic");
+    assert_eq!(basic["security"], json!([{"basic": []}]));
+    assert!(basic["responses"]["401"].is_object());
+    assert!(guarded("no-jwt").get("security").is_none());
+    assert!(add["responses"]["409"].is_object());
+    assert!(one["responses"].get("409").is_none());
+    // The error handler answers JSON or text by `Accept`: both are documented.
+    assert_eq!(
+        add["responses"]["409"]["content"],
+        json!({
+            "application/json": {"schema": {"$ref": "#/components/schemas/Error"}},
+            "text/plain": {"schema": {"type": "string"}},
+        })
     );
 
     // A third-party validator's verdict, when it is installed.

@@ -273,6 +273,11 @@ fn page_config() -> StaticServeConfig {
 /// The logger writes `LoggerCommon` lines to `tracing` (target `framework::access`, info);
 /// stats go to `tracing` at debug level.
 pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
+    app(config, stores)?.build()
+}
+
+/// The app [`build`] builds: its middleware, controllers and routes, not yet compiled.
+pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
     let session = SessionMiddleware::new(
         stores.sessions,
         SessionConfig {
@@ -290,7 +295,7 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
         ..ConcurrentLimiterConfig::default()
     })
     .map_err(|e| BuildError::new(format!("submit limiter: {e}")))?;
-    App::new()
+    let app = App::new()
         .trusted_proxies(config.trust_proxy.clone())
         .with_state(stores.users)
         .with_state(throttle::LoginThrottle::new(
@@ -336,17 +341,17 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
         )
         .mount_controllers()
         .openapi(OPENAPI_PATH)
-        .openapi_info(OPENAPI_TITLE, env!("CARGO_PKG_VERSION"))
-        .build()
+        .openapi_info(OPENAPI_TITLE, env!("CARGO_PKG_VERSION"));
+    Ok(app)
 }
 
 /// Where the service serves its OpenAPI document.
 pub const OPENAPI_PATH: &str = "/openapi.json";
 const OPENAPI_TITLE: &str = "user-service";
 
-/// The OpenAPI document the service serves at [`OPENAPI_PATH`], made without any store.
-pub fn openapi_document() -> Vec<u8> {
-    App::new()
-        .openapi_info(OPENAPI_TITLE, env!("CARGO_PKG_VERSION"))
-        .openapi_document()
+/// The OpenAPI document the service serves at [`OPENAPI_PATH`] with `config`, made without
+/// connecting to any store (the app is assembled on memory stores, which describe themselves
+/// as the real ones do).
+pub fn openapi_document(config: &Config) -> Result<Vec<u8>, BuildError> {
+    Ok(app(config, Stores::in_memory())?.openapi_document())
 }

@@ -65,14 +65,6 @@ fn log_filter(spec: &str) -> (tracing_subscriber::EnvFilter, Vec<String>) {
 async fn main() -> ExitCode {
     // The command line first: `--help` works whatever the environment holds.
     let cli = Cli::parse();
-    if matches!(cli.command, Some(Command::Openapi)) {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        return match out.write_all(&user_service::openapi_document()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(_) => ExitCode::FAILURE,
-        };
-    }
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(e) => {
@@ -80,6 +72,20 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if matches!(cli.command, Some(Command::Openapi)) {
+        use std::io::Write;
+        let document = match user_service::openapi_document(&config) {
+            Ok(document) => document,
+            Err(e) => {
+                eprintln!("user-service: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        return match std::io::stdout().lock().write_all(&document) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::FAILURE,
+        };
+    }
     let (filter, ignored) = log_filter(&config.log);
     tracing_subscriber::fmt()
         .with_env_filter(filter)

@@ -19,7 +19,7 @@ pub struct UserParams {
 }
 
 /// `xUserAccount`: 2-20 characters, ASCII letters, digits or `_`.
-#[allow(non_snake_case)]
+#[framework::validator(min_length = 2, max_length = 20, pattern = "^[A-Za-z0-9_]*$")]
 pub fn xUserAccount(value: &str) -> Result<(), Cow<'static, str>> {
     let ok = (2..=20).contains(&value.len())
         && value
@@ -33,7 +33,7 @@ pub fn xUserAccount(value: &str) -> Result<(), Cow<'static, str>> {
 }
 
 /// `xUserPassword`: exactly 64 hexadecimal characters (a SHA-256 digest).
-#[allow(non_snake_case)]
+#[framework::validator(min_length = 64, max_length = 64, pattern = "^[0-9A-Fa-f]*$")]
 pub fn xUserPassword(value: &str) -> Result<(), Cow<'static, str>> {
     rules::length(value, 64, 64)
         .and_then(|()| rules::hex(value))

@@ -9,7 +9,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::Command;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 fn printed() -> Value {
     let out = Command::new(env!("CARGO_BIN_EXE_user-service"))
@@ -87,5 +87,55 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
     assert_eq!(
         doc["components"]["schemas"]["Token"]["pattern"],
         "^[0-9a-f]{32}$"
+    );
+    // The named validators declare their rules (`#[framework::validator]`).
+    let params = &doc["components"]["schemas"]["UserParams"]["properties"];
+    assert_eq!(
+        (
+            &params["account"]["minLength"],
+            &params["account"]["maxLength"],
+            &params["account"]["pattern"],
+        ),
+        (&json!(2), &json!(20), &json!("^[A-Za-z0-9_]*$"))
+    );
+    assert_eq!(
+        (
+            &params["password"]["minLength"],
+            &params["password"]["maxLength"]
+        ),
+        (&json!(64), &json!(64))
+    );
+    // Each operation lists what it can answer: the handler's own errors (409 for a taken
+    // account, 429 from the failed-login throttle), the submit lock's and the rate limits'
+    // 429, the body's 400/413/415; every route takes the optional session cookie.
+    let statuses = |path: &str, method: &str| -> Vec<String> {
+        doc["paths"][path][method]["responses"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    assert_eq!(
+        statuses("/users/v1/me", "post"),
+        ["201", "400", "409", "413", "415", "429", "500"]
+    );
+    assert_eq!(
+        statuses("/users/v1/login", "post"),
+        ["200", "400", "413", "415", "429", "500"]
+    );
+    assert_eq!(statuses("/users/v1/me", "get"), ["200", "500"]);
+    for (path, ops) in doc["paths"].as_object().unwrap() {
+        for (method, op) in ops.as_object().unwrap() {
+            assert_eq!(
+                op["security"],
+                json!([{}, {"session": []}]),
+                "{method} {path}"
+            );
+        }
+    }
+    assert_eq!(
+        doc["components"]["securitySchemes"]["session"],
+        json!({"type": "apiKey", "in": "cookie", "name": "sid"})
     );
 }

@@ -165,6 +165,18 @@ impl crate::extract::FromRequest for BasicUser {
 }
 
 impl Middleware for BasicAuth {
+    /// HTTP basic credentials (scheme `basic`), required: 401 without them or when they are
+    /// refused, 400 for a malformed `Authorization` header.
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        operation.security(
+            "basic",
+            serde_json::json!({"type": "http", "scheme": "basic"}),
+            true,
+        );
+        operation.error(400);
+        operation.error(401);
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             if ctx.committed() || ctx.method() == Method::OPTIONS {

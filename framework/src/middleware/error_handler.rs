@@ -62,6 +62,16 @@ pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
 }
 
 impl Middleware for ErrorHandler {
+    /// Errors are the error object as JSON, or text when the client does not accept JSON
+    /// (JSON only when [`ErrorHandlerConfig::json`] is set).
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        operation.error_media(if self.config.json {
+            &["application/json"]
+        } else {
+            &["application/json", "text/plain"]
+        });
+    }
+
     fn before(&self, ctx: &mut Context) -> Before {
         Before::continue_unless_committed(ctx)
     }

@@ -74,6 +74,11 @@ impl GlobalConcurrentLimiter {
 }
 
 impl Middleware for GlobalConcurrentLimiter {
+    /// 429 when every slot is taken.
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        operation.error(429);
+    }
+
     /// Takes the slot before the chain and leaves it with the context
     /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends: no future of its
     /// own.

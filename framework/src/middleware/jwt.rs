@@ -221,6 +221,17 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
 }
 
 impl<C: DeserializeOwned + Send + Sync + 'static> Middleware for Jwt<C> {
+    /// A bearer JWT (scheme `bearer`), required unless the middleware passes requests without
+    /// one through; 401 for a missing or refused token.
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        operation.security(
+            "bearer",
+            serde_json::json!({"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}),
+            !self.config.passthrough,
+        );
+        operation.error(401);
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             if ctx.committed() {

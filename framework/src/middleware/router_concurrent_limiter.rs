@@ -86,6 +86,11 @@ impl RouterConcurrentLimiter {
 }
 
 impl Middleware for RouterConcurrentLimiter {
+    /// 429 when the route's slots are taken.
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        operation.error(429);
+    }
+
     /// Takes the route's slot before the chain and leaves it with the context
     /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends: no future of its
     /// own.

@@ -191,6 +191,15 @@ impl Drop for Held {
 }
 
 impl Middleware for ConcurrentLimiter {
+    /// 429 while the same key is in flight; 400 when the key is missing from the request
+    /// (unless `allow_empty`).
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        if !self.config.allow_empty {
+            operation.error(400);
+        }
+        operation.error(429);
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             if ctx.committed() {

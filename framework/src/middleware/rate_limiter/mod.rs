@@ -215,6 +215,15 @@ fn set_headers(ctx: &mut Context, decision: &Decision) {
 }
 
 impl Middleware for RateLimiter {
+    /// 429 when the budget is spent; 400 when the key is missing from the request (unless
+    /// `allow_empty`).
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        if !self.config.allow_empty {
+            operation.error(400);
+        }
+        operation.error(429);
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             if ctx.committed() {

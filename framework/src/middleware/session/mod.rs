@@ -398,6 +398,20 @@ impl Session {
 /// is loaded in `before` and saved in `after`, without a future; with any other store (Redis)
 /// `handle` awaits it around the rest of the chain. Both do the same.
 impl Middleware for SessionMiddleware {
+    /// The session id, in its cookie or header, as an optional `apiKey` scheme named
+    /// `session`: a request without one is served and gets one.
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        let (location, name) = match &self.config.mode {
+            SessionMode::Cookie(name) => ("cookie", name.as_str()),
+            SessionMode::Header(name) => ("header", name.as_str()),
+        };
+        operation.security(
+            "session",
+            serde_json::json!({"type": "apiKey", "in": location, "name": name}),
+            false,
+        );
+    }
+
     fn before(&self, ctx: &mut Context) -> Before {
         if ctx.committed() {
             return Before::Pass;
