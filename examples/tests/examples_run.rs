@@ -139,6 +139,34 @@ async fn every_example_answers_as_its_doc_comment_says() {
     )
     .await;
     run(
+        "openapi",
+        &[
+            Ask {
+                method: Method::POST,
+                body: Some(r#"{"title":"Dune","year":1965}"#),
+                ..ask("/books", 201, r#"{"id":1,"title":"Dune","year":1965}"#)
+            },
+            Ask {
+                method: Method::POST,
+                body: Some(r#"{"title":"Dune","year":1965}"#),
+                ..ask("/books", 409, "already on the shelf")
+            },
+            Ask {
+                method: Method::POST,
+                body: Some(r#"{"title":" Dune","year":1965}"#),
+                ..ask("/books", 400, "title: must be 1-80 characters")
+            },
+            ask("/books/1", 200, r#""title":"Dune""#),
+            ask("/books/2", 404, "no book 2"),
+            ask("/books/x", 400, "id"),
+            ask("/books?since=1960", 200, r#"[{"id":1"#),
+            ask("/books?since=1970", 200, "[]"),
+            ask("/openapi.json", 200, r#""maxLength": 80"#),
+            ask("/docs", 200, "swagger-ui-bundle.js"),
+        ],
+    )
+    .await;
+    run(
         "middleware_fn",
         &[
             ask("/timed", 200, "timed"),

@@ -371,6 +371,23 @@ impl App {
         self
     }
 
+    /// Serves an interactive page for the document at `path` (`GET`, e.g. `/docs`): Swagger
+    /// UI, whose files are compiled into the binary (from the `swagger-ui-redist` crate, no
+    /// download at build time, nothing fetched from a CDN at run time) and served under
+    /// `path/` by one route, `path/*file` (`/docs/swagger-ui.css`, …, cached for a day; any
+    /// other name is a 404). The page reads the document
+    /// [`openapi`](Self::openapi) serves, and its "Try it out" sends real requests to the app.
+    /// [`build`](Self::build) fails when no document is served. Needs the `docs-ui` feature.
+    #[cfg(feature = "docs-ui")]
+    pub fn openapi_docs(mut self, path: &str) -> Self {
+        let settings = self
+            .scope
+            .openapi
+            .get_or_insert_with(OpenApiSettings::default);
+        settings.docs = Some(path.trim_end_matches('/').to_owned());
+        self
+    }
+
     /// The document's `info`: the API's title and version.
     pub fn openapi_info(mut self, title: &str, version: &str) -> Self {
         let settings = self
@@ -443,24 +460,8 @@ impl App {
         if self.scope.mount_controllers {
             groups.extend(self.controller_groups()?);
         }
-        if let Some(settings) = self.scope.openapi.clone().filter(|s| !s.path.is_empty()) {
-            let document = crate::openapi::document(
-                &settings.title,
-                &settings.version,
-                &controller_doc_routes(&self),
-            );
-            groups.push(Routes {
-                scope: Prefix(String::new()),
-                middleware: Vec::new(),
-                routes: vec![RouteSpec {
-                    method: Method::GET,
-                    path: settings.path,
-                    handler: Cow::Borrowed("framework::openapi"),
-                    owner: Cow::Borrowed("App::openapi"),
-                    middleware: Vec::new(),
-                    endpoint: Arc::new(DocumentEndpoint(document.into())),
-                }],
-            });
+        if let Some(settings) = self.scope.openapi.clone() {
+            groups.push(self.openapi_routes(settings)?);
         }
         let mut routes = Vec::new();
         for group in groups {
@@ -491,6 +492,70 @@ impl App {
         )
     }
 
+    /// The routes of the OpenAPI document and of its docs page.
+    fn openapi_routes(&self, settings: OpenApiSettings) -> Result<Group, BuildError> {
+        let mut routes = Vec::new();
+        let fixed = |path: String, handler: &'static str, endpoint: FixedEndpoint| RouteSpec {
+            method: Method::GET,
+            path,
+            handler: Cow::Borrowed(handler),
+            owner: Cow::Borrowed("App::openapi"),
+            middleware: Vec::new(),
+            endpoint: Arc::new(endpoint),
+        };
+        if !settings.path.is_empty() {
+            let document = crate::openapi::document(
+                &settings.title,
+                &settings.version,
+                &controller_doc_routes(self),
+            );
+            routes.push(fixed(
+                settings.path.clone(),
+                "framework::openapi",
+                FixedEndpoint {
+                    body: document.into(),
+                    content_type: http::HeaderValue::from_static("application/json"),
+                    cache_control: None,
+                },
+            ));
+        }
+        #[cfg(feature = "docs-ui")]
+        if let Some(docs) = &settings.docs {
+            if settings.path.is_empty() {
+                return Err(BuildError::new(
+                    "App::openapi_docs: the page shows the document App::openapi serves, and \
+                     none is served",
+                ));
+            }
+            let page = crate::openapi::docs_page(docs, &settings.path, &settings.title)
+                .map_err(|e| BuildError::new(format!("App::openapi_docs: {e}")))?;
+            routes.push(fixed(
+                if docs.is_empty() {
+                    "/".to_owned()
+                } else {
+                    docs.clone()
+                },
+                "framework::openapi_docs",
+                FixedEndpoint {
+                    body: page.into(),
+                    content_type: http::HeaderValue::from_static("text/html; charset=utf-8"),
+                    cache_control: Some(http::HeaderValue::from_static("no-cache")),
+                },
+            ));
+            routes.push(RouteSpec {
+                method: Method::GET,
+                path: format!("{docs}/*file"),
+                handler: Cow::Borrowed("framework::openapi_docs"),
+                owner: Cow::Borrowed("App::openapi"),
+                middleware: Vec::new(),
+                endpoint: Arc::new(crate::openapi::DocsFiles),
+            });
+        }
+        let mut group = Group::new("");
+        group.routes = routes;
+        Ok(group)
+    }
+
     /// The middleware a route names, registered under that name; `owner` (a controller) is
     /// named in the error.
     fn resolve(&self, m: &MiddlewareRef, owner: &str) -> Result<SharedMiddleware, BuildError> {
@@ -505,12 +570,15 @@ impl App {
     }
 }
 
-/// The OpenAPI document's place and `info`.
+/// The OpenAPI document's place and `info`, and the docs page's place.
 #[derive(Clone)]
 struct OpenApiSettings {
     path: String,
     title: String,
     version: String,
+    /// Where [`App::openapi_docs`] serves the page (without a trailing `/`), if it does.
+    #[cfg_attr(not(feature = "docs-ui"), allow(dead_code))]
+    docs: Option<String>,
 }
 
 impl Default for OpenApiSettings {
@@ -519,6 +587,7 @@ impl Default for OpenApiSettings {
             path: String::new(),
             title: "API".to_owned(),
             version: "0.1.0".to_owned(),
+            docs: None,
         }
     }
 }
@@ -552,17 +621,21 @@ fn controller_doc_routes(app: &App) -> Vec<crate::openapi::DocRoute> {
     routes
 }
 
-/// Serves a document built at start-up.
-struct DocumentEndpoint(bytes::Bytes);
+/// Serves bytes made at start-up: the OpenAPI document, the docs page and its files.
+struct FixedEndpoint {
+    body: bytes::Bytes,
+    content_type: http::HeaderValue,
+    cache_control: Option<http::HeaderValue>,
+}
 
-impl Endpoint for DocumentEndpoint {
+impl Endpoint for FixedEndpoint {
     fn call<'a>(&'a self, ctx: &'a mut Context) -> crate::handler::EndpointFuture<'a> {
         crate::handler::endpoint_future(async move {
-            ctx.set_header(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static("application/json"),
-            );
-            ctx.body_buffer = Some(self.0.clone());
+            ctx.set_header(http::header::CONTENT_TYPE, self.content_type.clone());
+            if let Some(cache_control) = &self.cache_control {
+                ctx.set_header(http::header::CACHE_CONTROL, cache_control.clone());
+            }
+            ctx.body_buffer = Some(self.body.clone());
             Ok(())
         })
     }

@@ -386,6 +386,67 @@ pub(crate) fn document(title: &str, version: &str, routes: &[DocRoute]) -> Vec<u
     serde_json::to_vec_pretty(&document).unwrap_or_default()
 }
 
+/// The docs page served at `page` for the document at `document`: Swagger UI's HTML, with
+/// its files under `page/` ([`docs_files`]).
+#[cfg(feature = "docs-ui")]
+pub(crate) fn docs_page(page: &str, document: &str, title: &str) -> Result<String, String> {
+    use swagger_ui_redist::{SwaggerUi, SwaggerUiStaticFile};
+    let mut ui = SwaggerUi::new();
+    ui.title(format!("{title}: API docs"));
+    ui.config()
+        .urls([document.to_owned()])
+        .try_it_out_enabled(true)
+        .display_request_duration(true)
+        .deep_linking(true)
+        // Swagger UI would otherwise load a badge from validator.swagger.io: the page fetches
+        // nothing from outside the app.
+        .validator_url("none");
+    for file in SwaggerUiStaticFile::all() {
+        ui.override_file_path(*file, format!("{page}/{}", file.file_name()));
+    }
+    ui.serve().map_err(|e| e.to_string())
+}
+
+/// Serves the files the docs page loads, by name (`*file`); any other name is a 404.
+#[cfg(feature = "docs-ui")]
+pub(crate) struct DocsFiles;
+
+#[cfg(feature = "docs-ui")]
+impl crate::handler::Endpoint for DocsFiles {
+    fn call<'a>(&'a self, ctx: &'a mut crate::Context) -> crate::handler::EndpointFuture<'a> {
+        crate::handler::endpoint_future(async move {
+            let name = ctx.param("file").unwrap_or_default();
+            let Some((file, bytes)) = swagger_ui_redist::SwaggerUi::static_files()
+                .iter()
+                .find(|(file, _)| file.file_name() == name)
+            else {
+                return Err(crate::HttpError::with(
+                    http::StatusCode::NOT_FOUND,
+                    "openapi",
+                    "no such file of the docs page",
+                )
+                .into());
+            };
+            let media = match file.file_name().rsplit('.').next() {
+                Some("css") => "text/css; charset=utf-8",
+                Some("js") => "text/javascript; charset=utf-8",
+                Some("png") => "image/png",
+                _ => "application/octet-stream",
+            };
+            ctx.set_header(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(media),
+            );
+            ctx.set_header(
+                http::header::CACHE_CONTROL,
+                http::HeaderValue::from_static("public, max-age=86400"),
+            );
+            ctx.body_buffer = Some(bytes::Bytes::from_static(bytes));
+            Ok(())
+        })
+    }
+}
+
 /// `/users/:id` and `/files/*path` as OpenAPI writes them: `/users/{id}`, `/files/{path}`.
 fn openapi_path(path: &str) -> String {
     let parts: Vec<String> = path

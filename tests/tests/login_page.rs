@@ -2,7 +2,7 @@
 //! register, reload, a wrong password shows the service's message, log in and see the name,
 //! stay logged in across a reload, log out by clearing the `sid` cookie. The digest and the
 //! proof are computed by the page with WebCrypto. A screenshot of the logged-in page is saved
-//! as `target/login-page.png`.
+//! as `target/login-page.png`. The page links to the API docs page (Swagger UI), tried out too.
 
 mod common;
 
@@ -187,6 +187,134 @@ async fn register_log_in_and_out_in_chromium() {
     assert!(
         shows_form(&browser).await,
         "without the cookie nobody is logged in"
+    );
+
+    browser.close().await.expect("close the browser");
+    server.stop().await;
+}
+
+/// Runs `script` (a function body returning JSON) until `done` accepts its value (10 s).
+async fn script_when(
+    browser: &Client,
+    script: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    for _ in 0..200 {
+        if let Ok(value) = browser.execute(script, Vec::new()).await {
+            if done(&value) {
+                return value;
+            }
+            last = value;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("`{script}` still gives {last} after 10 s");
+}
+
+/// The login page links to the API docs: Swagger UI, served from the binary, lists the four
+/// operations from `/openapi.json`, and "Execute" on `GET /users/v1/login` gets a token from
+/// the running service. Every file the page loads comes from the service itself (no CDN: it
+/// works without internet).
+#[tokio::test]
+#[cfg_attr(
+    no_test_browser,
+    ignore = "needs Chromium: apt-get install chromium chromium-driver, set TEST_CHROMEDRIVER=/usr/bin/chromedriver"
+)]
+async fn docs_page_lists_the_operations_and_tries_one_out() {
+    let driver = ChromeDriver::start(&common::store_url("TEST_CHROMEDRIVER")).await;
+    let service = user_service::build(&Config::default(), Stores::in_memory()).expect("service");
+    let server = common::start(service).await;
+    let browser = driver.browser().await;
+
+    browser.goto(&server.url("/")).await.expect("open the page");
+    click(&browser, "api-docs").await;
+    let operations = script_when(
+        &browser,
+        "return [...document.querySelectorAll('.opblock')].map(op => \
+            op.querySelector('.opblock-summary-method').textContent + ' ' + \
+            op.querySelector('.opblock-summary-path').textContent.replace(/\\u200b/g, ''));",
+        |v| v.as_array().is_some_and(|ops| ops.len() == 4),
+    )
+    .await;
+    assert_eq!(browser.current_url().await.unwrap().path(), "/docs");
+    let mut operations: Vec<&str> = operations
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|op| op.as_str().unwrap())
+        .collect();
+    operations.sort_unstable();
+    assert_eq!(
+        operations,
+        [
+            "GET /users/v1/login",
+            "GET /users/v1/me",
+            "POST /users/v1/login",
+            "POST /users/v1/me",
+        ]
+    );
+
+    // Open GET /users/v1/login, "Try it out" (enabled from the start), Execute.
+    let operation = "#operations-UserController-UserController_login_token";
+    browser
+        .find(Locator::Css(&format!("{operation} .opblock-summary")))
+        .await
+        .expect("the operation")
+        .click()
+        .await
+        .expect("open it");
+    let execute = script_when(
+        &browser,
+        &format!("return !!document.querySelector('{operation} .btn.execute');"),
+        |v| v == &json!(true),
+    )
+    .await;
+    assert_eq!(execute, json!(true));
+    browser
+        .find(Locator::Css(&format!("{operation} .btn.execute")))
+        .await
+        .expect("Execute")
+        .click()
+        .await
+        .expect("execute");
+    let answer = script_when(
+        &browser,
+        &format!(
+            "const live = document.querySelector('{operation} .live-responses-table');\
+             if (!live) return null;\
+             const status = live.querySelector('tr.response .response-col_status');\
+             const body = live.querySelector('tr.response .highlight-code code, tr.response .highlight-code pre');\
+             if (!status || !body) return null;\
+             return [status.textContent.trim(), body.textContent];"
+        ),
+        |v| v.is_array(),
+    )
+    .await;
+    assert_eq!(answer[0], "200", "{answer}");
+    let body: serde_json::Value =
+        serde_json::from_str(answer[1].as_str().unwrap()).expect("a JSON answer");
+    assert_eq!(body["token"].as_str().map(str::len), Some(32), "{body}");
+
+    // Everything the page loaded came from the service.
+    let loaded = browser
+        .execute(
+            "return performance.getEntriesByType('resource').map(e => e.name);",
+            Vec::new(),
+        )
+        .await
+        .expect("resource list");
+    let origin = server.url("");
+    let loaded: Vec<&str> = loaded
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    assert!(loaded.len() >= 4, "{loaded:?}");
+    assert!(
+        loaded.iter().all(|url| url.starts_with(&origin)),
+        "{loaded:?} all from {origin}"
     );
 
     browser.close().await.expect("close the browser");

@@ -635,3 +635,70 @@ fn validate_rules_become_schema_constraints() {
         (&json!(1), &json!(120))
     );
 }
+
+/// `App::openapi_docs`: the page and its files come from the app (the page names them under
+/// its own path, a trailing `/` in the path is dropped), with their media types and caching;
+/// without a document to show, the app does not build.
+#[tokio::test]
+async fn the_docs_page_is_served_with_its_files() {
+    let service = app()
+        .openapi("/api/openapi.json")
+        .openapi_docs("/api/docs/")
+        .openapi_info("typed", "1.2.3")
+        .build()
+        .expect("build");
+    let server = common::start(service).await;
+    let client = common::browser();
+    let page = client.get(server.url("/api/docs")).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
+    assert_eq!(page.headers()["cache-control"], "no-cache");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("<title>typed: API docs</title>"), "{html}");
+    assert!(html.contains(r#""url": "/api/openapi.json""#), "{html}");
+    assert!(html.contains(r#""validatorUrl": "none""#), "{html}");
+    for (file, media) in [
+        ("swagger-ui.css", "text/css; charset=utf-8"),
+        ("index.css", "text/css; charset=utf-8"),
+        ("swagger-ui-bundle.js", "text/javascript; charset=utf-8"),
+        (
+            "swagger-ui-standalone-preset.js",
+            "text/javascript; charset=utf-8",
+        ),
+        ("favicon-16x16.png", "image/png"),
+        ("favicon-32x32.png", "image/png"),
+    ] {
+        let path = format!("/api/docs/{file}");
+        assert!(
+            html.contains(&format!("\"{path}\"")),
+            "{file} named by the page"
+        );
+        let res = client.get(server.url(&path)).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(res.headers()["content-type"], media, "{path}");
+        assert_eq!(res.headers()["cache-control"], "public, max-age=86400");
+        assert!(!res.bytes().await.unwrap().is_empty());
+    }
+    let missing = client
+        .get(server.url("/api/docs/secret.txt"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+    // The page is not an operation of the document.
+    let doc: Value = client
+        .get(server.url("/api/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(doc["paths"].get("/api/docs").is_none());
+    server.stop().await;
+
+    let Err(err) = app().openapi_docs("/docs").build() else {
+        panic!("a docs page without a document builds")
+    };
+    assert!(err.to_string().contains("App::openapi"), "{err}");
+}

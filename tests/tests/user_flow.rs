@@ -400,7 +400,7 @@ async fn text_errors_without_accept_json() {
 }
 
 #[tokio::test]
-async fn route_table_has_the_page_the_document_the_four_endpoints_and_no_list() {
+async fn route_table_has_the_page_the_document_its_docs_the_four_endpoints_and_no_list() {
     let service = user_service::build(&Config::default(), Stores::in_memory()).unwrap();
     let routes: Vec<(String, String, String)> = service
         .routes()
@@ -419,6 +419,16 @@ async fn route_table_has_the_page_the_document_the_four_endpoints_and_no_list() 
                 "GET".into(),
                 "/assets/*".into(),
                 "framework::middleware::static_serve::StaticServe".into()
+            ),
+            (
+                "GET".into(),
+                "/docs".into(),
+                "framework::openapi_docs".into()
+            ),
+            (
+                "GET".into(),
+                "/docs/*file".into(),
+                "framework::openapi_docs".into()
             ),
             (
                 "GET".into(),

@@ -267,8 +267,9 @@ fn page_config() -> StaticServeConfig {
 /// Builds the service: app middleware in the reference order (recover, logger, stats,
 /// compress, fresh, etag, error handler, responder, body parser), the session middleware registered as `session`, the per-account submit lock as
 /// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
-/// controllers, every controller mounted, and the login page at `/` with its files under
-/// `/assets/*` (served from the binary, revalidated by strong ETag).
+/// controllers, every controller mounted, the login page at `/` with its files under
+/// `/assets/*` (served from the binary, revalidated by strong ETag), and the OpenAPI document
+/// at [`OPENAPI_PATH`] with its docs page at [`DOCS_PATH`].
 ///
 /// The logger writes `LoggerCommon` lines to `tracing` (target `framework::access`, info);
 /// stats go to `tracing` at debug level.
@@ -341,12 +342,16 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         )
         .mount_controllers()
         .openapi(OPENAPI_PATH)
+        .openapi_docs(DOCS_PATH)
         .openapi_info(OPENAPI_TITLE, env!("CARGO_PKG_VERSION"));
     Ok(app)
 }
 
 /// Where the service serves its OpenAPI document.
 pub const OPENAPI_PATH: &str = "/openapi.json";
+/// Where the service serves the interactive docs page for it (Swagger UI, compiled in), with
+/// its files under `/docs/`. The login page links to it.
+pub const DOCS_PATH: &str = "/docs";
 const OPENAPI_TITLE: &str = "user-service";
 
 /// The OpenAPI document the service serves at [`OPENAPI_PATH`] with `config`, made without
