@@ -460,7 +460,7 @@ impl App {
         if self.scope.mount_controllers {
             groups.extend(self.controller_groups()?);
         }
-        if let Some(settings) = self.scope.openapi.clone() {
+        if let Some(settings) = &self.scope.openapi {
             groups.push(self.openapi_routes(settings)?);
         }
         let mut routes = Vec::new();
@@ -493,7 +493,7 @@ impl App {
     }
 
     /// The routes of the OpenAPI document and of its docs page.
-    fn openapi_routes(&self, settings: OpenApiSettings) -> Result<Group, BuildError> {
+    fn openapi_routes(&self, settings: &OpenApiSettings) -> Result<Group, BuildError> {
         let mut routes = Vec::new();
         let fixed = |path: String, handler: &'static str, endpoint: FixedEndpoint| RouteSpec {
             method: Method::GET,
