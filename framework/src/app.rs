@@ -516,6 +516,7 @@ impl App {
                     body: document.into(),
                     content_type: http::HeaderValue::from_static("application/json"),
                     cache_control: None,
+                    csp: None,
                 },
             ));
         }
@@ -527,19 +528,15 @@ impl App {
                      none is served",
                 ));
             }
-            let page = crate::openapi::docs_page(docs, &settings.path, &settings.title)
-                .map_err(|e| BuildError::new(format!("App::openapi_docs: {e}")))?;
+            let (page, script) = crate::openapi::docs_page(docs, &settings.path, &settings.title);
             routes.push(fixed(
-                if docs.is_empty() {
-                    "/".to_owned()
-                } else {
-                    docs.clone()
-                },
+                if docs.is_empty() { "/".to_owned() } else { docs.clone() },
                 "framework::openapi_docs",
                 FixedEndpoint {
                     body: page.into(),
                     content_type: http::HeaderValue::from_static("text/html; charset=utf-8"),
                     cache_control: Some(http::HeaderValue::from_static("no-cache")),
+                    csp: Some(http::HeaderValue::from_static(crate::openapi::DOCS_CSP)),
                 },
             ));
             routes.push(RouteSpec {
@@ -548,7 +545,9 @@ impl App {
                 handler: Cow::Borrowed("framework::openapi_docs"),
                 owner: Cow::Borrowed("App::openapi"),
                 middleware: Vec::new(),
-                endpoint: Arc::new(crate::openapi::DocsFiles),
+                endpoint: Arc::new(DocsFiles {
+                    initializer: script.into(),
+                }),
             });
         }
         let mut group = Group::new("");
@@ -612,7 +611,11 @@ fn controller_doc_routes(app: &App) -> Vec<crate::openapi::DocRoute> {
                 tag: def.name,
                 handler: route.handler,
                 describe: route.describe,
-                chain,
+                middleware: Box::new(move |operation| {
+                    for middleware in &chain {
+                        middleware.describe(operation);
+                    }
+                }),
             });
         }
     }
@@ -621,11 +624,13 @@ fn controller_doc_routes(app: &App) -> Vec<crate::openapi::DocRoute> {
     routes
 }
 
-/// Serves bytes made at start-up: the OpenAPI document, the docs page and its files.
+/// Serves bytes made at start-up: the OpenAPI document and the docs page.
 struct FixedEndpoint {
     body: bytes::Bytes,
     content_type: http::HeaderValue,
     cache_control: Option<http::HeaderValue>,
+    /// The page's own `Content-Security-Policy`.
+    csp: Option<http::HeaderValue>,
 }
 
 impl Endpoint for FixedEndpoint {
@@ -635,7 +640,49 @@ impl Endpoint for FixedEndpoint {
             if let Some(cache_control) = &self.cache_control {
                 ctx.set_header(http::header::CACHE_CONTROL, cache_control.clone());
             }
+            if let Some(csp) = &self.csp {
+                ctx.set_header(http::header::CONTENT_SECURITY_POLICY, csp.clone());
+            }
             ctx.body_buffer = Some(self.body.clone());
+            Ok(())
+        })
+    }
+}
+
+/// The files of the docs page, by name (`*file`): Swagger UI's and the page's own script;
+/// any other name is a 404. Cached for a day.
+#[cfg(feature = "docs-ui")]
+struct DocsFiles {
+    initializer: bytes::Bytes,
+}
+
+#[cfg(feature = "docs-ui")]
+impl Endpoint for DocsFiles {
+    fn call<'a>(&'a self, ctx: &'a mut Context) -> crate::handler::EndpointFuture<'a> {
+        crate::handler::endpoint_future(async move {
+            let name = ctx.param("file").unwrap_or_default();
+            let (media, body) = if name == crate::openapi::DOCS_INITIALIZER {
+                ("text/javascript; charset=utf-8", self.initializer.clone())
+            } else {
+                let Some((media, bytes)) = crate::openapi::docs_file(&name) else {
+                    return Err(crate::HttpError::with(
+                        http::StatusCode::NOT_FOUND,
+                        "openapi",
+                        "no such file of the docs page",
+                    )
+                    .into());
+                };
+                (media, bytes::Bytes::from_static(bytes))
+            };
+            ctx.set_header(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static(media),
+            );
+            ctx.set_header(
+                http::header::CACHE_CONTROL,
+                http::HeaderValue::from_static("public, max-age=86400"),
+            );
+            ctx.body_buffer = Some(body);
             Ok(())
         })
     }

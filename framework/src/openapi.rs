@@ -317,8 +317,9 @@ pub(crate) struct DocRoute {
     pub(crate) tag: &'static str,
     pub(crate) handler: &'static str,
     pub(crate) describe: fn(&mut Operation<'_>),
-    /// The middleware the route runs, app-wide first: each describes itself too.
-    pub(crate) chain: Vec<crate::handler::SharedMiddleware>,
+    /// What the middleware the route runs adds (each one's
+    /// [`Middleware::describe`](crate::Middleware::describe), app-wide first).
+    pub(crate) middleware: Box<dyn Fn(&mut Operation<'_>)>,
 }
 
 /// The document of these routes, as JSON bytes.
@@ -339,9 +340,7 @@ pub(crate) fn document(title: &str, version: &str, routes: &[DocRoute]) -> Vec<u
         let path = openapi_path(&route.path);
         let mut describe = Operation::new(&mut components);
         (route.describe)(&mut describe);
-        for middleware in &route.chain {
-            middleware.describe(&mut describe);
-        }
+        (route.middleware)(&mut describe);
         // A path parameter the handler does not take as an argument is still part of the
         // path: declared as text.
         for name in path_names(&path) {
@@ -386,65 +385,99 @@ pub(crate) fn document(title: &str, version: &str, routes: &[DocRoute]) -> Vec<u
     serde_json::to_vec_pretty(&document).unwrap_or_default()
 }
 
-/// The docs page served at `page` for the document at `document`: Swagger UI's HTML, with
-/// its files under `page/` ([`docs_files`]).
+/// The docs page served at `page` for the document at `document`: its HTML and the script
+/// that starts Swagger UI, served as `page/swagger-initializer.js` beside Swagger UI's own files
+/// ([`docs_file`]). No inline script: the page works under a `Content-Security-Policy` whose
+/// `script-src` is `'self'` ([`DOCS_CSP`]).
 #[cfg(feature = "docs-ui")]
-pub(crate) fn docs_page(page: &str, document: &str, title: &str) -> Result<String, String> {
-    use swagger_ui_redist::{SwaggerUi, SwaggerUiStaticFile};
-    let mut ui = SwaggerUi::new();
-    ui.title(format!("{title}: API docs"));
-    ui.config()
-        .urls([document.to_owned()])
-        .try_it_out_enabled(true)
-        .display_request_duration(true)
-        .deep_linking(true)
-        // Swagger UI would otherwise load a badge from validator.swagger.io: the page fetches
-        // nothing from outside the app.
-        .validator_url("none");
-    for file in SwaggerUiStaticFile::all() {
-        ui.override_file_path(*file, format!("{page}/{}", file.file_name()));
-    }
-    ui.serve().map_err(|e| e.to_string())
+pub(crate) fn docs_page(page: &str, document: &str, title: &str) -> (String, String) {
+    let title = html_escape(title);
+    let html = format!(
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>{title}: API docs</title>
+  <link rel="stylesheet" href="{page}/swagger-ui.css">
+  <link rel="stylesheet" href="{page}/index.css">
+  <link rel="icon" type="image/png" href="{page}/favicon-32x32.png" sizes="32x32">
+  <link rel="icon" type="image/png" href="{page}/favicon-16x16.png" sizes="16x16">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="{page}/swagger-ui-bundle.js"></script>
+  <script src="{page}/swagger-ui-standalone-preset.js"></script>
+  <script src="{page}/{DOCS_INITIALIZER}"></script>
+</body>
+</html>
+"#
+    );
+    // `validatorUrl: "none"`: Swagger UI would otherwise load a badge from
+    // validator.swagger.io; the page fetches nothing from outside the app.
+    let script = format!(
+        r##"window.onload = () => {{
+  window.ui = SwaggerUIBundle({{
+    url: {document},
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    tryItOutEnabled: true,
+    displayRequestDuration: true,
+    validatorUrl: "none",
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+    plugins: [SwaggerUIBundle.plugins.DownloadUrl],
+    layout: "StandaloneLayout",
+  }});
+}};
+"##,
+        document = Value::from(document),
+    );
+    (html, script)
 }
 
-/// Serves the files the docs page loads, by name (`*file`); any other name is a 404.
+/// The name of the docs page's own script, served beside Swagger UI's files.
 #[cfg(feature = "docs-ui")]
-pub(crate) struct DocsFiles;
+pub(crate) const DOCS_INITIALIZER: &str = "swagger-initializer.js";
 
+/// The docs page's `Content-Security-Policy`: scripts from the app only (no inline script),
+/// Swagger UI's inline styles (its bundle applies some: without `'unsafe-inline'` the browser
+/// test sees Chromium block them) and `data:` icons allowed, nothing from anywhere else. The
+/// page sets it itself, so a stricter app-wide policy
+/// ([`SecurityHeaders`](crate::middleware::security_headers)) leaves it alone.
 #[cfg(feature = "docs-ui")]
-impl crate::handler::Endpoint for DocsFiles {
-    fn call<'a>(&'a self, ctx: &'a mut crate::Context) -> crate::handler::EndpointFuture<'a> {
-        crate::handler::endpoint_future(async move {
-            let name = ctx.param("file").unwrap_or_default();
-            let Some((file, bytes)) = swagger_ui_redist::SwaggerUi::static_files()
-                .iter()
-                .find(|(file, _)| file.file_name() == name)
-            else {
-                return Err(crate::HttpError::with(
-                    http::StatusCode::NOT_FOUND,
-                    "openapi",
-                    "no such file of the docs page",
-                )
-                .into());
-            };
-            let media = match file.file_name().rsplit('.').next() {
-                Some("css") => "text/css; charset=utf-8",
-                Some("js") => "text/javascript; charset=utf-8",
-                Some("png") => "image/png",
-                _ => "application/octet-stream",
-            };
-            ctx.set_header(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static(media),
-            );
-            ctx.set_header(
-                http::header::CACHE_CONTROL,
-                http::HeaderValue::from_static("public, max-age=86400"),
-            );
-            ctx.body_buffer = Some(bytes::Bytes::from_static(bytes));
-            Ok(())
-        })
+pub(crate) const DOCS_CSP: &str = "default-src 'self'; img-src 'self' data:; \
+                                   style-src 'self' 'unsafe-inline'; base-uri 'self'; \
+                                   form-action 'self'; frame-ancestors 'none'; object-src 'none'";
+
+/// One of Swagger UI's files, by name: its media type and bytes.
+#[cfg(feature = "docs-ui")]
+pub(crate) fn docs_file(name: &str) -> Option<(&'static str, &'static [u8])> {
+    let (file, bytes) = swagger_ui_redist::SwaggerUi::static_files()
+        .iter()
+        .find(|(file, _)| file.file_name() == name)?;
+    let media = match file.file_name().rsplit('.').next() {
+        Some("css") => "text/css; charset=utf-8",
+        Some("js") => "text/javascript; charset=utf-8",
+        Some("png") => "image/png",
+        _ => "application/octet-stream",
+    };
+    Some((media, bytes))
+}
+
+/// Text safe inside HTML.
+#[cfg(feature = "docs-ui")]
+fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
     }
+    out
 }
 
 /// `/users/:id` and `/files/*path` as OpenAPI writes them: `/users/{id}`, `/files/{path}`.

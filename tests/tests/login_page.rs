@@ -56,6 +56,7 @@ impl ChromeDriver {
 
     async fn browser(&self) -> Client {
         let capabilities = json!({
+            "goog:loggingPrefs": {"browser": "ALL"},
             "goog:chromeOptions": {
                 "args": [
                     "--headless=new",
@@ -74,6 +75,32 @@ impl ChromeDriver {
             .connect(&self.url)
             .await
             .expect("a Chromium session")
+    }
+
+
+    /// The messages of the browser's console so far (chromedriver's log endpoint), each as
+    /// `LEVEL text`.
+    async fn console(&self, browser: &Client) -> Vec<String> {
+        let id = browser
+            .session_id()
+            .await
+            .expect("session id")
+            .expect("a session");
+        let log: serde_json::Value = reqwest::Client::new()
+            .post(format!("{}/session/{id}/se/log", self.url))
+            .json(&json!({"type": "browser"}))
+            .send()
+            .await
+            .expect("log request")
+            .json()
+            .await
+            .expect("log answer");
+        log["value"]
+            .as_array()
+            .expect("log entries")
+            .iter()
+            .map(|e| format!("{} {}", e["level"], e["message"]))
+            .collect()
     }
 }
 
@@ -295,6 +322,16 @@ async fn docs_page_lists_the_operations_and_tries_one_out() {
     let body: serde_json::Value =
         serde_json::from_str(answer[1].as_str().unwrap()).expect("a JSON answer");
     assert_eq!(body["token"].as_str().map(str::len), Some(32), "{body}");
+
+    // The page runs under its Content-Security-Policy without a violation, and the console
+    // has no error.
+    let console = driver.console(&browser).await;
+    assert!(
+        !console
+            .iter()
+            .any(|m| m.contains("SEVERE") || m.contains("Content Security Policy")),
+        "{console:#?}"
+    );
 
     // Everything the page loaded came from the service.
     let loaded = browser

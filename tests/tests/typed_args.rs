@@ -653,10 +653,26 @@ async fn the_docs_page_is_served_with_its_files() {
     assert_eq!(page.status(), 200);
     assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
     assert_eq!(page.headers()["cache-control"], "no-cache");
+    let page_csp = page.headers()["content-security-policy"].clone();
     let html = page.text().await.unwrap();
     assert!(html.contains("<title>typed: API docs</title>"), "{html}");
-    assert!(html.contains(r#""url": "/api/openapi.json""#), "{html}");
-    assert!(html.contains(r#""validatorUrl": "none""#), "{html}");
+    // No inline script: the page runs under its own strict policy.
+    assert!(!html.contains("<script>"), "{html}");
+    let csp = page_csp.to_str().unwrap();
+    assert!(csp.contains("script-src") || csp.contains("default-src 'self'"), "{csp}");
+    assert!(!csp.contains("'unsafe-inline'; script") && !csp.contains("unsafe-eval"), "{csp}");
+    let script = client
+        .get(server.url("/api/docs/swagger-initializer.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        script.headers()["content-type"],
+        "text/javascript; charset=utf-8"
+    );
+    let script = script.text().await.unwrap();
+    assert!(script.contains(r#"url: "/api/openapi.json""#), "{script}");
+    assert!(script.contains(r#"validatorUrl: "none""#), "{script}");
     for (file, media) in [
         ("swagger-ui.css", "text/css; charset=utf-8"),
         ("index.css", "text/css; charset=utf-8"),
@@ -667,6 +683,7 @@ async fn the_docs_page_is_served_with_its_files() {
         ),
         ("favicon-16x16.png", "image/png"),
         ("favicon-32x32.png", "image/png"),
+        ("swagger-initializer.js", "text/javascript; charset=utf-8"),
     ] {
         let path = format!("/api/docs/{file}");
         assert!(
