@@ -530,7 +530,11 @@ impl App {
             }
             let (page, script) = crate::openapi::docs_page(docs, &settings.path, &settings.title);
             routes.push(fixed(
-                if docs.is_empty() { "/".to_owned() } else { docs.clone() },
+                if docs.is_empty() {
+                    "/".to_owned()
+                } else {
+                    docs.clone()
+                },
                 "framework::openapi_docs",
                 FixedEndpoint {
                     body: page.into(),

@@ -230,6 +230,15 @@ impl Context {
     pub fn trusts_proxy(&self) -> bool {
         self.shared.trusted_proxies.trusts(self.remote_addr().ip())
     }
+    /// Whether the client reached the app over HTTPS: a trusted proxy in front
+    /// ([`App::trusted_proxies`](crate::App::trusted_proxies)) said so with
+    /// `X-Forwarded-Proto: https`. What HSTS and the access log's scheme go by.
+    pub fn is_https(&self) -> bool {
+        self.trusts_proxy()
+            && self
+                .header("x-forwarded-proto")
+                .is_some_and(|p| p.eq_ignore_ascii_case("https"))
+    }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {
         // Only visible ASCII gets here (validated or generated).

@@ -131,6 +131,24 @@ pub fn has_any(headers: &HeaderMap, names: &[HeaderName]) -> bool {
     headers.keys().any(|key| names.contains(key))
 }
 
+/// Adds `name` to the `Vary` of a response unless it is there already (any case, in any of
+/// the `Vary` lines, or `*`).
+#[doc(hidden)]
+pub fn add_vary(headers: &mut HeaderMap, name: &'static str) {
+    let present = headers
+        .get_all(http::header::VARY)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|v| {
+            let v = v.trim();
+            v == "*" || v.eq_ignore_ascii_case(name)
+        });
+    if !present {
+        headers.append(http::header::VARY, HeaderValue::from_static(name));
+    }
+}
+
 /// Whether the `Cache-Control` headers of `headers` carry `directive` (e.g. `no-store`), with
 /// or without an argument: each value is split at commas, and names compare case-insensitively
 /// (RFC 9111 section 5.2). The headers are scanned as in [`has_any`]; nothing is allocated.

@@ -659,8 +659,14 @@ async fn the_docs_page_is_served_with_its_files() {
     // No inline script: the page runs under its own strict policy.
     assert!(!html.contains("<script>"), "{html}");
     let csp = page_csp.to_str().unwrap();
-    assert!(csp.contains("script-src") || csp.contains("default-src 'self'"), "{csp}");
-    assert!(!csp.contains("'unsafe-inline'; script") && !csp.contains("unsafe-eval"), "{csp}");
+    assert!(
+        csp.contains("script-src") || csp.contains("default-src 'self'"),
+        "{csp}"
+    );
+    assert!(
+        !csp.contains("'unsafe-inline'; script") && !csp.contains("unsafe-eval"),
+        "{csp}"
+    );
     let script = client
         .get(server.url("/api/docs/swagger-initializer.js"))
         .send()

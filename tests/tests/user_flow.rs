@@ -736,3 +736,71 @@ async fn the_login_page_and_its_files_come_from_the_binary() {
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     server.stop().await;
 }
+
+/// Every answer carries the security headers: the page a strict Content-Security-Policy (no
+/// inline script, same origin only), the docs page its own (Swagger UI's styles); no CORS
+/// headers unless `CORS_ORIGINS` names the origin, and then with the session cookie allowed.
+#[tokio::test]
+async fn security_headers_everywhere_and_cors_only_for_configured_origins() {
+    let server = start().await;
+    let client = reqwest::Client::new();
+    for path in ["/", "/users/v1/me", "/openapi.json", "/nowhere"] {
+        let res = client
+            .get(server.url(path))
+            .header("origin", "https://elsewhere.example")
+            .send()
+            .await
+            .unwrap();
+        let h = res.headers();
+        assert_eq!(
+            h["content-security-policy"],
+            framework::middleware::security_headers::STRICT_CSP,
+            "{path}"
+        );
+        assert_eq!(h["x-content-type-options"], "nosniff");
+        assert_eq!(h["x-frame-options"], "DENY");
+        assert!(h.get("access-control-allow-origin").is_none(), "{path}");
+    }
+    let docs = client.get(server.url("/docs")).send().await.unwrap();
+    let csp = docs.headers()["content-security-policy"].to_str().unwrap();
+    assert!(csp.starts_with("default-src 'self'") && csp.contains("'unsafe-inline'"));
+    server.stop().await;
+
+    let config = Config {
+        cors_origins: vec!["https://app.example.com".to_owned()],
+        ..Config::default()
+    };
+    let server = common::start(user_service::build(&config, Stores::in_memory()).unwrap()).await;
+    let preflight = client
+        .request(reqwest::Method::OPTIONS, server.url("/users/v1/login"))
+        .header("origin", "https://app.example.com")
+        .header("access-control-request-method", "POST")
+        .header("access-control-request-headers", "content-type")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(preflight.status(), StatusCode::NO_CONTENT);
+    let h = preflight.headers();
+    assert_eq!(h["access-control-allow-origin"], "https://app.example.com");
+    assert_eq!(h["access-control-allow-credentials"], "true");
+    assert_eq!(h["access-control-allow-methods"], "GET, POST");
+    assert_eq!(h["access-control-allow-headers"], "content-type");
+    let me = client
+        .get(server.url("/users/v1/me"))
+        .header("origin", "https://app.example.com")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        me.headers()["access-control-allow-origin"],
+        "https://app.example.com"
+    );
+    let other = client
+        .get(server.url("/users/v1/me"))
+        .header("origin", "https://elsewhere.example")
+        .send()
+        .await
+        .unwrap();
+    assert!(other.headers().get("access-control-allow-origin").is_none());
+    server.stop().await;
+}

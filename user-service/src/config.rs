@@ -18,6 +18,10 @@ pub struct Config {
     pub trust_proxy: framework::client_ip::TrustedProxies,
     /// `SESSION_SECURE`: mark the session cookie `Secure` (`1`/`true`). Default off.
     pub session_secure: bool,
+    /// `CORS_ORIGINS`: other origins whose pages may call the API with the session cookie
+    /// (`https://app.example.com,https://admin.example.com`, scheme, host and port exactly as
+    /// a browser sends them). Default none: only the service's own pages.
+    pub cors_origins: Vec<String>,
     /// Failed-login limits (defaults: 5 per account and 50 per IP in 15 minutes).
     pub login_limits: crate::throttle::LoginLimits,
     /// `TOKEN_RATE_LIMIT`: login tokens (`GET /users/v1/login`, each a new session for a
@@ -70,6 +74,7 @@ impl Default for Config {
             log: "info".to_owned(),
             trust_proxy: framework::client_ip::TrustedProxies::None,
             session_secure: false,
+            cors_origins: Vec::new(),
             login_limits: crate::throttle::LoginLimits::default(),
             token_rate: RateQuota::per_minute(60),
             login_rate: RateQuota::per_minute(60),
@@ -162,6 +167,23 @@ impl Config {
         }
         if let Some(v) = lookup("SESSION_SECURE") {
             config.session_secure = flag(&v).map_err(|e| format!("SESSION_SECURE: {e}"))?;
+        }
+        if let Some(v) = lookup("CORS_ORIGINS") {
+            config.cors_origins = v
+                .split(',')
+                .map(str::trim)
+                .filter(|o| !o.is_empty())
+                .map(|o| {
+                    if o == "*" || o.ends_with('/') || !o.contains("://") {
+                        Err(format!(
+                            "CORS_ORIGINS: `{o}` is not an origin like https://app.example.com \
+                             (no `*`: the session cookie is a credential)"
+                        ))
+                    } else {
+                        Ok(o.to_owned())
+                    }
+                })
+                .collect::<Result<_, _>>()?;
         }
         if let Some(url) = lookup("DATABASE_URL").filter(|u| !u.is_empty()) {
             config.database_url = url;
@@ -256,6 +278,27 @@ mod tests {
         assert!(
             Config::from_lookup(|k| (k == "DATABASE_MAX_CONNECTIONS").then(|| "0".into())).is_err()
         );
+    }
+
+    #[test]
+    fn cors_origins() {
+        let origins = |v: &str| {
+            Config::from_lookup(|k| (k == "CORS_ORIGINS").then(|| v.to_owned()))
+                .map(|c| c.cors_origins)
+        };
+        assert_eq!(
+            origins(" https://a.example.com, http://127.0.0.1:8080 ,"),
+            Ok(vec![
+                "https://a.example.com".to_owned(),
+                "http://127.0.0.1:8080".to_owned()
+            ])
+        );
+        assert_eq!(origins(""), Ok(Vec::new()));
+        // `*` would hand the session cookie to any site; a path or a bare host is no origin.
+        for bad in ["*", "https://a.example.com/", "a.example.com"] {
+            let err = origins(bad).unwrap_err();
+            assert!(err.starts_with("CORS_ORIGINS:"), "{err}");
+        }
     }
 
     #[test]

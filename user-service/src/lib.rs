@@ -16,6 +16,7 @@ use framework::middleware::compress::Compress;
 use framework::middleware::concurrent_limiter::{
     ConcurrentLimiter, ConcurrentLimiterConfig, Lock, MemoryLock,
 };
+use framework::middleware::cors::{AllowOrigin, Cors, CorsConfig};
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::etag::ETag;
 use framework::middleware::fresh::Fresh;
@@ -25,6 +26,7 @@ use framework::middleware::rate_limiter::{
 };
 use framework::middleware::recover::Recover;
 use framework::middleware::responder::Responder;
+use framework::middleware::security_headers::SecurityHeaders;
 use framework::middleware::session::{SessionConfig, SessionMiddleware, SessionStore};
 use framework::middleware::static_serve::{EmbeddedSource, StaticServe, StaticServeConfig};
 use framework::middleware::stats::Stats;
@@ -265,7 +267,9 @@ fn page_config() -> StaticServeConfig {
 }
 
 /// Builds the service: app middleware in the reference order (recover, logger, stats,
-/// compress, fresh, etag, error handler, responder, body parser), the session middleware registered as `session`, the per-account submit lock as
+/// security headers, CORS when `CORS_ORIGINS` names origins, compress, fresh, etag, error
+/// handler, responder, body parser), the session middleware registered as `session`, the
+/// per-account submit lock as
 /// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
 /// controllers, every controller mounted, the login page at `/` with its files under
 /// `/assets/*` (served from the binary, revalidated by strong ETag), and the OpenAPI document
@@ -311,6 +315,13 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         .use_middleware(Stats::new(
             framework::middleware::stats::StatsConfig::default(),
         ))
+        .use_middleware(SecurityHeaders::default());
+    // Pages of other origins may call the API only when configured (CORS_ORIGINS).
+    let app = match cors(config)? {
+        Some(cors) => app.use_middleware(cors),
+        None => app,
+    };
+    let app = app
         .use_middleware(Compress::default())
         .use_middleware(Fresh)
         .use_middleware(ETag)
@@ -345,6 +356,24 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         .openapi_docs(DOCS_PATH)
         .openapi_info(OPENAPI_TITLE, env!("CARGO_PKG_VERSION"));
     Ok(app)
+}
+
+/// CORS for the origins of `CORS_ORIGINS`, with the session cookie (credentials): the API's
+/// methods, a JSON body's `Content-Type`, preflights kept for 10 minutes. `None` without
+/// origins: cross-origin pages then cannot read any answer.
+fn cors(config: &Config) -> Result<Option<Cors>, BuildError> {
+    if config.cors_origins.is_empty() {
+        return Ok(None);
+    }
+    Cors::new(
+        CorsConfig::new(AllowOrigin::list(&config.cors_origins))
+            .methods([http::Method::GET, http::Method::POST])
+            .headers([http::header::CONTENT_TYPE])
+            .credentials(true)
+            .max_age(std::time::Duration::from_secs(600)),
+    )
+    .map(Some)
+    .map_err(|e| BuildError::new(e.to_string()))
 }
 
 /// Where the service serves its OpenAPI document.

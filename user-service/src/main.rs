@@ -19,7 +19,7 @@ const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
     after_help = "Settings come from the environment (defaults in brackets): BIND [127.0.0.1:3000], \
 DATABASE_URL [sqlite://users.db?mode=rwc; memory; postgres://…], DATABASE_MAX_CONNECTIONS [10], \
 REDIS_URL [unset: sessions in memory], SESSION_KEY_PREFIX [session:], SESSION_SECURE [false], \
-TRUST_PROXY [false], USER_STORE_KEY / USER_STORE_KEY_FILE / USER_STORE_PREVIOUS_KEYS, \
+CORS_ORIGINS [none], TRUST_PROXY [false], USER_STORE_KEY / USER_STORE_KEY_FILE / USER_STORE_PREVIOUS_KEYS, \
 TOKEN_RATE_LIMIT [60/1m], LOGIN_RATE_LIMIT [60/1m], RUST_LOG [info]. See the README."
 )]
 struct Cli {

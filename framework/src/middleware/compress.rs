@@ -56,7 +56,7 @@ use async_compression::Level;
 use futures_util::TryStreamExt;
 use http::StatusCode;
 use http::header::{
-    CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderValue, VARY,
+    CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderValue,
 };
 use http_body_util::BodyDataStream;
 use tokio_util::io::{ReaderStream, StreamReader};
@@ -372,19 +372,7 @@ fn mark_encoded(ctx: &mut Context, encoding: &'static str) {
 }
 
 fn add_vary_accept_encoding(ctx: &mut Context) {
-    let headers = ctx.response_headers_mut();
-    let already = headers
-        .get_all(VARY)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|v| {
-            let v = v.trim();
-            v == "*" || v.eq_ignore_ascii_case("accept-encoding")
-        });
-    if !already {
-        headers.append(VARY, HeaderValue::from_static("Accept-Encoding"));
-    }
+    crate::header::add_vary(ctx.response_headers_mut(), "Accept-Encoding");
 }
 
 fn weaken_etag(headers: &mut http::HeaderMap) {

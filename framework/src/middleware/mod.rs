@@ -8,6 +8,8 @@
 //! | [`responder`] | the handler's value becomes the body (JSON by default) |
 //! | [`body_parser`] | JSON / form request bodies, gzip, size limits |
 //! | [`basic_auth`] | HTTP Basic authentication for internal tools |
+//! | [`cors`] | cross-origin reads: preflights answered, allowed origins named in the answer |
+//! | [`security_headers`] | CSP, `nosniff`, referrer and framing policies, HSTS over HTTPS |
 //! | [`session`] | per-client sessions in memory or Redis |
 //! | [`concurrent_limiter`] | one request at a time per key (IP, header, body field…) |
 //! | [`logger`] | access log lines in a format of `{tags}` |
@@ -27,7 +29,8 @@
 //! | `proxy` | a streaming reverse proxy with WebSocket (feature `proxy`, default) |
 //!
 //! Reference order for an app, outermost (registered first) to innermost: recover, logger,
-//! stats, global and router concurrent limiters, compress, fresh, cache, etag, error handler,
+//! stats, security headers, cors, global and router concurrent limiters, compress, fresh,
+//! cache, etag, error handler,
 //! response size limiter, json picker, responder, renderer, body parser; then, on the routes
 //! that need them, basic auth or jwt, rate limiter, session, concurrent limiter, tracker. The
 //! [middleware chapter](crate::guide::middleware) gives the reason for each place. Static
@@ -44,6 +47,7 @@ pub mod body_parser;
 pub mod cache;
 pub mod compress;
 pub mod concurrent_limiter;
+pub mod cors;
 pub mod error_handler;
 #[cfg(feature = "etag")]
 pub mod etag;
@@ -63,6 +67,7 @@ pub mod renderer;
 pub mod responder;
 pub mod response_size_limiter;
 pub mod router_concurrent_limiter;
+pub mod security_headers;
 pub mod session;
 #[cfg(feature = "static-serve")]
 pub mod static_serve;

@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod backends;
+pub mod chrome;
 pub mod proxy;
 
 use std::net::SocketAddr;

@@ -249,15 +249,7 @@ fn weaken(headers: &mut HeaderMap) {
 }
 
 fn add_vary_accept_encoding(headers: &mut HeaderMap) {
-    let present = headers
-        .get_all(VARY)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|v| v.trim().eq_ignore_ascii_case("accept-encoding"));
-    if !present {
-        headers.append(VARY, HeaderValue::from_static("Accept-Encoding"));
-    }
+    crate::header::add_vary(headers, "Accept-Encoding");
 }
 
 fn decompress(encoding: Stored, body: &[u8]) -> std::io::Result<Vec<u8>> {

@@ -291,10 +291,7 @@ impl Logger {
                 Capture::ResponseHeader(_) | Capture::Value(_) => None,
             })
             .collect();
-        let https = ctx.trusts_proxy()
-            && ctx
-                .header("x-forwarded-proto")
-                .is_some_and(|p| p.eq_ignore_ascii_case("https"));
+        let https = ctx.is_https();
         Pending {
             shared: Arc::clone(&self.shared),
             record: LogRecord {
