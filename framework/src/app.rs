@@ -97,6 +97,8 @@ pub struct AppScope {
     state: State,
     trusted_proxies: crate::client_ip::TrustedProxies,
     limits: ServerLimits,
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::Tls>,
     mount_controllers: bool,
     /// Where the OpenAPI document is served, with the API's title and version.
     openapi: Option<OpenApiSettings>,
@@ -278,6 +280,8 @@ impl App {
                 state: State::new(),
                 trusted_proxies: crate::client_ip::TrustedProxies::None,
                 limits: ServerLimits::default(),
+                #[cfg(feature = "tls")]
+                tls: None,
                 mount_controllers: false,
                 openapi: None,
                 trailing_slash: TrailingSlash::Strict,
@@ -342,6 +346,16 @@ impl App {
     #[must_use]
     pub fn server_limits(mut self, limits: ServerLimits) -> Self {
         self.scope.limits = limits;
+        self
+    }
+
+    /// Serves HTTPS: every connection the service accepts speaks TLS with this certificate
+    /// (HTTP/2 or HTTP/1.1 by ALPN), reloaded on `SIGHUP` and when its files change. See
+    /// [`crate::tls`]. Needs the `tls` feature.
+    #[cfg(feature = "tls")]
+    #[must_use]
+    pub fn tls(mut self, tls: crate::tls::Tls) -> Self {
+        self.scope.tls = Some(tls);
         self
     }
 
@@ -488,6 +502,8 @@ impl App {
                 trusted_proxies: self.scope.trusted_proxies,
                 state: self.scope.state,
                 limits: self.scope.limits,
+                #[cfg(feature = "tls")]
+                tls: self.scope.tls,
             },
         )
     }

@@ -96,6 +96,8 @@ pub struct Context {
     pub body_buffer: Option<Bytes>,
     body_stream: Option<BodyStream>,
     committed: bool,
+    /// The request came over the server's own TLS.
+    tls: bool,
     /// Per-request values: a handful at most, so a list searched in order beats hashing (and
     /// an empty one costs nothing to make).
     values: Vec<(Cow<'static, str>, Box<dyn Any + Send + Sync>)>,
@@ -139,11 +141,18 @@ impl Context {
             body_buffer: None,
             body_stream: None,
             committed: false,
+            tls: false,
             values: Vec::new(),
             data: TypedData::default(),
             held: Held::default(),
             shared,
         }
+    }
+
+    /// The request came over the server's own TLS ([`App::tls`](crate::App::tls)).
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    pub(crate) fn set_tls(&mut self) {
+        self.tls = true;
     }
 
     pub(crate) fn set_route(&mut self, route: &Arc<RouteMeta>, params: Params) {
@@ -230,14 +239,16 @@ impl Context {
     pub fn trusts_proxy(&self) -> bool {
         self.shared.trusted_proxies.trusts(self.remote_addr().ip())
     }
-    /// Whether the client reached the app over HTTPS: a trusted proxy in front
+    /// Whether the client reached the app over HTTPS: the server's own TLS
+    /// ([`App::tls`](crate::App::tls)), or a trusted proxy in front
     /// ([`App::trusted_proxies`](crate::App::trusted_proxies)) said so with
     /// `X-Forwarded-Proto: https`. What HSTS and the access log's scheme go by.
     pub fn is_https(&self) -> bool {
-        self.trusts_proxy()
-            && self
-                .header("x-forwarded-proto")
-                .is_some_and(|p| p.eq_ignore_ascii_case("https"))
+        self.tls
+            || self.trusts_proxy()
+                && self
+                    .header("x-forwarded-proto")
+                    .is_some_and(|p| p.eq_ignore_ascii_case("https"))
     }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {

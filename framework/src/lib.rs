@@ -32,6 +32,8 @@ mod service;
 pub mod slot;
 pub mod state;
 pub mod testing;
+#[cfg(feature = "tls")]
+pub mod tls;
 pub mod validate;
 mod view;
 

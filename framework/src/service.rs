@@ -82,6 +82,8 @@ pub(crate) struct Settings {
     pub(crate) trusted_proxies: TrustedProxies,
     pub(crate) state: State,
     pub(crate) limits: ServerLimits,
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<crate::tls::Tls>,
 }
 
 /// The routes of one path pattern, by method.
@@ -150,6 +152,9 @@ pub struct Service {
     listing: Vec<RouteInfo>,
     shared: Arc<AppShared>,
     pub(crate) limits: ServerLimits,
+    /// Served over TLS when set.
+    #[cfg(feature = "tls")]
+    pub(crate) tls: Option<crate::tls::Tls>,
 }
 
 impl Service {
@@ -227,6 +232,8 @@ impl Service {
                 state: settings.state,
             }),
             limits: settings.limits,
+            #[cfg(feature = "tls")]
+            tls: settings.tls,
         })
     }
 

@@ -16,8 +16,13 @@ pub struct Config {
     /// `TRUST_PROXY`: the proxies in front of the service whose `X-Forwarded-For` is believed:
     /// `false` (default), `true` (one), a hop count, or their networks (`10.0.0.0/8,…`).
     pub trust_proxy: framework::client_ip::TrustedProxies,
-    /// `SESSION_SECURE`: mark the session cookie `Secure` (`1`/`true`). Default off.
+    /// `SESSION_SECURE`: mark the session cookie `Secure` (`1`/`true`). Default on when the
+    /// service serves HTTPS itself (`TLS_CERT`), else off.
     pub session_secure: bool,
+    /// `TLS_CERT` and `TLS_KEY`: PEM files of the certificate chain and its key; both set, the
+    /// service serves HTTPS on `BIND` (HTTP/2 and HTTP/1.1), reloading them on `SIGHUP` and
+    /// when they change. Default unset: plain HTTP.
+    pub tls: Option<(PathBuf, PathBuf)>,
     /// `CORS_ORIGINS`: other origins whose pages may call the API with the session cookie
     /// (`https://app.example.com,https://admin.example.com`, scheme, host and port exactly as
     /// a browser sends them). Default none: only the service's own pages.
@@ -74,6 +79,7 @@ impl Default for Config {
             log: "info".to_owned(),
             trust_proxy: framework::client_ip::TrustedProxies::None,
             session_secure: false,
+            tls: None,
             cors_origins: Vec::new(),
             login_limits: crate::throttle::LoginLimits::default(),
             token_rate: RateQuota::per_minute(60),
@@ -165,6 +171,16 @@ impl Config {
         if let Some(v) = lookup("TRUST_PROXY") {
             config.trust_proxy = v.parse().map_err(|e| format!("TRUST_PROXY: {e}"))?;
         }
+        match (
+            lookup("TLS_CERT").filter(|v| !v.is_empty()),
+            lookup("TLS_KEY").filter(|v| !v.is_empty()),
+        ) {
+            (Some(cert), Some(key)) => config.tls = Some((cert.into(), key.into())),
+            (None, None) => {}
+            _ => return Err("TLS_CERT and TLS_KEY go together: set both, or neither".into()),
+        }
+        // Over HTTPS the session cookie is `Secure` unless said otherwise.
+        config.session_secure = config.tls.is_some();
         if let Some(v) = lookup("SESSION_SECURE") {
             config.session_secure = flag(&v).map_err(|e| format!("SESSION_SECURE: {e}"))?;
         }
@@ -278,6 +294,30 @@ mod tests {
         assert!(
             Config::from_lookup(|k| (k == "DATABASE_MAX_CONNECTIONS").then(|| "0".into())).is_err()
         );
+    }
+
+    #[test]
+    fn tls_files_go_together_and_make_the_cookie_secure() {
+        let tls = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect();
+            Config::from_lookup(move |k| pairs.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+        };
+        let c = tls(&[("TLS_CERT", "c.pem"), ("TLS_KEY", "k.pem")]).unwrap();
+        assert_eq!(c.tls, Some(("c.pem".into(), "k.pem".into())));
+        assert!(c.session_secure);
+        let c = tls(&[
+            ("TLS_CERT", "c.pem"),
+            ("TLS_KEY", "k.pem"),
+            ("SESSION_SECURE", "false"),
+        ])
+        .unwrap();
+        assert!(!c.session_secure, "an explicit setting wins");
+        assert!(!tls(&[]).unwrap().session_secure);
+        let err = tls(&[("TLS_CERT", "c.pem")]).unwrap_err();
+        assert!(err.contains("TLS_CERT and TLS_KEY"), "{err}");
     }
 
     #[test]

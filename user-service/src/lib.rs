@@ -300,7 +300,13 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         ..ConcurrentLimiterConfig::default()
     })
     .map_err(|e| BuildError::new(format!("submit limiter: {e}")))?;
-    let app = App::new()
+    let mut app = App::new();
+    if let Some((cert, key)) = &config.tls {
+        let tls = framework::tls::Tls::from_pem_files(cert, key)
+            .map_err(|e| BuildError::new(format!("TLS: {e}")))?;
+        app = app.tls(tls);
+    }
+    let app = app
         .trusted_proxies(config.trust_proxy.clone())
         .with_state(stores.users)
         .with_state(throttle::LoginThrottle::new(

@@ -18,7 +18,8 @@ const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
     version,
     after_help = "Settings come from the environment (defaults in brackets): BIND [127.0.0.1:3000], \
 DATABASE_URL [sqlite://users.db?mode=rwc; memory; postgres://…], DATABASE_MAX_CONNECTIONS [10], \
-REDIS_URL [unset: sessions in memory], SESSION_KEY_PREFIX [session:], SESSION_SECURE [false], \
+REDIS_URL [unset: sessions in memory], SESSION_KEY_PREFIX [session:], TLS_CERT / TLS_KEY [unset: \
+plain HTTP], SESSION_SECURE [true with TLS, else false], \
 CORS_ORIGINS [none], TRUST_PROXY [false], USER_STORE_KEY / USER_STORE_KEY_FILE / USER_STORE_PREVIOUS_KEYS, \
 TOKEN_RATE_LIMIT [60/1m], LOGIN_RATE_LIMIT [60/1m], RUST_LOG [info]. See the README."
 )]
@@ -131,7 +132,12 @@ async fn main() -> ExitCode {
     };
     // The bound address, so `BIND=127.0.0.1:0` says which port it got.
     let address = listener.local_addr().unwrap_or(config.bind);
-    tracing::info!(%address, stores = %description, "listening");
+    let scheme = if config.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    tracing::info!(%address, scheme, stores = %description, "listening");
     match service.serve(listener).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

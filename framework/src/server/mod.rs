@@ -148,6 +148,14 @@ impl Service {
             let (registry, limits) = (Arc::clone(&registry), Arc::clone(&limits));
             move |now| registry.sweep(now, &limits)
         })?;
+        // The acceptor, and the reload watch for as long as the server runs.
+        #[cfg(feature = "tls")]
+        let (tls, _tls_watch) = match &self.tls {
+            Some(tls) => (Some(tls.acceptor()), Some(tls.watch())),
+            None => (None, None),
+        };
+        #[cfg(not(feature = "tls"))]
+        let tls: Option<std::convert::Infallible> = None;
         let service = Arc::new(self);
         let mut h2 = http2::Builder::new(TokioExecutor::new());
         h2.timer(TokioTimer::new())
@@ -204,6 +212,7 @@ impl Service {
             let conn_state = Arc::clone(&state);
             let body_timeout = limits.body_read_timeout;
             let body_min_rate = limits.body_min_rate;
+            let over_tls = tls.is_some();
             let handler = hyper::service::service_fn(move |request: http::Request<Incoming>| {
                 let guard = conn_state.request_started();
                 let service = Arc::clone(&service);
@@ -216,11 +225,45 @@ impl Service {
                     let (parts, body) = request.into_parts();
                     let body = RequestBody::incoming(body, body_timeout, body_min_rate);
                     let mut ctx = service.context(parts, body, peer);
+                    if over_tls {
+                        ctx.set_tls();
+                    }
                     let response = service.respond(&mut ctx).await;
                     Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
                 }
             });
             let serving = Arc::clone(&serving);
+            #[cfg(feature = "tls")]
+            if let Some(acceptor) = &tls {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let socket = Arc::new(stream);
+                    let tracked = TrackedStream::new(
+                        Arc::clone(&socket),
+                        Arc::clone(&state),
+                        bytes::Bytes::new(),
+                        false,
+                    );
+                    if let Some((stream, http2)) =
+                        connection::handshake(&acceptor, tracked, &state).await
+                    {
+                        let io = TokioIo::new(stream);
+                        let limits = &serving.limits;
+                        if http2 {
+                            let connection = serving.http2.serve_connection(io, handler);
+                            connection::drive(connection, state, limits, None).await;
+                        } else {
+                            // The watch sees the client's end of the TCP stream under TLS
+                            // too; a close_notify alert without it is left to hyper.
+                            let connection =
+                                serving.http1.serve_connection(io, handler).with_upgrades();
+                            connection::drive(connection, state, limits, Some(&socket)).await;
+                        }
+                    }
+                    drop(ticket);
+                });
+                continue;
+            }
             tokio::spawn(async move {
                 if let Some((read_first, http2)) = connection::detect(&mut stream, &state).await {
                     let socket = Arc::new(stream);

@@ -21,6 +21,8 @@ mod stream;
 
 pub(crate) use driver::drive;
 pub(crate) use preface::detect;
+#[cfg(feature = "tls")]
+pub(crate) use preface::handshake;
 pub(crate) use stream::TrackedStream;
 
 use std::pin::Pin;

@@ -13,6 +13,35 @@ use super::*;
 /// first.
 const H2_PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
+/// The TLS handshake of a new connection, over its tracked socket; then which protocol it
+/// speaks, by ALPN (`h2`, else HTTP/1.1). `None` when the handshake failed, or a signal came
+/// first: shutdown, or the sweep finding the request head late, since the head timer runs from
+/// the accept, so a handshake that stalls (or never starts) is closed like a slow request head.
+#[cfg(feature = "tls")]
+pub(crate) async fn handshake(
+    acceptor: &tokio_rustls::TlsAcceptor,
+    stream: TrackedStream,
+    state: &ConnState,
+) -> Option<(tokio_rustls::server::TlsStream<TrackedStream>, bool)> {
+    let accepted = tokio::select! {
+        biased;
+        accepted = acceptor.accept(stream) => accepted,
+        _ = Signal::new(state, SIGNAL_NONE) => return None,
+    };
+    match accepted {
+        Ok(mut tls) => {
+            let http2 = tls.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+            state.http2.store(http2, Ordering::Relaxed);
+            tls.get_mut().0.set_budgeted(http2);
+            Some((tls, http2))
+        }
+        Err(err) => {
+            tracing::debug!(%err, "TLS handshake failed");
+            None
+        }
+    }
+}
+
 /// Which protocol a new connection speaks, from its first bytes: HTTP/2 if they are the preface,
 /// HTTP/1 as soon as they differ from it (for any HTTP/1 request, at its second byte at the
 /// latest). Returns the bytes read, to be read again by hyper through [`TrackedStream`], and

@@ -75,6 +75,12 @@ impl TrackedStream {
         }
     }
 
+    /// Takes tokio's cooperative budget from now on (HTTP/2, once TLS's ALPN chose it).
+    #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    pub(crate) fn set_budgeted(&mut self, budgeted: bool) {
+        self.budgeted = budgeted;
+    }
+
     /// A unit of tokio's cooperative budget, when this connection takes it: `Pending` (and a
     /// wake-up) once the task has used its budget.
     fn budget(&self, cx: &mut Context<'_>) -> Poll<Option<tokio::task::coop::RestoreOnPending>> {

@@ -1,0 +1,240 @@
+//! HTTPS through [rustls](https://docs.rs/rustls) (no OpenSSL): [`Tls`] holds the certificate
+//! chain and key read from PEM files, and [`App::tls`](crate::App::tls) makes the service speak
+//! TLS on its listener.
+//!
+//! - **Protocols**: TLS 1.2 and 1.3 with rustls' safe defaults (its `ring` provider); ALPN
+//!   offers `h2` and `http/1.1`, and the connection is served as what the client chose (no
+//!   ALPN: HTTP/1.1).
+//! - **Reload without dropping connections**: on `SIGHUP`, and when either file changes (their
+//!   size or modification time, looked at every [`Tls::reload_every`], 5 s by default), the
+//!   files are read again; new handshakes use the new certificate, open connections go on with
+//!   the one they shook hands with. A new file that does not load (unreadable, no certificate,
+//!   a key that does not match) is logged and the old certificate stays. [`Tls::reload`] does
+//!   the same on demand.
+//! - **Slow clients**: the handshake counts against the same limit as a request head
+//!   ([`ServerLimits::header_read_timeout`](crate::limits::ServerLimits)): a client that
+//!   stalls its handshake, or never starts one, is closed in time, and the open-connection
+//!   limit counts TLS connections as any other.
+//! - The context knows the request came over TLS ([`Context::is_https`](crate::Context::is_https)),
+//!   so security headers send HSTS.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use framework::tls::Tls;
+//!
+//! let tls = Tls::from_pem_files("cert.pem", "key.pem")?;
+//! let service = framework::App::new().tls(tls).build()?;
+//! service.listen("127.0.0.1:3443").await?;
+//! # Ok(())
+//! # }
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, SystemTime};
+
+use rustls::ServerConfig;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use rustls::server::{ClientHello, ResolvesServerCert};
+use rustls::sign::CertifiedKey;
+
+/// Why TLS material could not be used: which file, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsError(String);
+
+impl std::fmt::Display for TlsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for TlsError {}
+
+/// How often the files are looked at for changes, by default.
+const DEFAULT_RELOAD_EVERY: Duration = Duration::from_secs(5);
+
+/// A certificate chain and key from PEM files, reloadable: see the [module](self).
+#[derive(Clone)]
+pub struct Tls {
+    cert: PathBuf,
+    key: PathBuf,
+    resolver: Arc<Resolver>,
+    config: Arc<ServerConfig>,
+    reload_every: Duration,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls")
+            .field("cert", &self.cert)
+            .field("key", &self.key)
+            .field("reload_every", &self.reload_every)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The certificate new handshakes get: swapped on reload.
+#[derive(Debug)]
+struct Resolver {
+    current: RwLock<Arc<CertifiedKey>>,
+}
+
+impl ResolvesServerCert for Resolver {
+    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        // Held for a clone of an `Arc`; a poisoned lock still holds a whole certificate.
+        let current = self
+            .current
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        Some(Arc::clone(&current))
+    }
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// Reads the chain and key, and checks that they belong together.
+fn load(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
+    let certs = CertificateDer::pem_file_iter(cert)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| TlsError(format!("certificate {}: {e}", cert.display())))?;
+    if certs.is_empty() {
+        return Err(TlsError(format!(
+            "certificate {}: no certificate in the file",
+            cert.display()
+        )));
+    }
+    let key_der = PrivateKeyDer::from_pem_file(key)
+        .map_err(|e| TlsError(format!("key {}: {e}", key.display())))?;
+    let signing = provider()
+        .key_provider
+        .load_private_key(key_der)
+        .map_err(|e| TlsError(format!("key {}: {e}", key.display())))?;
+    let certified = CertifiedKey::new(certs, signing);
+    certified.keys_match().map_err(|e| {
+        TlsError(format!(
+            "key {} does not belong to certificate {}: {e}",
+            key.display(),
+            cert.display()
+        ))
+    })?;
+    Ok(certified)
+}
+
+/// What identifies a version of the files: their sizes and modification times.
+fn stamp(cert: &Path, key: &Path) -> Option<[(u64, SystemTime); 2]> {
+    let one = |path: &Path| {
+        let meta = std::fs::metadata(path).ok()?;
+        Some((meta.len(), meta.modified().ok()?))
+    };
+    Some([one(cert)?, one(key)?])
+}
+
+impl Tls {
+    /// The certificate chain (leaf first) and private key (PKCS#8, PKCS#1 or SEC1) in these
+    /// PEM files, checked to belong together.
+    pub fn from_pem_files(cert: impl AsRef<Path>, key: impl AsRef<Path>) -> Result<Self, TlsError> {
+        let (cert, key) = (cert.as_ref().to_owned(), key.as_ref().to_owned());
+        let certified = load(&cert, &key)?;
+        let resolver = Arc::new(Resolver {
+            current: RwLock::new(Arc::new(certified)),
+        });
+        let mut config = ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| TlsError(format!("TLS settings: {e}")))?
+            .with_no_client_auth()
+            .with_cert_resolver(Arc::clone(&resolver) as Arc<dyn ResolvesServerCert>);
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        Ok(Self {
+            cert,
+            key,
+            resolver,
+            config: Arc::new(config),
+            reload_every: DEFAULT_RELOAD_EVERY,
+        })
+    }
+
+    /// How often the files are looked at for a change (default 5 s).
+    #[must_use]
+    pub fn reload_every(mut self, every: Duration) -> Self {
+        self.reload_every = every.max(Duration::from_millis(10));
+        self
+    }
+
+    /// Reads the files again: new handshakes use what they hold now. On an error the current
+    /// certificate stays.
+    pub fn reload(&self) -> Result<(), TlsError> {
+        let certified = load(&self.cert, &self.key)?;
+        *self
+            .resolver
+            .current
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(certified);
+        Ok(())
+    }
+
+    /// The acceptor of the server's connections.
+    pub(crate) fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
+        tokio_rustls::TlsAcceptor::from(Arc::clone(&self.config))
+    }
+
+    /// Reloads on `SIGHUP` and when the files change, until the guard is dropped (when the
+    /// server stops).
+    pub(crate) fn watch(&self) -> WatchGuard {
+        let tls = self.clone();
+        WatchGuard(tokio::spawn(async move {
+            #[cfg(unix)]
+            let mut hangup =
+                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+            let mut seen = stamp(&tls.cert, &tls.key);
+            let mut tick = tokio::time::interval(tls.reload_every);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            tick.tick().await;
+            loop {
+                #[cfg(unix)]
+                let signalled = async {
+                    match hangup.as_mut() {
+                        Some(hangup) => hangup.recv().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                #[cfg(not(unix))]
+                let signalled = std::future::pending::<Option<()>>();
+                let why = tokio::select! {
+                    _ = signalled => "SIGHUP",
+                    _ = tick.tick() => {
+                        let now = stamp(&tls.cert, &tls.key);
+                        if now.is_none() || now == seen {
+                            continue;
+                        }
+                        seen = now;
+                        "the files changed"
+                    }
+                };
+                match tls.reload() {
+                    Ok(()) => {
+                        tracing::info!(why, cert = %tls.cert.display(), "TLS certificate reloaded");
+                    }
+                    Err(err) => {
+                        tracing::error!(
+                            why,
+                            %err,
+                            "TLS certificate not reloaded; the current one stays"
+                        );
+                    }
+                }
+            }
+        }))
+    }
+}
+
+/// Stops the reload watch when dropped.
+pub(crate) struct WatchGuard(tokio::task::JoinHandle<()>);
+
+impl Drop for WatchGuard {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}

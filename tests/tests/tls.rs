@@ -1,0 +1,363 @@
+//! HTTPS over real sockets, with certificates made in the test (`rcgen`): reqwest (rustls)
+//! over HTTP/1.1 and HTTP/2 by ALPN, `curl --cacert`, a certificate reload under load with no
+//! failed request (new handshakes get the new certificate, open connections keep theirs), a
+//! bad new file that leaves the old certificate in place, a reload on `SIGHUP`, and a stalled
+//! handshake closed within the request-head limit.
+
+mod common;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use framework::middleware::responder::Responder;
+use framework::middleware::security_headers::SecurityHeaders;
+use framework::tls::Tls;
+use framework::{App, Context, ServerLimits, Service};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+/// A certificate authority and a server certificate it signed, for `localhost` and
+/// 127.0.0.1, as PEM files in `dir`.
+struct Pki {
+    dir: PathBuf,
+    ca_pem: String,
+    ca: rcgen::Certificate,
+    ca_key: rcgen::KeyPair,
+}
+
+impl Pki {
+    fn new(name: &str) -> Self {
+        let dir = common::temp_dir(name);
+        let ca_key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "test CA");
+        let ca = params.self_signed(&ca_key).unwrap();
+        Self {
+            dir,
+            ca_pem: ca.pem(),
+            ca,
+            ca_key,
+        }
+    }
+
+    /// A server certificate named `serial` (its common name), written to cert.pem / key.pem;
+    /// returns its DER, to recognise it in a handshake.
+    fn issue(&self, serial: &str) -> Vec<u8> {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params =
+            rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+                .unwrap();
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, serial);
+        let cert = params.signed_by(&key, &self.ca, &self.ca_key).unwrap();
+        // Written beside, then renamed: a reload never reads half a file.
+        for (name, text) in [("cert.pem", cert.pem()), ("key.pem", key.serialize_pem())] {
+            let temporary = self.dir.join(format!("{name}.new"));
+            std::fs::write(&temporary, text).unwrap();
+            std::fs::rename(&temporary, self.dir.join(name)).unwrap();
+        }
+        cert.der().to_vec()
+    }
+
+    fn cert(&self) -> PathBuf {
+        self.dir.join("cert.pem")
+    }
+
+    fn key(&self) -> PathBuf {
+        self.dir.join("key.pem")
+    }
+
+    fn client(&self, http1_only: bool) -> reqwest::Client {
+        let builder = reqwest::Client::builder()
+            .use_rustls_tls()
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(reqwest::Certificate::from_pem(self.ca_pem.as_bytes()).unwrap());
+        let builder = if http1_only {
+            builder.http1_only()
+        } else {
+            builder
+        };
+        builder.build().unwrap()
+    }
+
+    /// The certificate the server shows a new handshake.
+    async fn presented(&self, addr: std::net::SocketAddr) -> Vec<u8> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(self.ca.der().clone()).unwrap();
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
+        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let tls = connector.connect(name, tcp).await.unwrap();
+        tls.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+    }
+}
+
+fn service(tls: Tls) -> Service {
+    App::new()
+        .tls(tls)
+        .server_limits(ServerLimits {
+            header_read_timeout: Duration::from_millis(300),
+            ..ServerLimits::default()
+        })
+        .use_middleware(SecurityHeaders::default())
+        .use_middleware(Responder::default())
+        .get("/", |ctx: &mut Context| {
+            let https = ctx.is_https();
+            async move { Ok(if https { "over tls" } else { "plain" }) }
+        })
+        .build()
+        .expect("app builds")
+}
+
+fn url(server: &common::Running, path: &str) -> String {
+    format!("https://localhost:{}{path}", server.addr.port())
+}
+
+// Two workers: curl runs as a blocking child process while the server answers it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_over_http1_and_http2_by_alpn_and_with_curl() {
+    let pki = Pki::new("tls-alpn");
+    pki.issue("first");
+    let server = common::start(service(Tls::from_pem_files(pki.cert(), pki.key()).unwrap())).await;
+    for (http1_only, version) in [
+        (true, reqwest::Version::HTTP_11),
+        (false, reqwest::Version::HTTP_2),
+    ] {
+        let res = pki
+            .client(http1_only)
+            .get(url(&server, "/"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.version(), version);
+        assert_eq!(res.status(), 200);
+        // Over TLS, security headers send HSTS.
+        assert_eq!(
+            res.headers()["strict-transport-security"],
+            "max-age=31536000; includeSubDomains"
+        );
+        assert_eq!(res.text().await.unwrap(), "over tls");
+    }
+
+    // A third-party client, when it is there (CI installs it).
+    let ca = pki.dir.join("ca.pem");
+    std::fs::write(&ca, &pki.ca_pem).unwrap();
+    match std::process::Command::new("curl")
+        .args(["-sS", "--max-time", "20", "--cacert"])
+        .arg(&ca)
+        .args(["-w", " %{http_version}", &url(&server, "/")])
+        .output()
+    {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let text = String::from_utf8(out.stdout).unwrap();
+            assert!(
+                text == "over tls 2" || text == "over tls 1.1",
+                "curl said {text:?}"
+            );
+        }
+        Err(_) if std::env::var_os("REQUIRE_ALL_TESTS").is_some() => panic!("curl is missing"),
+        Err(_) => eprintln!("skipped: curl is not installed"),
+    }
+    // A plain-HTTP request on the TLS port gets no answer, not a crash.
+    let mut tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    tcp.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut buf = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut buf)).await;
+    assert!(!String::from_utf8_lossy(&buf).contains("over tls"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_reload_under_load_fails_no_request_and_a_bad_file_keeps_the_old_certificate() {
+    let pki = Pki::new("tls-reload");
+    let first = pki.issue("first");
+    let tls = Tls::from_pem_files(pki.cert(), pki.key())
+        .unwrap()
+        .reload_every(Duration::from_millis(50));
+    let server = common::start(service(tls.clone())).await;
+    assert_eq!(pki.presented(server.addr).await, first);
+
+    // Load: four clients, each on a kept-alive connection and each also opening new ones.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (done, failed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let mut load = Vec::new();
+    for i in 0..4 {
+        let (stop, done, failed) = (Arc::clone(&stop), Arc::clone(&done), Arc::clone(&failed));
+        let kept = pki.client(i % 2 == 0);
+        let ca = pki.ca_pem.clone();
+        let target = url(&server, "/");
+        load.push(tokio::spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let fresh = reqwest::Client::builder()
+                    .use_rustls_tls()
+                    .tls_built_in_root_certs(false)
+                    .add_root_certificate(reqwest::Certificate::from_pem(ca.as_bytes()).unwrap())
+                    .build()
+                    .unwrap();
+                for client in [&kept, &fresh] {
+                    match client.get(&target).send().await {
+                        Ok(res) if res.status() == 200 => {
+                            done.fetch_add(1, Ordering::Relaxed);
+                        }
+                        _ => {
+                            failed.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            }
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // New files: picked up by the watch within its interval.
+    let second = pki.issue("second");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while pki.presented(server.addr).await != second {
+        assert!(
+            Instant::now() < deadline,
+            "the new certificate was not picked up"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.store(true, Ordering::Relaxed);
+    for task in load {
+        task.await.unwrap();
+    }
+    assert!(done.load(Ordering::Relaxed) > 20, "the load ran");
+    assert_eq!(failed.load(Ordering::Relaxed), 0, "no request failed");
+
+    // A broken file: the reload says why, and handshakes go on with the current certificate.
+    std::fs::write(pki.cert(), "not a certificate").unwrap();
+    let err = tls.reload().unwrap_err();
+    assert!(err.to_string().contains("cert.pem"), "{err}");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(pki.presented(server.addr).await, second);
+    // A key that belongs to another certificate is refused too.
+    let other = Pki::new("tls-other");
+    other.issue("other");
+    std::fs::copy(other.key(), pki.key()).unwrap();
+    pki.issue("third");
+    std::fs::copy(other.key(), pki.key()).unwrap();
+    let err = tls.reload().unwrap_err();
+    assert!(err.to_string().contains("does not belong"), "{err}");
+    assert_eq!(pki.presented(server.addr).await, second);
+    server.stop().await;
+
+    // And a bad file at start-up is an error naming it.
+    let err = Tls::from_pem_files(pki.cert(), "/nonexistent/key.pem").unwrap_err();
+    assert!(err.to_string().contains("/nonexistent/key.pem"), "{err}");
+}
+
+#[tokio::test]
+async fn sighup_reloads_the_certificate() {
+    let pki = Pki::new("tls-sighup");
+    let first = pki.issue("first");
+    // No file watch to speak of: only the signal reloads.
+    let tls = Tls::from_pem_files(pki.cert(), pki.key())
+        .unwrap()
+        .reload_every(Duration::from_secs(3600));
+    let server = common::start(service(tls)).await;
+    // Let the watch install its signal handler.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(pki.presented(server.addr).await, first);
+    let second = pki.issue("second");
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &std::process::id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pki.presented(server.addr).await != second {
+        assert!(Instant::now() < deadline, "SIGHUP did not reload");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_stalled_handshake_is_closed_within_the_head_limit() {
+    let pki = Pki::new("tls-stall");
+    pki.issue("first");
+    let server = common::start(service(Tls::from_pem_files(pki.cert(), pki.key()).unwrap())).await;
+    // One connection sends nothing, one half a ClientHello record header.
+    for first_bytes in [&b""[..], &[0x16, 0x03, 0x01][..]] {
+        let mut tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        tcp.write_all(first_bytes).await.unwrap();
+        let started = Instant::now();
+        let mut buf = [0u8; 64];
+        let read = tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut buf))
+            .await
+            .expect("closed by the server, not left open");
+        assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
+        // 300 ms limit, swept every few tens of ms.
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    // A good client is still served.
+    let res = pki
+        .client(false)
+        .get(url(&server, "/"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    server.stop().await;
+}
+
+/// The user service with `TLS_CERT`/`TLS_KEY`: HTTPS on HTTP/2 and HTTP/1.1, the session
+/// cookie `Secure`, a login token bound to the session over TLS.
+#[tokio::test]
+async fn the_user_service_serves_https_with_a_secure_session_cookie() {
+    let pki = Pki::new("tls-user-service");
+    pki.issue("user-service");
+    let config = user_service::Config::from_lookup(|k| match k {
+        "TLS_CERT" => Some(pki.cert().display().to_string()),
+        "TLS_KEY" => Some(pki.key().display().to_string()),
+        _ => None,
+    })
+    .unwrap();
+    let service = user_service::build(&config, user_service::Stores::in_memory()).unwrap();
+    let server = common::start(service).await;
+    for (http1_only, version) in [
+        (true, reqwest::Version::HTTP_11),
+        (false, reqwest::Version::HTTP_2),
+    ] {
+        let res = pki
+            .client(http1_only)
+            .get(url(&server, "/users/v1/login"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.version(), version);
+        assert_eq!(res.status(), 200);
+        let cookie = res.headers()["set-cookie"].to_str().unwrap().to_owned();
+        assert!(cookie.starts_with("sid="), "{cookie}");
+        assert!(cookie.contains("; Secure"), "{cookie}");
+        assert!(res.headers().contains_key("strict-transport-security"));
+        let body: serde_json::Value = res.json().await.unwrap();
+        assert_eq!(body["token"].as_str().map(str::len), Some(32));
+    }
+    server.stop().await;
+}
