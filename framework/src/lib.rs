@@ -18,7 +18,8 @@ pub mod openapi;
 #[cfg(any(
     feature = "session-redis",
     feature = "limiter-redis",
-    feature = "cache-redis"
+    feature = "cache-redis",
+    feature = "ws-redis"
 ))]
 pub mod redis_connection;
 pub mod reply;
@@ -36,6 +37,8 @@ pub mod testing;
 pub mod tls;
 pub mod validate;
 mod view;
+#[cfg(feature = "websocket")]
+pub mod ws;
 
 pub use app::{
     App, AppScope, BuildError, Group, Prefix, RouteInfo, Routes, Service, TrailingSlash,

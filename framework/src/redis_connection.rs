@@ -202,6 +202,24 @@ impl RedisConnection {
         Ok(connection)
     }
 
+    /// A connection of its own subscribed to `channel` (a subscribed connection can do
+    /// nothing else), within the connect and command deadlines.
+    pub async fn pubsub(&self, channel: &str) -> Result<redis::aio::PubSub, RedisFailure> {
+        let policy = self.shared.policy;
+        let mut pubsub = tokio::time::timeout(
+            policy.connect_timeout,
+            self.shared.client.get_async_pubsub(),
+        )
+        .await
+        .map_err(|_| RedisFailure::Timeout)?
+        .map_err(RedisFailure::Connection)?;
+        tokio::time::timeout(policy.command_timeout, pubsub.subscribe(channel))
+            .await
+            .map_err(|_| RedisFailure::Timeout)?
+            .map_err(RedisFailure::Connection)?;
+        Ok(pubsub)
+    }
+
     /// The policy it runs under.
     pub fn policy(&self) -> RedisPolicy {
         self.shared.policy
@@ -422,12 +440,14 @@ fn install_in(
 
 /// Byte values under `<prefix><key>` with a TTL: what the session store and the cache store
 /// keep in Redis.
+#[cfg(any(feature = "session-redis", feature = "cache-redis"))]
 #[derive(Clone)]
 pub(crate) struct KeyValue {
     connection: RedisConnection,
     prefix: String,
 }
 
+#[cfg(any(feature = "session-redis", feature = "cache-redis"))]
 impl KeyValue {
     pub(crate) fn new(connection: RedisConnection, prefix: String) -> Self {
         Self { connection, prefix }
@@ -469,6 +489,11 @@ impl KeyValue {
 }
 
 /// `ttl` in whole milliseconds for `PX`, at least 1 (0 is an error in Redis).
+#[cfg(any(
+    feature = "session-redis",
+    feature = "cache-redis",
+    feature = "limiter-redis"
+))]
 pub(crate) fn millis(ttl: Duration) -> u64 {
     u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
 }

@@ -95,8 +95,31 @@ struct Serving {
     _sweeper: reaper::Sweeper,
 }
 
+/// What a request asking for an upgrade carries (in its extensions), for the code that takes
+/// the connection over (a WebSocket): the connection's place under `max_connections`, and a
+/// request guard that keeps the sweep from closing it as idle. Held until the upgraded
+/// connection ends, so it counts against the connection limit, and shutdown reaches it
+/// ([`UpgradeHold::shutdown`]).
+#[derive(Clone)]
+#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+pub(crate) struct UpgradeHold(Arc<Hold>);
+
+struct Hold {
+    _ticket: Arc<Ticket>,
+    _active: connection::ActiveGuard,
+    state: Arc<ConnState>,
+}
+
+#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+impl UpgradeHold {
+    /// Completes when the server shuts down.
+    pub(crate) async fn shutdown(&self) {
+        connection::shutdown(&self.0.state).await;
+    }
+}
+
 /// A connection's place: its slot under `max_connections` and its registry entry, both given
-/// back when the connection's task ends, however it ends.
+/// back when the connection's task ends (and any upgrade of it has ended), however it ends.
 struct Ticket {
     id: u64,
     registry: Arc<Registry>,
@@ -203,35 +226,48 @@ impl Service {
             let state = Arc::new(ConnState::new(Arc::clone(&clock)));
             let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
             registry.lock().insert(id, Arc::clone(&state));
-            let ticket = Ticket {
+            let ticket = Arc::new(Ticket {
                 id,
                 registry: Arc::clone(&registry),
                 _permit: permit,
-            };
+            });
+            let held_ticket = Arc::clone(&ticket);
             let service = Arc::clone(&service);
             let conn_state = Arc::clone(&state);
             let body_timeout = limits.body_read_timeout;
             let body_min_rate = limits.body_min_rate;
             let over_tls = tls.is_some();
-            let handler = hyper::service::service_fn(move |request: http::Request<Incoming>| {
-                let guard = conn_state.request_started();
-                let service = Arc::clone(&service);
-                async move {
-                    if let Some(refused) = check_host(&request) {
-                        return Ok::<_, Infallible>(refused.map(|body| ConnBody::new(body, guard)));
+            let handler =
+                hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
+                    let guard = conn_state.request_started();
+                    // Only a request asking for an upgrade carries the connection's hold: a scan of
+                    // its few header names, nothing allocated for the others.
+                    if crate::header::has_any(request.headers(), &[http::header::UPGRADE]) {
+                        request.extensions_mut().insert(UpgradeHold(Arc::new(Hold {
+                            _ticket: Arc::clone(&held_ticket),
+                            _active: conn_state.request_started(),
+                            state: Arc::clone(&conn_state),
+                        })));
                     }
-                    // Taken apart here, not passed on whole: each move of a request copies
-                    // a few hundred bytes.
-                    let (parts, body) = request.into_parts();
-                    let body = RequestBody::incoming(body, body_timeout, body_min_rate);
-                    let mut ctx = service.context(parts, body, peer);
-                    if over_tls {
-                        ctx.set_tls();
+                    let service = Arc::clone(&service);
+                    async move {
+                        if let Some(refused) = check_host(&request) {
+                            return Ok::<_, Infallible>(
+                                refused.map(|body| ConnBody::new(body, guard)),
+                            );
+                        }
+                        // Taken apart here, not passed on whole: each move of a request copies
+                        // a few hundred bytes.
+                        let (parts, body) = request.into_parts();
+                        let body = RequestBody::incoming(body, body_timeout, body_min_rate);
+                        let mut ctx = service.context(parts, body, peer);
+                        if over_tls {
+                            ctx.set_tls();
+                        }
+                        let response = service.respond(&mut ctx).await;
+                        Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
                     }
-                    let response = service.respond(&mut ctx).await;
-                    Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
-                }
-            });
+                });
             let serving = Arc::clone(&serving);
             #[cfg(feature = "tls")]
             if let Some(acceptor) = &tls {

@@ -148,6 +148,22 @@ impl Future for ClientGone<'_> {
 /// What [`Signal`] gives when the sweep marked the connection expired.
 const EXPIRED: u8 = u8::MAX;
 
+/// Completes when the server shuts down (gracefully or forced): for a connection taken over
+/// by an upgrade, which holds a request guard so the sweep never expires it.
+pub(crate) async fn shutdown(state: &ConnState) {
+    let mut seen = SIGNAL_NONE;
+    loop {
+        let signal = Signal::new(state, seen).await;
+        if signal == SIGNAL_SHUTDOWN || signal == SIGNAL_FORCE {
+            return;
+        }
+        // Marked expired while a request had just ended: clear it and wait on.
+        state.expired.store(false, Ordering::Relaxed);
+        seen = signal.min(SIGNAL_FORCE);
+        tokio::task::yield_now().await;
+    }
+}
+
 /// Ready when a shutdown signal newer than `seen` has come (shutdown once, force once), or
 /// with [`EXPIRED`] when the sweep marked the connection.
 ///

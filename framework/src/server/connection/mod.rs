@@ -19,7 +19,7 @@ mod driver;
 mod preface;
 mod stream;
 
-pub(crate) use driver::drive;
+pub(crate) use driver::{drive, shutdown};
 pub(crate) use preface::detect;
 #[cfg(feature = "tls")]
 pub(crate) use preface::handshake;

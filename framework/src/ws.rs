@@ -1,0 +1,603 @@
+//! WebSocket endpoints: a route's handler takes the connection over with
+//! [`Context::websocket`], after the route's middleware ran (session, jwt, basic auth, rate
+//! limiter apply to the upgrade request as to any other), on
+//! [tokio-tungstenite](https://docs.rs/tokio-tungstenite). [`Broadcast`] fans messages out to
+//! the connections of one instance, or of every instance through Redis (feature `ws-redis`).
+//!
+//! - **The handshake**: a `GET` with `Connection: upgrade`, `Upgrade: websocket`,
+//!   `Sec-WebSocket-Version: 13` and a `Sec-WebSocket-Key` of 16 bytes is answered **101**;
+//!   anything else **400** (category `framework-websocket`), a different version **426** with
+//!   `Sec-WebSocket-Version: 13`. HTTP/1.1 only: an HTTP/2 request (RFC 8441's extended
+//!   `CONNECT` is not enabled) or an in-process test client gets a 400 saying so.
+//! - **Messages**: text and binary reach the handler ([`WebSocket::recv`]); pings are answered
+//!   and pongs taken by the connection itself; a close from the client ends `recv`.
+//! - **Size limits** ([`WsConfig::max_message_size`], [`WsConfig::max_frame_size`], 64 KiB
+//!   each by default): a larger message or frame closes the connection with **1009** (message
+//!   too big).
+//! - **Idle connections**: with no frame from the client for [`WsConfig::ping_interval`] (30 s)
+//!   the server pings; with none for [`WsConfig::idle_timeout`] (75 s) it closes with **1001**.
+//! - **Backpressure**: what the handler sends waits in a queue of
+//!   [`WsConfig::send_queue`] messages (64). [`WsSender::send`] waits for room, so a handler
+//!   writing to a slow reader slows down with it; [`WsSender::try_send`] (for fan-out, where one
+//!   slow client must not hold up the others) never waits: on a full queue the connection is
+//!   closed with **1008** ("too slow") and the message dropped. Memory per connection is thus
+//!   bounded by the queue, the read buffer (4 KiB) and the largest message. A handler that
+//!   stops calling `recv` stops the connection reading (the client's sends back up in TCP).
+//! - **The connection limit and shutdown**: an upgraded connection keeps its place under
+//!   [`ServerLimits::max_connections`](crate::ServerLimits); on shutdown it is closed with
+//!   **1001** ("server shutting down").
+//!
+//! ```no_run
+//! use framework::ws::{Message, WsConfig};
+//! use framework::{App, Context};
+//!
+//! let app = App::new().get("/echo", |ctx: &mut Context| {
+//!     let upgraded = ctx.websocket(WsConfig::default(), |mut socket| async move {
+//!         while let Some(message) = socket.recv().await {
+//!             if socket.send(message).await.is_err() {
+//!                 break;
+//!             }
+//!         }
+//!     });
+//!     async move { upgraded.map_err(Into::into) }
+//! });
+//! # let _ = app;
+//! ```
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use http::header::{CONNECTION, HeaderValue, SEC_WEBSOCKET_ACCEPT, SEC_WEBSOCKET_KEY, UPGRADE};
+use http::{Method, StatusCode};
+use tokio::sync::{Notify, mpsc};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::{CloseFrame, Role, WebSocketConfig};
+use tokio_tungstenite::tungstenite::{self, Message as Frame};
+
+use crate::context::Context;
+use crate::error::HttpError;
+
+/// Category of refused upgrades.
+pub const CATEGORY: &str = "framework-websocket";
+
+/// Limits of a WebSocket connection.
+#[derive(Clone, Copy, Debug)]
+pub struct WsConfig {
+    /// The largest message the client may send. Default 64 KiB; above it: close 1009.
+    pub max_message_size: usize,
+    /// The largest frame the client may send. Default 64 KiB; above it: close 1009.
+    pub max_frame_size: usize,
+    /// Messages waiting to be sent. Default 64; see the [module](self) for what a full queue
+    /// does.
+    pub send_queue: usize,
+    /// Ping the client after this long without a frame from it. Default 30 s.
+    pub ping_interval: Duration,
+    /// Close after this long without a frame from it (pongs count). Default 75 s.
+    pub idle_timeout: Duration,
+}
+
+impl Default for WsConfig {
+    fn default() -> Self {
+        Self {
+            max_message_size: 64 * 1024,
+            max_frame_size: 64 * 1024,
+            send_queue: 64,
+            ping_interval: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(75),
+        }
+    }
+}
+
+/// A message from or to the client.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Message {
+    /// Text (UTF-8).
+    Text(String),
+    /// Bytes.
+    Binary(Bytes),
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Self {
+        Message::Text(text.to_owned())
+    }
+}
+
+impl From<String> for Message {
+    fn from(text: String) -> Self {
+        Message::Text(text)
+    }
+}
+
+impl From<Bytes> for Message {
+    fn from(bytes: Bytes) -> Self {
+        Message::Binary(bytes)
+    }
+}
+
+impl From<Vec<u8>> for Message {
+    fn from(bytes: Vec<u8>) -> Self {
+        Message::Binary(bytes.into())
+    }
+}
+
+/// The connection is closed: nothing more can be sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Closed;
+
+impl std::fmt::Display for Closed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the websocket is closed")
+    }
+}
+
+impl std::error::Error for Closed {}
+
+/// What the handler asks the connection to do.
+enum Out {
+    Message(Message),
+    Close(u16, String),
+}
+
+/// Sends to one client; cheap to clone (keep one per client in a fan-out).
+#[derive(Clone)]
+pub struct WsSender {
+    queue: mpsc::Sender<Out>,
+    /// Set when a `try_send` met a full queue: the connection closes with 1008.
+    too_slow: Arc<(AtomicBool, Notify)>,
+}
+
+impl WsSender {
+    /// Queues `message`, waiting while the queue is full.
+    pub async fn send(&self, message: impl Into<Message>) -> Result<(), Closed> {
+        self.queue
+            .send(Out::Message(message.into()))
+            .await
+            .map_err(|_| Closed)
+    }
+
+    /// Queues `message` without waiting. A full queue means the client does not keep up: the
+    /// connection is closed with 1008 and the message dropped.
+    pub fn try_send(&self, message: impl Into<Message>) -> Result<(), Closed> {
+        match self.queue.try_send(Out::Message(message.into())) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                self.too_slow.0.store(true, Ordering::Relaxed);
+                self.too_slow.1.notify_one();
+                Err(Closed)
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
+        }
+    }
+
+    /// Closes the connection with `code` (1000 normal, 4000-4999 the application's own) and
+    /// `reason` (at most 123 bytes are sent).
+    pub async fn close(&self, code: u16, reason: &str) {
+        let mut reason = reason.to_owned();
+        truncate_utf8(&mut reason, 123);
+        let _ = self.queue.send(Out::Close(code, reason)).await;
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.queue.is_closed()
+    }
+}
+
+/// One client's connection, as the handler sees it.
+pub struct WebSocket {
+    incoming: mpsc::Receiver<Message>,
+    sender: WsSender,
+}
+
+impl WebSocket {
+    /// The next message from the client; `None` once the connection has ended (the client
+    /// closed it, a limit closed it, or the server is shutting down).
+    pub async fn recv(&mut self) -> Option<Message> {
+        self.incoming.recv().await
+    }
+
+    /// Sends `message`, waiting for room in the queue ([`WsSender::send`]).
+    pub async fn send(&self, message: impl Into<Message>) -> Result<(), Closed> {
+        self.sender.send(message).await
+    }
+
+    /// A sender for this client, to keep elsewhere (a fan-out).
+    pub fn sender(&self) -> WsSender {
+        self.sender.clone()
+    }
+
+    /// Closes the connection ([`WsSender::close`]).
+    pub async fn close(&self, code: u16, reason: &str) {
+        self.sender.close(code, reason).await;
+    }
+}
+
+fn truncate_utf8(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+}
+
+fn refuse(status: StatusCode, message: &'static str) -> HttpError {
+    HttpError::with(status, CATEGORY, message)
+}
+
+/// Whether a comma-separated header names `token` (any case).
+fn names(ctx: &Context, header: http::header::HeaderName, token: &str) -> bool {
+    ctx.headers()
+        .get_all(header)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim().eq_ignore_ascii_case(token))
+}
+
+impl Context {
+    /// Takes the connection over as a WebSocket: checks the handshake, answers 101, and once
+    /// the client has the answer runs `handler` with the connection (on a task of its own).
+    /// Call it from the route's handler and return its result; see [`crate::ws`] for the
+    /// refusals and the limits `config` sets.
+    pub fn websocket<F, Fut>(&mut self, config: WsConfig, handler: F) -> Result<(), HttpError>
+    where
+        F: FnOnce(WebSocket) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        if self.method() != Method::GET
+            || !names(self, UPGRADE, "websocket")
+            || !names(self, CONNECTION, "upgrade")
+        {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                "not a websocket upgrade (GET with Connection: upgrade, Upgrade: websocket)",
+            ));
+        }
+        if self.header("sec-websocket-version").map(str::trim) != Some("13") {
+            self.set_header(
+                http::header::SEC_WEBSOCKET_VERSION,
+                HeaderValue::from_static("13"),
+            );
+            return Err(refuse(
+                StatusCode::UPGRADE_REQUIRED,
+                "websocket version 13 is required",
+            ));
+        }
+        let key = self
+            .headers()
+            .get(SEC_WEBSOCKET_KEY)
+            .filter(|key| {
+                use base64::Engine;
+                base64::engine::general_purpose::STANDARD
+                    .decode(key.as_bytes())
+                    .is_ok_and(|bits| bits.len() == 16)
+            })
+            .ok_or_else(|| {
+                refuse(
+                    StatusCode::BAD_REQUEST,
+                    "sec-websocket-key must be 16 bytes in base64",
+                )
+            })?;
+        let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+        let Some(on_upgrade) = self.extensions_mut().remove::<hyper::upgrade::OnUpgrade>() else {
+            return Err(refuse(
+                StatusCode::BAD_REQUEST,
+                "a websocket needs an HTTP/1.1 connection",
+            ));
+        };
+        let hold = self.extensions_mut().remove::<crate::server::UpgradeHold>();
+        self.set_status(StatusCode::SWITCHING_PROTOCOLS);
+        self.set_header(UPGRADE, HeaderValue::from_static("websocket"));
+        self.set_header(CONNECTION, HeaderValue::from_static("upgrade"));
+        self.set_header(
+            SEC_WEBSOCKET_ACCEPT,
+            HeaderValue::from_str(&accept)
+                .map_err(|_| refuse(StatusCode::INTERNAL_SERVER_ERROR, "bad accept key"))?,
+        );
+        tokio::spawn(async move {
+            let upgraded = match on_upgrade.await {
+                Ok(upgraded) => upgraded,
+                Err(err) => {
+                    tracing::debug!(%err, "websocket upgrade failed");
+                    return;
+                }
+            };
+            let io = hyper_util::rt::TokioIo::new(upgraded);
+            let tungstenite_config = WebSocketConfig::default()
+                .read_buffer_size(4096)
+                .write_buffer_size(0)
+                .max_message_size(Some(config.max_message_size))
+                .max_frame_size(Some(config.max_frame_size));
+            let socket =
+                WebSocketStream::from_raw_socket(io, Role::Server, Some(tungstenite_config)).await;
+            let (queue, outgoing) = mpsc::channel(config.send_queue.max(1));
+            let (deliver, incoming) = mpsc::channel(config.send_queue.max(1));
+            let sender = WsSender {
+                queue,
+                too_slow: Arc::new((AtomicBool::new(false), Notify::new())),
+            };
+            let too_slow = Arc::clone(&sender.too_slow);
+            let app = tokio::spawn(handler(WebSocket { incoming, sender }));
+            drive(socket, config, outgoing, deliver, &too_slow, hold).await;
+            // The handler sees `recv` end and its sends fail; it finishes on its own.
+            drop(app);
+        });
+        Ok(())
+    }
+}
+
+/// Runs the connection: frames in, queued messages out, pings, limits, shutdown.
+async fn drive<S>(
+    socket: WebSocketStream<S>,
+    config: WsConfig,
+    mut outgoing: mpsc::Receiver<Out>,
+    deliver: mpsc::Sender<Message>,
+    too_slow: &(AtomicBool, Notify),
+    hold: Option<crate::server::UpgradeHold>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let (mut sink, mut stream) = socket.split();
+    let shutdown = async {
+        match &hold {
+            Some(hold) => hold.shutdown().await,
+            None => std::future::pending().await,
+        }
+    };
+    let mut shutdown = std::pin::pin!(shutdown);
+    let tick_every = config
+        .ping_interval
+        .min(config.idle_timeout)
+        .max(Duration::from_millis(10));
+    let mut tick = tokio::time::interval(tick_every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_seen = tokio::time::Instant::now();
+    let close = |code: u16, reason: &str| {
+        Frame::Close(Some(CloseFrame {
+            code: CloseCode::from(code),
+            reason: reason.to_owned().into(),
+        }))
+    };
+    let ending = loop {
+        tokio::select! {
+            biased;
+            () = &mut shutdown => break Some(close(1001, "server shutting down")),
+            () = too_slow.1.notified() => break Some(close(1008, "too slow")),
+            frame = stream.next() => match frame {
+                Some(Ok(Frame::Text(text))) => {
+                    last_seen = tokio::time::Instant::now();
+                    if deliver.send(Message::Text(text.as_str().to_owned())).await.is_err() {
+                        // The handler is gone: nobody reads; end normally.
+                        break Some(close(1000, ""));
+                    }
+                }
+                Some(Ok(Frame::Binary(bytes))) => {
+                    last_seen = tokio::time::Instant::now();
+                    if deliver.send(Message::Binary(bytes)).await.is_err() {
+                        break Some(close(1000, ""));
+                    }
+                }
+                Some(Ok(Frame::Ping(_) | Frame::Pong(_) | Frame::Frame(_))) => {
+                    last_seen = tokio::time::Instant::now();
+                    // A ping's pong is queued by tungstenite: send it now.
+                    if sink.flush().await.is_err() {
+                        break None;
+                    }
+                }
+                // The client closed: tungstenite answers the close on the next flush.
+                Some(Ok(Frame::Close(_))) => {
+                    let _ = sink.flush().await;
+                    break None;
+                }
+                Some(Err(tungstenite::Error::Capacity(err))) => {
+                    tracing::debug!(%err, "websocket message over the limit");
+                    break Some(close(1009, "message too big"));
+                }
+                Some(Err(err)) => {
+                    tracing::debug!(%err, "websocket read failed");
+                    break None;
+                }
+                None => break None,
+            },
+            out = outgoing.recv() => match out {
+                Some(Out::Message(Message::Text(text))) => {
+                    if sink.send(Frame::Text(text.into())).await.is_err() {
+                        break None;
+                    }
+                }
+                Some(Out::Message(Message::Binary(bytes))) => {
+                    if sink.send(Frame::Binary(bytes)).await.is_err() {
+                        break None;
+                    }
+                }
+                Some(Out::Close(code, reason)) => break Some(close(code, &reason)),
+                // Every sender is gone (the handler ended): a normal close.
+                None => break Some(close(1000, "")),
+            },
+            _ = tick.tick() => {
+                let quiet = last_seen.elapsed();
+                if quiet >= config.idle_timeout {
+                    break Some(close(1001, "idle timeout"));
+                }
+                if quiet >= config.ping_interval && sink.send(Frame::Ping(Bytes::new())).await.is_err() {
+                    break None;
+                }
+            }
+        }
+    };
+    if let Some(frame) = ending {
+        // The closing handshake, briefly (a client that does not answer gets 1 s): send the
+        // close, then read until the client's close comes back, so the socket is not shut
+        // with the client's last frames unread (the kernel would answer them with a reset,
+        // and a reset can discard the close before the client reads it).
+        let _ = tokio::time::timeout(Duration::from_secs(1), async {
+            if sink.send(frame).await.is_err() {
+                return;
+            }
+            while let Some(Ok(frame)) = stream.next().await {
+                if matches!(frame, Frame::Close(_)) {
+                    break;
+                }
+            }
+        })
+        .await;
+        let _ = tokio::time::timeout(Duration::from_millis(100), sink.close()).await;
+    }
+    // `hold` (the connection's place under the limit) goes when this returns.
+}
+
+/// Messages fanned out to subscribers: the connections of one instance
+/// ([`Broadcast::local`]), or of every instance on one Redis channel ([`Broadcast::redis`]).
+///
+/// A subscriber that falls more than `capacity` messages behind misses the oldest
+/// ([`tokio::sync::broadcast`]'s `Lagged`); a WebSocket handler usually closes such a client
+/// as too slow. Across instances delivery is Redis pub/sub's: at most once, and a message
+/// published while an instance's subscription is reconnecting (after a Redis failure, retried
+/// every [`RedisPolicy::probe_interval`](crate::redis_connection::RedisPolicy)) does not reach
+/// that instance.
+#[derive(Clone)]
+pub struct Broadcast {
+    inner: Arc<BroadcastInner>,
+}
+
+struct BroadcastInner {
+    local: tokio::sync::broadcast::Sender<Bytes>,
+    #[cfg(feature = "ws-redis")]
+    redis: Option<(crate::redis_connection::RedisConnection, String)>,
+    #[cfg(feature = "ws-redis")]
+    subscriber: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for BroadcastInner {
+    fn drop(&mut self) {
+        #[cfg(feature = "ws-redis")]
+        if let Some(task) = &self.subscriber {
+            task.abort();
+        }
+    }
+}
+
+/// Why a message could not be published.
+#[derive(Debug)]
+pub enum PublishError {
+    /// Redis refused or did not answer (within the policy's deadline).
+    #[cfg(feature = "ws-redis")]
+    Redis(crate::redis_connection::RedisFailure),
+}
+
+impl std::fmt::Display for PublishError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        #[cfg(feature = "ws-redis")]
+        {
+            let PublishError::Redis(e) = self;
+            write!(f, "publish failed: {e}")
+        }
+        #[cfg(not(feature = "ws-redis"))]
+        {
+            let _ = f;
+            match *self {}
+        }
+    }
+}
+
+impl std::error::Error for PublishError {}
+
+impl Broadcast {
+    /// Fan-out within this process; each subscriber may fall `capacity` messages behind.
+    pub fn local(capacity: usize) -> Self {
+        Self {
+            inner: Arc::new(BroadcastInner {
+                local: tokio::sync::broadcast::channel(capacity.max(1)).0,
+                #[cfg(feature = "ws-redis")]
+                redis: None,
+                #[cfg(feature = "ws-redis")]
+                subscriber: None,
+            }),
+        }
+    }
+
+    /// Fan-out across every instance subscribed to `channel` on this Redis: a message
+    /// published on one reaches the subscribers of all. Returns once subscribed, so nothing
+    /// published after it is missed; fails when Redis cannot be reached.
+    #[cfg(feature = "ws-redis")]
+    pub async fn redis(
+        redis: crate::redis_connection::RedisConnection,
+        channel: &str,
+        capacity: usize,
+    ) -> Result<Self, crate::redis_connection::RedisFailure> {
+        let local = tokio::sync::broadcast::channel(capacity.max(1)).0;
+        let first = redis.pubsub(channel).await?;
+        let subscriber = tokio::spawn(subscribe(
+            redis.clone(),
+            channel.to_owned(),
+            first,
+            local.clone(),
+        ));
+        Ok(Self {
+            inner: Arc::new(BroadcastInner {
+                local,
+                redis: Some((redis, channel.to_owned())),
+                subscriber: Some(subscriber),
+            }),
+        })
+    }
+
+    /// Sends `message` to every subscriber (through Redis when there is one: this instance's
+    /// subscribers get it back from there, in the same order as everyone else).
+    pub async fn publish(&self, message: impl Into<Bytes>) -> Result<(), PublishError> {
+        let message = message.into();
+        #[cfg(feature = "ws-redis")]
+        if let Some((redis, channel)) = &self.inner.redis {
+            let mut publish = crate::redis_connection::redis::cmd("PUBLISH");
+            publish.arg(channel).arg(message.as_ref());
+            return redis
+                .query::<i64>(&publish)
+                .await
+                .map(|_| ())
+                .map_err(PublishError::Redis);
+        }
+        // No subscriber is not an error.
+        let _ = self.inner.local.send(message);
+        Ok(())
+    }
+
+    /// A new subscriber: every message published from now on.
+    pub fn subscribe(&self) -> tokio::sync::broadcast::Receiver<Bytes> {
+        self.inner.local.subscribe()
+    }
+}
+
+/// Forwards the channel's messages to the local subscribers; resubscribes after a failure.
+#[cfg(feature = "ws-redis")]
+async fn subscribe(
+    redis: crate::redis_connection::RedisConnection,
+    channel: String,
+    mut pubsub: redis::aio::PubSub,
+    local: tokio::sync::broadcast::Sender<Bytes>,
+) {
+    loop {
+        {
+            let mut messages = pubsub.on_message();
+            while let Some(message) = messages.next().await {
+                let payload: Vec<u8> = message.get_payload().unwrap_or_default();
+                let _ = local.send(Bytes::from(payload));
+            }
+        }
+        tracing::warn!(channel, "redis subscription lost; resubscribing");
+        pubsub = loop {
+            tokio::time::sleep(redis.policy().probe_interval).await;
+            match redis.pubsub(&channel).await {
+                Ok(pubsub) => break pubsub,
+                Err(err) => tracing::debug!(%err, channel, "resubscribe failed"),
+            }
+        };
+    }
+}
