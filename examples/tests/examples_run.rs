@@ -167,6 +167,25 @@ async fn every_example_answers_as_its_doc_comment_says() {
     )
     .await;
     run(
+        "chat",
+        &[
+            ask("/", 200, "/chat.js"),
+            Ask {
+                method: Method::POST,
+                body: Some(r#"{"name":"ada"}"#),
+                ..ask("/chat/name", 200, "ok")
+            },
+            Ask {
+                method: Method::POST,
+                body: Some(r#"{"name":""}"#),
+                ..ask("/chat/name", 400, "name")
+            },
+            // A plain GET on the socket's path is no upgrade.
+            ask("/chat/ws", 400, "websocket"),
+        ],
+    )
+    .await;
+    run(
         "middleware_fn",
         &[
             ask("/timed", 200, "timed"),

@@ -1,0 +1,176 @@
+//! The chat example as two programs sharing Redis: a message from a client of the first
+//! reaches a client of the second; the upgrade without a chosen name is refused; and 1 000
+//! idle WebSocket connections cost the server under 64 KiB each (its resident memory, read
+//! from /proc, before and after; printed for the record).
+//!
+//! Needs Redis: `TEST_REDIS_URL` (set by `.ci/run`); without it the test says it was skipped
+//! (and fails under `REQUIRE_ALL_TESTS=1`, as CI runs it).
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use futures_util::{SinkExt, StreamExt};
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+/// A running chat program, killed when dropped.
+struct Chat {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Chat {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn binary() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>")
+        .join("examples")
+        .join("chat")
+}
+
+async fn start(redis: &str) -> Chat {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let child = Command::new(binary())
+        .env("REDIS_URL", redis)
+        .env("BIND", format!("127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the chat example (built by cargo test)");
+    let chat = Chat { child, port };
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return chat;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the chat example did not listen on {port}");
+}
+
+/// Chooses `name` on `chat`: the session cookie that carries it.
+async fn named(chat: &Chat, name: &str) -> String {
+    let res = reqwest::Client::new()
+        .post(format!("http://127.0.0.1:{}/chat/name", chat.port))
+        .header("content-type", "application/json")
+        .body(format!(r#"{{"name":"{name}"}}"#))
+        .send()
+        .await
+        .expect("name request");
+    assert_eq!(res.status(), 200);
+    let cookie = res.headers()["set-cookie"].to_str().unwrap();
+    cookie.split(';').next().unwrap().to_owned()
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+async fn join(chat: &Chat, cookie: Option<&str>) -> Result<Socket, String> {
+    let mut request = format!("ws://127.0.0.1:{}/chat/ws", chat.port)
+        .into_client_request()
+        .unwrap();
+    if let Some(cookie) = cookie {
+        request
+            .headers_mut()
+            .insert("cookie", cookie.parse().unwrap());
+    }
+    tokio_tungstenite::connect_async(request)
+        .await
+        .map(|(socket, _)| socket)
+        .map_err(|e| e.to_string())
+}
+
+async fn heard(socket: &mut Socket) -> String {
+    loop {
+        match tokio::time::timeout(Duration::from_secs(5), socket.next())
+            .await
+            .expect("a message within 5 s")
+        {
+            Some(Ok(Message::Text(text))) => return text.as_str().to_owned(),
+            Some(Ok(_)) => {}
+            other => panic!("the socket ended: {other:?}"),
+        }
+    }
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+#[tokio::test]
+async fn two_instances_are_one_room_and_idle_connections_are_cheap() {
+    let Some(redis) = std::env::var("TEST_REDIS_URL")
+        .ok()
+        .filter(|u| !u.is_empty())
+    else {
+        assert!(
+            std::env::var_os("REQUIRE_ALL_TESTS").is_none(),
+            "TEST_REDIS_URL is not set"
+        );
+        eprintln!("skipped: set TEST_REDIS_URL to run the two-instance chat");
+        return;
+    };
+    // Both programs and this one open a thousand sockets.
+    let _ = rlimit::increase_nofile_limit(8192);
+    let first = start(&redis).await;
+    let second = start(&redis).await;
+
+    // No name, no room.
+    let refused = join(&first, None).await.unwrap_err();
+    assert!(refused.contains("401"), "{refused}");
+
+    let alice = named(&first, "alice").await;
+    let bob = named(&second, "bob").await;
+    let mut on_first = join(&first, Some(&alice)).await.unwrap();
+    let mut on_second = join(&second, Some(&bob)).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    on_first
+        .send(Message::text("hello from one"))
+        .await
+        .unwrap();
+    assert_eq!(heard(&mut on_second).await, "alice: hello from one");
+    assert_eq!(heard(&mut on_first).await, "alice: hello from one");
+    on_second.send(Message::text("hi alice")).await.unwrap();
+    assert_eq!(heard(&mut on_first).await, "bob: hi alice");
+
+    // A thousand idle connections on the first program.
+    let pid = first.child.id();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = rss_kib(pid);
+    let mut idle = Vec::new();
+    for _ in 0..1000 {
+        idle.push(join(&first, Some(&alice)).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = rss_kib(pid);
+    let per_connection = (after.saturating_sub(before) * 1024) / 1000;
+    println!(
+        "1000 idle websocket connections: resident {before} KiB -> {after} KiB, {per_connection} bytes each"
+    );
+    assert!(
+        per_connection < 64 * 1024,
+        "{per_connection} bytes per idle connection"
+    );
+    // Still one room: the crowd hears a message.
+    on_second.send(Message::text("to everyone")).await.unwrap();
+    assert_eq!(heard(&mut idle[999]).await, "bob: to everyone");
+    drop(idle);
+}
