@@ -45,6 +45,8 @@ use crate::body::{RequestBody, ResponseBody};
 use crate::service::Service;
 
 use crate::limits::ServerLimits;
+#[cfg(feature = "websocket")]
+pub(crate) use connection::UpgradeHold;
 use connection::{ConnBody, ConnState, TrackedStream};
 
 /// The open connections, so shutdown can reach each one.
@@ -95,26 +97,12 @@ struct Serving {
     _sweeper: reaper::Sweeper,
 }
 
-/// What a request asking for an upgrade carries (in its extensions), for the code that takes
-/// the connection over (a WebSocket): the connection's place under `max_connections`, and a
-/// request guard that keeps the sweep from closing it as idle. Held until the upgraded
-/// connection ends, so it counts against the connection limit, and shutdown reaches it
-/// ([`UpgradeHold::shutdown`]).
-#[derive(Clone)]
-#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
-pub(crate) struct UpgradeHold(Arc<Hold>);
+/// Releases the place a connection's state keeps for upgrades, when dropped.
+struct ReleasePlace(Arc<ConnState>);
 
-struct Hold {
-    _ticket: Arc<Ticket>,
-    _active: connection::ActiveGuard,
-    state: Arc<ConnState>,
-}
-
-#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
-impl UpgradeHold {
-    /// Completes when the server shuts down.
-    pub(crate) async fn shutdown(&self) {
-        connection::shutdown(&self.0.state).await;
+impl Drop for ReleasePlace {
+    fn drop(&mut self) {
+        self.0.release_place();
     }
 }
 
@@ -231,43 +219,48 @@ impl Service {
                 registry: Arc::clone(&registry),
                 _permit: permit,
             });
-            let held_ticket = Arc::clone(&ticket);
+            state.set_place(Arc::clone(&ticket) as Arc<dyn std::any::Any + Send + Sync>);
+            // Gives the place kept in the state up when the connection's task ends, however it
+            // ends (the state is in the registry, which the place's drop leaves).
+            let release = ReleasePlace(Arc::clone(&state));
             let service = Arc::clone(&service);
             let conn_state = Arc::clone(&state);
             let body_timeout = limits.body_read_timeout;
             let body_min_rate = limits.body_min_rate;
             let over_tls = tls.is_some();
-            let handler =
-                hyper::service::service_fn(move |mut request: http::Request<Incoming>| {
-                    let guard = conn_state.request_started();
-                    // Only a request asking for an upgrade carries the connection's hold: a scan of
-                    // its few header names, nothing allocated for the others.
-                    if crate::header::has_any(request.headers(), &[http::header::UPGRADE]) {
-                        request.extensions_mut().insert(UpgradeHold(Arc::new(Hold {
-                            _ticket: Arc::clone(&held_ticket),
-                            _active: conn_state.request_started(),
-                            state: Arc::clone(&conn_state),
-                        })));
+            let handler = hyper::service::service_fn(move |request: http::Request<Incoming>| {
+                let guard = conn_state.request_started();
+                // Only a request asking for an upgrade carries the connection's hold: a scan of
+                // its few header names, nothing allocated for the others. Put in its
+                // extensions once it is taken apart, so the request is not changed (and
+                // copied) here.
+                let service = Arc::clone(&service);
+                async move {
+                    if let Some(refused) = check_host(&request) {
+                        return Ok::<_, Infallible>(refused.map(|body| ConnBody::new(body, guard)));
                     }
-                    let service = Arc::clone(&service);
-                    async move {
-                        if let Some(refused) = check_host(&request) {
-                            return Ok::<_, Infallible>(
-                                refused.map(|body| ConnBody::new(body, guard)),
-                            );
-                        }
-                        // Taken apart here, not passed on whole: each move of a request copies
-                        // a few hundred bytes.
-                        let (parts, body) = request.into_parts();
-                        let body = RequestBody::incoming(body, body_timeout, body_min_rate);
-                        let mut ctx = service.context(parts, body, peer);
-                        if over_tls {
-                            ctx.set_tls();
-                        }
-                        let response = service.respond(&mut ctx).await;
-                        Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
+                    // Taken apart here, not passed on whole: each move of a request copies
+                    // a few hundred bytes.
+                    let (mut parts, body) = request.into_parts();
+                    // Only a request asking for an upgrade (hyper gave it an `OnUpgrade`)
+                    // carries the connection's hold; for the others this looks at an empty
+                    // map.
+                    if parts
+                        .extensions
+                        .get::<hyper::upgrade::OnUpgrade>()
+                        .is_some()
+                    {
+                        parts.extensions.insert(guard.upgrade_hold());
                     }
-                });
+                    let body = RequestBody::incoming(body, body_timeout, body_min_rate);
+                    let mut ctx = service.context(parts, body, peer);
+                    if over_tls {
+                        ctx.set_tls();
+                    }
+                    let response = service.respond(&mut ctx).await;
+                    Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
+                }
+            });
             let serving = Arc::clone(&serving);
             #[cfg(feature = "tls")]
             if let Some(acceptor) = &tls {
@@ -296,6 +289,7 @@ impl Service {
                             connection::drive(connection, state, limits, Some(&socket)).await;
                         }
                     }
+                    drop(release);
                     drop(ticket);
                 });
                 continue;
@@ -321,6 +315,7 @@ impl Service {
                         connection::drive(connection, state, limits, Some(&socket)).await;
                     }
                 }
+                drop(release);
                 drop(ticket);
             });
         }

@@ -19,7 +19,7 @@ mod driver;
 mod preface;
 mod stream;
 
-pub(crate) use driver::{drive, shutdown};
+pub(crate) use driver::drive;
 pub(crate) use preface::detect;
 #[cfg(feature = "tls")]
 pub(crate) use preface::handshake;
@@ -66,6 +66,10 @@ pub(crate) struct ConnState {
     /// How many wake-ups were sent through `waker` (each takes the waker out): a [`Signal`](driver::Signal)
     /// registers again only after one, not on every poll.
     wakes: AtomicU32,
+    /// The connection's place under the connection limit, for a request that takes the
+    /// connection over (an upgrade) to keep: the connection's task takes it out when it ends,
+    /// and an upgrade holds its own clone until the upgraded connection ends.
+    place: std::sync::Mutex<Option<Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 impl ConnState {
@@ -82,7 +86,24 @@ impl ConnState {
             expired: AtomicBool::new(false),
             waker: AtomicWaker::new(),
             wakes: AtomicU32::new(0),
+            place: std::sync::Mutex::new(None),
         }
+    }
+
+    fn place(&self) -> std::sync::MutexGuard<'_, Option<Arc<dyn std::any::Any + Send + Sync>>> {
+        self.place
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Keeps `place` for upgrades ([`ConnState::upgrade_hold`]).
+    pub(crate) fn set_place(&self, place: Arc<dyn std::any::Any + Send + Sync>) {
+        *self.place() = Some(place);
+    }
+
+    /// Gives the place up: the connection's task ends.
+    pub(crate) fn release_place(&self) {
+        self.place().take();
     }
 
     /// A request head has been parsed and goes to the service.
@@ -168,6 +189,42 @@ fn millis(duration: Duration) -> u64 {
 
 /// Marks the end of a request when dropped: the response body has been sent or dropped.
 pub(crate) struct ActiveGuard(Arc<ConnState>);
+
+impl ActiveGuard {
+    /// What the request's upgrade keeps of its connection: its place under the connection
+    /// limit and a request guard of its own (so the sweep never closes it as idle), and the
+    /// state, to hear of shutdown. Called only for a request asking for an upgrade.
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub(crate) fn upgrade_hold(&self) -> UpgradeHold {
+        UpgradeHold(Arc::new(Hold {
+            _place: self.0.place().clone(),
+            _active: self.0.request_started(),
+            state: Arc::clone(&self.0),
+        }))
+    }
+}
+
+/// What a request asking for an upgrade carries (in its extensions), for the code that takes
+/// the connection over (a WebSocket): see [`ActiveGuard::upgrade_hold`]. Held until the
+/// upgraded connection ends, so it counts against the connection limit, and shutdown reaches
+/// it ([`UpgradeHold::shutdown`]).
+#[derive(Clone)]
+#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+pub(crate) struct UpgradeHold(Arc<Hold>);
+
+struct Hold {
+    _place: Option<Arc<dyn std::any::Any + Send + Sync>>,
+    _active: ActiveGuard,
+    state: Arc<ConnState>,
+}
+
+#[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+impl UpgradeHold {
+    /// Completes when the server shuts down.
+    pub(crate) async fn shutdown(&self) {
+        driver::shutdown(&self.0.state).await;
+    }
+}
 
 impl Drop for ActiveGuard {
     fn drop(&mut self) {
