@@ -294,7 +294,10 @@ impl Service {
         let route = match found {
             Some(found) => {
                 let path = &found.slot.value;
-                let route = path.for_method(ctx.method()).unwrap_or(&path.not_allowed);
+                let route = path
+                    .for_method(ctx.method())
+                    .or_else(|| extended_connect(ctx).then(|| path.for_method(&Method::GET))?)
+                    .unwrap_or(&path.not_allowed);
                 ctx.set_route(&route.meta, found.params);
                 route
             }
@@ -360,6 +363,25 @@ impl Service {
                 Err(_) => SlashForm::None,
             },
         }
+    }
+}
+
+/// An HTTP/2 extended `CONNECT` (RFC 8441) for a WebSocket: routed as the `GET` of the same
+/// path, the route an HTTP/1.1 WebSocket upgrade takes, so one route serves both. Only looked
+/// at when the path has no route for `CONNECT`.
+fn extended_connect(ctx: &Context) -> bool {
+    #[cfg(feature = "websocket")]
+    {
+        ctx.method() == Method::CONNECT
+            && ctx
+                .extensions()
+                .get::<hyper::ext::Protocol>()
+                .is_some_and(|p| p.as_str().eq_ignore_ascii_case("websocket"))
+    }
+    #[cfg(not(feature = "websocket"))]
+    {
+        let _ = ctx;
+        false
     }
 }
 

@@ -7,8 +7,10 @@
 //! - **The handshake**: a `GET` with `Connection: upgrade`, `Upgrade: websocket`,
 //!   `Sec-WebSocket-Version: 13` and a `Sec-WebSocket-Key` of 16 bytes is answered **101**;
 //!   anything else **400** (category `framework-websocket`), a different version **426** with
-//!   `Sec-WebSocket-Version: 13`. HTTP/1.1 only: an HTTP/2 request (RFC 8441's extended
-//!   `CONNECT` is not enabled) or an in-process test client gets a 400 saying so.
+//!   `Sec-WebSocket-Version: 13`. Over HTTP/2, RFC 8441's extended `CONNECT` with
+//!   `:protocol: websocket` (the server advertises it) reaches the same route as the `GET`
+//!   and is answered **200**; the WebSocket is then that stream. An in-process test client
+//!   gets a 400 (there is no connection to take over).
 //! - **Messages**: text and binary reach the handler ([`WebSocket::recv`]); pings are answered
 //!   and pongs taken by the connection itself; a close from the client ends `recv`.
 //! - **Size limits** ([`WsConfig::max_message_size`], [`WsConfig::max_frame_size`], 64 KiB
@@ -252,7 +254,21 @@ impl Context {
         F: FnOnce(WebSocket) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
     {
-        if self.method() != Method::GET
+        // HTTP/2: an extended CONNECT with `:protocol` websocket (RFC 8441), answered 200.
+        let http2 = self.version() == http::Version::HTTP_2;
+        if http2 {
+            let websocket = self.method() == Method::CONNECT
+                && self
+                    .extensions()
+                    .get::<hyper::ext::Protocol>()
+                    .is_some_and(|p| p.as_str().eq_ignore_ascii_case("websocket"));
+            if !websocket {
+                return Err(refuse(
+                    StatusCode::BAD_REQUEST,
+                    "not a websocket (over HTTP/2: CONNECT with :protocol websocket)",
+                ));
+            }
+        } else if self.method() != Method::GET
             || !names(self, UPGRADE, "websocket")
             || !names(self, CONNECTION, "upgrade")
         {
@@ -271,6 +287,9 @@ impl Context {
                 "websocket version 13 is required",
             ));
         }
+        if http2 {
+            return self.take_over(StatusCode::OK, None, config, handler);
+        }
         let key = self
             .headers()
             .get(SEC_WEBSOCKET_KEY)
@@ -287,21 +306,41 @@ impl Context {
                 )
             })?;
         let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+        let accept = HeaderValue::from_str(&accept)
+            .map_err(|_| refuse(StatusCode::INTERNAL_SERVER_ERROR, "bad accept key"))?;
+        self.take_over(
+            StatusCode::SWITCHING_PROTOCOLS,
+            Some(accept),
+            config,
+            handler,
+        )
+    }
+
+    /// Answers the handshake (101 with `accept`, or an HTTP/2 200) and runs the connection.
+    fn take_over<F, Fut>(
+        &mut self,
+        status: StatusCode,
+        accept: Option<HeaderValue>,
+        config: WsConfig,
+        handler: F,
+    ) -> Result<(), HttpError>
+    where
+        F: FnOnce(WebSocket) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
         let Some(on_upgrade) = self.extensions_mut().remove::<hyper::upgrade::OnUpgrade>() else {
             return Err(refuse(
                 StatusCode::BAD_REQUEST,
-                "a websocket needs an HTTP/1.1 connection",
+                "a websocket needs a connection to take over (not an in-process test client)",
             ));
         };
         let hold = self.extensions_mut().remove::<crate::server::UpgradeHold>();
-        self.set_status(StatusCode::SWITCHING_PROTOCOLS);
-        self.set_header(UPGRADE, HeaderValue::from_static("websocket"));
-        self.set_header(CONNECTION, HeaderValue::from_static("upgrade"));
-        self.set_header(
-            SEC_WEBSOCKET_ACCEPT,
-            HeaderValue::from_str(&accept)
-                .map_err(|_| refuse(StatusCode::INTERNAL_SERVER_ERROR, "bad accept key"))?,
-        );
+        self.set_status(status);
+        if let Some(accept) = accept {
+            self.set_header(UPGRADE, HeaderValue::from_static("websocket"));
+            self.set_header(CONNECTION, HeaderValue::from_static("upgrade"));
+            self.set_header(SEC_WEBSOCKET_ACCEPT, accept);
+        }
         tokio::spawn(async move {
             let upgraded = match on_upgrade.await {
                 Ok(upgraded) => upgraded,

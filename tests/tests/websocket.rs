@@ -304,3 +304,64 @@ async fn a_broadcast_reaches_clients_of_another_instance_through_redis() {
     one.stop().await;
     two.stop().await;
 }
+
+/// RFC 8441: over HTTP/2 a WebSocket is an extended CONNECT with `:protocol: websocket` on
+/// the same route as the HTTP/1.1 upgrade (a `GET` route), answered 200, the stream then
+/// carrying the WebSocket frames.
+#[tokio::test]
+async fn websockets_over_http2_by_extended_connect() {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    let server = common::start(service(ServerLimits::default())).await;
+    let tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let (mut send, connection) =
+        hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(tcp))
+            .await
+            .unwrap();
+    tokio::spawn(connection);
+    let mut request = http::Request::builder()
+        .method(http::Method::CONNECT)
+        .version(http::Version::HTTP_2)
+        .uri(format!("http://{}/echo", server.addr))
+        .header("sec-websocket-version", "13")
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .unwrap();
+    request
+        .extensions_mut()
+        .insert(hyper::ext::Protocol::from_static("websocket"));
+    let response = send.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let stream = hyper::upgrade::on(response).await.unwrap();
+    let mut client = tokio_tungstenite::WebSocketStream::from_raw_socket(
+        TokioIo::new(stream),
+        tokio_tungstenite::tungstenite::protocol::Role::Client,
+        None,
+    )
+    .await;
+    let first = tokio::time::timeout(Duration::from_secs(5), client.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(first, Some(Ok(Frame::Text(ref t))) if t.as_str() == "session true"),
+        "{first:?}"
+    );
+    client.send(Frame::text("over h2")).await.unwrap();
+    let echo = tokio::time::timeout(Duration::from_secs(5), client.next())
+        .await
+        .unwrap();
+    assert!(
+        matches!(echo, Some(Ok(Frame::Text(ref t))) if t.as_str() == "over h2"),
+        "{echo:?}"
+    );
+    // A plain CONNECT (no :protocol, its target an authority, not a path) is no WebSocket:
+    // it reaches no route.
+    let plain = http::Request::builder()
+        .method(http::Method::CONNECT)
+        .version(http::Version::HTTP_2)
+        .uri(format!("http://{}/echo", server.addr))
+        .body(http_body_util::Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let answer = send.send_request(plain).await.unwrap();
+    assert_eq!(answer.status(), 404);
+    drop(client);
+    server.stop().await;
+}

@@ -169,6 +169,9 @@ impl Service {
         let tls: Option<std::convert::Infallible> = None;
         let service = Arc::new(self);
         let mut h2 = http2::Builder::new(TokioExecutor::new());
+        // WebSockets over HTTP/2 (RFC 8441): clients may send an extended CONNECT.
+        #[cfg(feature = "websocket")]
+        h2.enable_connect_protocol();
         h2.timer(TokioTimer::new())
             .keep_alive_interval(limits.http2_keep_alive_interval)
             .keep_alive_timeout(limits.http2_keep_alive_timeout);
