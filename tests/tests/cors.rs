@@ -253,13 +253,28 @@ fn secured(config: SecurityHeadersConfig) -> Service {
         .use_middleware(SecurityHeaders::new(config).expect("valid"))
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
-        .get("/", |_ctx: &mut Context| async { Ok("page") })
+        .get("/", |ctx: &mut Context| {
+            ctx.set_header(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("text/html; charset=utf-8"),
+            );
+            ctx.body_buffer = Some("<!doctype html><p>page".into());
+            async { Ok(()) }
+        })
+        .get("/api", |_ctx: &mut Context| async {
+            Ok(serde_json::json!({"ok": true}))
+        })
         .get("/framed", |ctx: &mut Context| {
+            ctx.set_header(
+                header::CONTENT_TYPE,
+                header::HeaderValue::from_static("text/html"),
+            );
             ctx.set_header(
                 header::CONTENT_SECURITY_POLICY,
                 header::HeaderValue::from_static("frame-ancestors 'self'"),
             );
-            async { Ok("framed") }
+            ctx.body_buffer = Some("<p>framed".into());
+            async { Ok(()) }
         })
         .get("/fails", |_ctx: &mut Context| async {
             Err::<(), _>(HttpError::with(http::StatusCode::BAD_REQUEST, "t", "no").into())
@@ -271,22 +286,31 @@ fn secured(config: SecurityHeadersConfig) -> Service {
 #[tokio::test]
 async fn security_headers_have_safe_defaults_and_hsts_only_over_https() {
     let server = common::start(secured(SecurityHeadersConfig::default())).await;
-    for path in ["/", "/fails", "/nowhere"] {
+    // A page gets every policy.
+    let res = request(&server, Method::GET, "/", &[]).await;
+    let h = res.headers();
+    assert_eq!(get(h, "content-security-policy"), Some(STRICT_CSP));
+    assert_eq!(get(h, "x-content-type-options"), Some("nosniff"));
+    assert_eq!(get(h, "referrer-policy"), Some("no-referrer"));
+    assert_eq!(get(h, "x-frame-options"), Some("DENY"));
+    assert_eq!(get(h, "cross-origin-opener-policy"), Some("same-origin"));
+    assert!(
+        get(h, "strict-transport-security").is_none(),
+        "no HSTS over plain HTTP"
+    );
+    // JSON, errors and 404s: `nosniff` only; the page policies govern documents.
+    for path in ["/api", "/fails", "/nowhere"] {
         let res = request(&server, Method::GET, path, &[]).await;
         let h = res.headers();
-        assert_eq!(
-            get(h, "content-security-policy"),
-            Some(STRICT_CSP),
-            "{path}"
-        );
-        assert_eq!(get(h, "x-content-type-options"), Some("nosniff"));
-        assert_eq!(get(h, "referrer-policy"), Some("no-referrer"));
-        assert_eq!(get(h, "x-frame-options"), Some("DENY"));
-        assert_eq!(get(h, "cross-origin-opener-policy"), Some("same-origin"));
-        assert!(
-            get(h, "strict-transport-security").is_none(),
-            "no HSTS over plain HTTP"
-        );
+        assert_eq!(get(h, "x-content-type-options"), Some("nosniff"), "{path}");
+        for name in [
+            "content-security-policy",
+            "referrer-policy",
+            "x-frame-options",
+            "cross-origin-opener-policy",
+        ] {
+            assert!(get(h, name).is_none(), "{path}: {name}");
+        }
     }
     // Behind a trusted proxy that says the client came over HTTPS.
     let res = request(&server, Method::GET, "/", &[("x-forwarded-proto", "https")]).await;
@@ -302,13 +326,21 @@ async fn security_headers_have_safe_defaults_and_hsts_only_over_https() {
     );
     server.stop().await;
 
-    // `None` leaves a header out; a bad value is refused when the middleware is made.
+    // `None` leaves a header out; `pages_only: false` puts the policies on every answer; a bad
+    // value is refused when the middleware is made.
     let server = common::start(secured(SecurityHeadersConfig {
         frame_options: None,
+        pages_only: false,
         ..SecurityHeadersConfig::default()
     }))
     .await;
     let res = request(&server, Method::GET, "/", &[]).await;
+    assert!(get(res.headers(), "x-frame-options").is_none());
+    let res = request(&server, Method::GET, "/api", &[]).await;
+    assert_eq!(
+        get(res.headers(), "content-security-policy"),
+        Some(STRICT_CSP)
+    );
     assert!(get(res.headers(), "x-frame-options").is_none());
     assert_eq!(
         get(res.headers(), "x-content-type-options"),
