@@ -106,6 +106,34 @@ impl Drop for ReleasePlace {
     }
 }
 
+impl Serving {
+    /// Serves one connection over `io` (the tracked socket, or TLS over it) as HTTP/2 or
+    /// HTTP/1 until it ends. HTTP/2 reads all the time (frames, pings) and resets streams
+    /// itself: no watch, and its reads and writes take tokio's cooperative budget. HTTP/1 is
+    /// watched for the client leaving mid-request ([`connection::drive`]) through `socket`.
+    async fn run<I, S>(
+        &self,
+        io: I,
+        http2: bool,
+        handler: S,
+        state: Arc<ConnState>,
+        socket: &tokio::net::TcpStream,
+    ) where
+        I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+        S: hyper::service::HttpService<Incoming, ResBody = ConnBody> + Send,
+        S::Future: Send + 'static,
+        S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
+        if http2 {
+            let connection = self.http2.serve_connection(io, handler);
+            connection::drive(connection, state, &self.limits, None).await;
+        } else {
+            let connection = self.http1.serve_connection(io, handler).with_upgrades();
+            connection::drive(connection, state, &self.limits, Some(socket)).await;
+        }
+    }
+}
+
 /// A connection's place: its slot under `max_connections` and its registry entry, both given
 /// back when the connection's task ends (and any upgrade of it has ended), however it ends.
 struct Ticket {
@@ -279,18 +307,11 @@ impl Service {
                     if let Some((stream, http2)) =
                         connection::handshake(&acceptor, tracked, &state).await
                     {
-                        let io = TokioIo::new(stream);
-                        let limits = &serving.limits;
-                        if http2 {
-                            let connection = serving.http2.serve_connection(io, handler);
-                            connection::drive(connection, state, limits, None).await;
-                        } else {
-                            // The watch sees the client's end of the TCP stream under TLS
-                            // too; a close_notify alert without it is left to hyper.
-                            let connection =
-                                serving.http1.serve_connection(io, handler).with_upgrades();
-                            connection::drive(connection, state, limits, Some(&socket)).await;
-                        }
+                        // The watch sees the client's end of the TCP stream under TLS too; a
+                        // close_notify alert without it is left to hyper.
+                        serving
+                            .run(TokioIo::new(stream), http2, handler, state, &socket)
+                            .await;
                     }
                     drop(release);
                     drop(ticket);
@@ -306,17 +327,7 @@ impl Service {
                         read_first,
                         http2,
                     ));
-                    let limits = &serving.limits;
-                    if http2 {
-                        // HTTP/2 reads all the time (frames, pings) and resets streams itself:
-                        // no watch. Its reads and writes take tokio's cooperative budget.
-                        let connection = serving.http2.serve_connection(io, handler);
-                        connection::drive(connection, state, limits, None).await;
-                    } else {
-                        let connection =
-                            serving.http1.serve_connection(io, handler).with_upgrades();
-                        connection::drive(connection, state, limits, Some(&socket)).await;
-                    }
+                    serving.run(io, http2, handler, state, &socket).await;
                 }
                 drop(release);
                 drop(ticket);
