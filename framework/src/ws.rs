@@ -48,7 +48,6 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -150,8 +149,8 @@ enum Out {
 #[derive(Clone)]
 pub struct WsSender {
     queue: mpsc::Sender<Out>,
-    /// Set when a `try_send` met a full queue: the connection closes with 1008.
-    too_slow: Arc<(AtomicBool, Notify)>,
+    /// Notified when a `try_send` met a full queue: the connection closes with 1008.
+    too_slow: Arc<Notify>,
 }
 
 impl WsSender {
@@ -169,8 +168,8 @@ impl WsSender {
         match self.queue.try_send(Out::Message(message.into())) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => {
-                self.too_slow.0.store(true, Ordering::Relaxed);
-                self.too_slow.1.notify_one();
+                // Kept as a permit if the connection is not waiting right now.
+                self.too_slow.notify_one();
                 Err(Closed)
             }
             Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
@@ -361,7 +360,7 @@ impl Context {
             let (deliver, incoming) = mpsc::channel(config.send_queue.max(1));
             let sender = WsSender {
                 queue,
-                too_slow: Arc::new((AtomicBool::new(false), Notify::new())),
+                too_slow: Arc::new(Notify::new()),
             };
             let too_slow = Arc::clone(&sender.too_slow);
             let app = tokio::spawn(handler(WebSocket { incoming, sender }));
@@ -379,7 +378,7 @@ async fn drive<S>(
     config: WsConfig,
     mut outgoing: mpsc::Receiver<Out>,
     deliver: mpsc::Sender<Message>,
-    too_slow: &(AtomicBool, Notify),
+    too_slow: &Notify,
     hold: Option<crate::server::UpgradeHold>,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
@@ -409,7 +408,7 @@ async fn drive<S>(
         tokio::select! {
             biased;
             () = &mut shutdown => break Some(close(1001, "server shutting down")),
-            () = too_slow.1.notified() => break Some(close(1008, "too slow")),
+            () = too_slow.notified() => break Some(close(1008, "too slow")),
             frame = stream.next() => match frame {
                 Some(Ok(Frame::Text(text))) => {
                     last_seen = tokio::time::Instant::now();
