@@ -91,7 +91,8 @@ fn total_instructions(
     })?;
     server.stop();
     let text = std::fs::read_to_string(&out).unwrap_or_default();
-    if let Some(dir) = std::env::var_os("BENCH_CALLGRIND_KEEP") {
+    // Set but empty is unset: keeping into the working directory is never what was meant.
+    if let Some(dir) = std::env::var_os("BENCH_CALLGRIND_KEEP").filter(|d| !d.is_empty()) {
         let keep = std::path::Path::new(&dir).join(format!(
             "{}.{}.{requests}.out",
             kind.name(),
