@@ -250,6 +250,14 @@ impl Context {
                     .header("x-forwarded-proto")
                     .is_some_and(|p| p.eq_ignore_ascii_case("https"))
     }
+    /// True once the server has begun a graceful shutdown and is draining
+    /// ([`Service::start_draining`](crate::Service::start_draining)): still serving, but about
+    /// to stop, so readiness probes should fail (the health component's `/readyz` answers 503).
+    pub fn is_draining(&self) -> bool {
+        self.shared
+            .draining
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {
         // Only visible ASCII gets here (validated or generated).

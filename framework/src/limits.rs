@@ -17,7 +17,8 @@ use std::time::Duration;
 /// | `http2_keep_alive_interval` | 30 s | how often an HTTP/2 connection is pinged |
 /// | `http2_keep_alive_timeout` | 20 s | how long a ping may go unanswered before the connection is closed |
 /// | `max_connections` | ¾ of the open-file limit (`ulimit -n`), 10 000 where unknown | connections open at once; above it new ones wait in the listen backlog |
-/// | `shutdown_timeout` | 30 s | on shutdown, how long requests being handled may finish; idle and half-received connections close at once |
+/// | `drain_delay` | 0 | on shutdown, how long the server goes on serving (and accepting) while it says it is draining: readiness probes get 503 ([`Context::is_draining`](crate::Context::is_draining), the health component's `/readyz`) and HTTP/1 answers carry `Connection: close`, so a load balancer takes the instance out before connections are refused. Set it to the balancer's probe period times its failure threshold (e.g. 5 s behind Kubernetes) |
+/// | `shutdown_timeout` | 30 s | on shutdown, after the drain delay, how long requests being handled may finish; idle and half-received connections close at once |
 ///
 /// The head and idle timeouts are checked by one sweep per server on a clock that ticks every
 /// tenth of the shorter of the two (between 5 ms and 250 ms): a connection closes at most about
@@ -44,6 +45,8 @@ pub struct ServerLimits {
     pub http2_keep_alive_timeout: Duration,
     /// Connections open at once; above it, new connections wait in the listen backlog.
     pub max_connections: usize,
+    /// On shutdown, how long the server goes on serving while it says it is draining.
+    pub drain_delay: Duration,
     /// On shutdown, how long requests being handled may finish.
     pub shutdown_timeout: Duration,
 }
@@ -58,6 +61,7 @@ impl Default for ServerLimits {
             http2_keep_alive_interval: Some(Duration::from_secs(30)),
             http2_keep_alive_timeout: Duration::from_secs(20),
             max_connections: default_max_connections(),
+            drain_delay: Duration::ZERO,
             shutdown_timeout: Duration::from_secs(30),
         }
     }

@@ -13,6 +13,8 @@ pub const ROUTER_CATEGORY: &str = "framework-router";
 pub(crate) struct AppShared {
     pub(crate) trusted_proxies: crate::client_ip::TrustedProxies,
     pub(crate) state: State,
+    /// Set when a graceful shutdown begins ([`crate::Service::start_draining`]).
+    pub(crate) draining: std::sync::atomic::AtomicBool,
 }
 
 /// A route as its requests see it: its key `<METHOD> <pattern>` (for logs and per-route

@@ -230,6 +230,7 @@ impl Service {
             shared: Arc::new(AppShared {
                 trusted_proxies: settings.trusted_proxies,
                 state: settings.state,
+                draining: std::sync::atomic::AtomicBool::new(false),
             }),
             limits: settings.limits,
             #[cfg(feature = "tls")]
@@ -329,6 +330,23 @@ enum SlashForm<'r> {
 }
 
 impl Service {
+    /// Says the service is draining: from now on [`Context::is_draining`] is true, so readiness
+    /// probes fail while requests are still served. The server calls it when a graceful
+    /// shutdown begins, [`ServerLimits::drain_delay`](crate::ServerLimits::drain_delay)
+    /// before it stops accepting; a program with its own accept loop calls it itself.
+    pub fn start_draining(&self) {
+        self.shared
+            .draining
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// True once [`Service::start_draining`] was called.
+    pub fn is_draining(&self) -> bool {
+        self.shared
+            .draining
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// For a path with no route: whether its other trailing-slash form has one, and what the
     /// policy does with it. Only runs on what would otherwise be a 404.
     fn other_slash_form(&self, ctx: &mut Context) -> SlashForm<'_> {

@@ -67,6 +67,10 @@ pub struct Config {
     pub database_timeout: Duration,
     /// `DATABASE_ACQUIRE_TIMEOUT`: how long a call waits for a pooled connection. Default 2 s.
     pub database_acquire_timeout: Duration,
+    /// `DRAIN_DELAY`: on SIGTERM, how long the service goes on serving while `/readyz` says
+    /// 503, before it stops accepting (`0`, `5s`). Default 0: set it to the load balancer's
+    /// probe period times its failure threshold (e.g. `5s` behind Kubernetes).
+    pub drain_delay: Duration,
 }
 
 /// The default user store: an SQLite file next to the process.
@@ -95,6 +99,7 @@ impl Default for Config {
             redis_probe_interval: Duration::from_secs(1),
             database_timeout: Duration::from_secs(5),
             database_acquire_timeout: Duration::from_secs(2),
+            drain_delay: Duration::ZERO,
         }
     }
 }
@@ -246,6 +251,13 @@ impl Config {
             if let Some(v) = lookup(name) {
                 *field = parse_duration(&v).map_err(|e| format!("{name}: {e}"))?;
             }
+        }
+        if let Some(v) = lookup("DRAIN_DELAY") {
+            config.drain_delay = if v.trim() == "0" {
+                Duration::ZERO
+            } else {
+                parse_duration(&v).map_err(|e| format!("DRAIN_DELAY: {e}"))?
+            };
         }
         Ok(config)
     }
@@ -403,6 +415,15 @@ mod tests {
         assert_eq!(c.database_acquire_timeout, Duration::from_secs(2));
         let err = Config::from_lookup(|k| (k == "DATABASE_ACQUIRE_TIMEOUT").then(|| "0s".into()));
         assert!(err.unwrap_err().starts_with("DATABASE_ACQUIRE_TIMEOUT: "));
+        // The drain delay may be zero (the default).
+        assert_eq!(c.drain_delay, Duration::ZERO);
+        let drain = |v: &str| {
+            let v = v.to_owned();
+            Config::from_lookup(move |k| (k == "DRAIN_DELAY").then(|| v.clone()))
+        };
+        assert_eq!(drain("0").unwrap().drain_delay, Duration::ZERO);
+        assert_eq!(drain("5s").unwrap().drain_delay, Duration::from_secs(5));
+        assert!(drain("soon").unwrap_err().starts_with("DRAIN_DELAY: "));
     }
 
     #[test]

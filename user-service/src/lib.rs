@@ -20,6 +20,7 @@ use framework::middleware::cors::{AllowOrigin, Cors, CorsConfig};
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::etag::ETag;
 use framework::middleware::fresh::Fresh;
+use framework::middleware::health::{Health, HealthConfig};
 use framework::middleware::logger::{LOGGER_COMMON, Logger, LoggerConfig};
 use framework::middleware::rate_limiter::{
     MemoryRateStore, RateLimiter, RateLimiterConfig, RateQuota, RateStore,
@@ -266,7 +267,7 @@ fn page_config() -> StaticServeConfig {
     }
 }
 
-/// Builds the service: app middleware in the reference order (recover, logger, stats,
+/// Builds the service: app middleware in the reference order (health probes, recover, logger, stats,
 /// security headers, CORS when `CORS_ORIGINS` names origins, compress, fresh, etag, error
 /// handler, responder, body parser), the session middleware registered as `session`, the
 /// per-account submit lock as
@@ -283,6 +284,7 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
 
 /// The app [`build`] builds: its middleware, controllers and routes, not yet compiled.
 pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
+    let health = health(&stores);
     let session = SessionMiddleware::new(
         stores.sessions,
         SessionConfig {
@@ -300,7 +302,10 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         ..ConcurrentLimiterConfig::default()
     })
     .map_err(|e| BuildError::new(format!("submit limiter: {e}")))?;
-    let mut app = App::new();
+    let mut app = App::new().server_limits(framework::ServerLimits {
+        drain_delay: config.drain_delay,
+        ..framework::ServerLimits::default()
+    });
     if let Some((cert, key)) = &config.tls {
         let tls = framework::tls::Tls::from_pem_files(cert, key)
             .map_err(|e| BuildError::new(format!("TLS: {e}")))?;
@@ -313,6 +318,7 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
             stores.attempts,
             config.login_limits,
         ))
+        .use_middleware(health)
         .use_middleware(Recover::default())
         .use_middleware(Logger::new(LoggerConfig {
             format: LOGGER_COMMON.to_owned(),
@@ -362,6 +368,24 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         .openapi_docs(DOCS_PATH)
         .openapi_info(OPENAPI_TITLE, env!("CARGO_PKG_VERSION"));
     Ok(app)
+}
+
+/// `/livez` and `/readyz`: ready when the user store and the session store answer a read
+/// within a second (a lookup of an account and of a session id that do not exist: the same
+/// queries the service makes, so the same connections, pools and timeouts are tested), and
+/// not while draining ([`Config::drain_delay`]).
+fn health(stores: &Stores) -> Health {
+    let users = Arc::clone(&stores.users);
+    let sessions = Arc::clone(&stores.sessions);
+    Health::new(HealthConfig::default())
+        .check("users", move || {
+            let users = Arc::clone(&users);
+            async move { users.find("readiness-probe").await.map(drop) }
+        })
+        .check("sessions", move || {
+            let sessions = Arc::clone(&sessions);
+            async move { sessions.load("readiness-probe").await.map(drop) }
+        })
 }
 
 /// CORS for the origins of `CORS_ORIGINS`, with the session cookie (credentials): the API's

@@ -2,6 +2,7 @@
 //!
 //! | module | what it does |
 //! |---|---|
+//! | [`health`] | `/livez` and `/readyz` probes: backends checked under a deadline, 503 while draining |
 //! | [`recover`] | a panic in the chain becomes a 500 answer |
 //! | [`compress`] | brotli / gzip for bodies and streams |
 //! | [`error_handler`] | returned errors become JSON or text answers |
@@ -28,7 +29,7 @@
 //! | `static_serve` | files from a directory or the binary (feature `static-serve`, default) |
 //! | `proxy` | a streaming reverse proxy with WebSocket (feature `proxy`, default) |
 //!
-//! Reference order for an app, outermost (registered first) to innermost: recover, logger,
+//! Reference order for an app, outermost (registered first) to innermost: health, recover, logger,
 //! stats, security headers, cors, global and router concurrent limiters, compress, fresh,
 //! cache, etag, error handler,
 //! response size limiter, json picker, responder, renderer, body parser; then, on the routes
@@ -53,6 +54,7 @@ pub mod error_handler;
 pub mod etag;
 pub mod fresh;
 pub mod global_concurrent_limiter;
+pub mod health;
 pub mod json_picker;
 #[cfg(feature = "jwt")]
 pub mod jwt;

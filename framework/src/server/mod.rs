@@ -17,7 +17,10 @@
 //! sent) ends the request: the connection closes and drops it, so its guards run. Over HTTP/1
 //! the connection's driver watches for that, only while a request is in progress.
 //!
-//! On the shutdown signal the server stops accepting, closes at once every connection with
+//! On the shutdown signal the server first drains for
+//! [`ServerLimits::drain_delay`] (default none): it says so to readiness probes
+//! ([`Context::is_draining`](crate::Context::is_draining)) and asks HTTP/1 clients to close
+//! (`Connection: close`) while it goes on serving. Then it stops accepting, closes at once every connection with
 //! nothing in progress (idle, or a request head not yet complete), lets requests being handled
 //! finish for up to `shutdown_timeout`, then closes what is left and returns.
 //!
@@ -217,7 +220,19 @@ impl Service {
             limits: Arc::clone(&limits),
             _sweeper: sweeper,
         });
-        let mut signal = std::pin::pin!(signal);
+        // The signal starts the drain: readiness fails at once, and the server goes on
+        // accepting and serving for the drain delay before it stops.
+        let drain_delay = limits.drain_delay;
+        let drained = {
+            let service = Arc::clone(&service);
+            async move {
+                signal.await;
+                service.start_draining();
+                tracing::info!(delay = ?drain_delay, "shutting down: draining");
+                tokio::time::sleep(drain_delay).await;
+            }
+        };
+        let mut signal = std::pin::pin!(drained);
         loop {
             // Above `max_connections`, stop accepting: new connections wait in the backlog.
             let permit = tokio::select! {
@@ -283,12 +298,21 @@ impl Service {
                     {
                         parts.extensions.insert(guard.upgrade_hold());
                     }
+                    let http1 = parts.version < http::Version::HTTP_2;
                     let body = RequestBody::incoming(body, body_timeout, body_min_rate);
                     let mut ctx = service.context(parts, body, peer);
                     if over_tls {
                         ctx.set_tls();
                     }
-                    let response = service.respond(&mut ctx).await;
+                    let mut response = service.respond(&mut ctx).await;
+                    // While draining, an HTTP/1 client is told to take its next request
+                    // elsewhere (HTTP/2 gets GOAWAY when the server stops).
+                    if http1 && service.is_draining() {
+                        response.headers_mut().insert(
+                            http::header::CONNECTION,
+                            http::HeaderValue::from_static("close"),
+                        );
+                    }
                     Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
                 }
             });

@@ -414,6 +414,28 @@ impl Instance {
     pub fn restart(&mut self) {
         self.spawn();
     }
+
+    /// Its process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
+    /// Waits (up to `limit`) for the process to exit after a signal, and says how it exited.
+    pub fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        let child = self.child.as_mut().expect("running");
+        let start = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                self.child = None;
+                return status;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "user-service still runs after {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }
 
 impl Drop for Instance {
