@@ -271,6 +271,16 @@ impl Context {
     pub fn route_pattern(&self) -> Option<&str> {
         self.route.as_deref().map(RouteMeta::pattern)
     }
+    /// The matched route's number: dense, from 0 to [`Context::route_count`] (exclusive), the
+    /// same for every request of the route, so per-route tables (metrics) are indexed by it
+    /// instead of hashing the pattern. `None` for 404 and 405 answers.
+    pub fn route_index(&self) -> Option<usize> {
+        self.route.as_deref().and_then(RouteMeta::index)
+    }
+    /// How many routes (method and pattern) the app has.
+    pub fn route_count(&self) -> usize {
+        self.shared.route_count
+    }
     /// A read-only view of the request that outlives the context: what hooks receive.
     pub fn view(&self) -> RequestView {
         RequestView {

@@ -32,6 +32,7 @@ mod server;
 mod service;
 pub mod slot;
 pub mod state;
+pub mod telemetry;
 pub mod testing;
 #[cfg(feature = "tls")]
 pub mod tls;

@@ -13,6 +13,8 @@ pub const ROUTER_CATEGORY: &str = "framework-router";
 pub(crate) struct AppShared {
     pub(crate) trusted_proxies: crate::client_ip::TrustedProxies,
     pub(crate) state: State,
+    /// How many routes the service has (see [`RouteMeta::index`]).
+    pub(crate) route_count: usize,
     /// Set when a graceful shutdown begins ([`crate::Service::start_draining`]).
     pub(crate) draining: std::sync::atomic::AtomicBool,
 }
@@ -26,11 +28,18 @@ pub(crate) struct RouteMeta {
     /// Where the pattern starts in `key`.
     pattern_at: usize,
     pub(crate) param_names: Box<[Box<str>]>,
+    /// The route's number, below the service's route count; `u32::MAX` for 404/405 answers.
+    index: u32,
 }
 
 impl RouteMeta {
     /// The route of `method` (none: the path's 405 answer) at `pattern`.
-    pub(crate) fn new(method: Option<&str>, pattern: &str, param_names: &[Box<str>]) -> Self {
+    pub(crate) fn new(
+        method: Option<&str>,
+        pattern: &str,
+        param_names: &[Box<str>],
+        index: Option<u32>,
+    ) -> Self {
         let (key, pattern_at) = match method {
             Some(method) => (format!("{method} {pattern}"), method.len() + 1),
             None => (pattern.to_owned(), 0),
@@ -39,7 +48,13 @@ impl RouteMeta {
             key: key.into(),
             pattern_at,
             param_names: param_names.into(),
+            index: index.unwrap_or(u32::MAX),
         }
+    }
+
+    /// The route's number (see [`Context::route_index`](crate::Context::route_index)).
+    pub(crate) fn index(&self) -> Option<usize> {
+        (self.index != u32::MAX).then_some(self.index as usize)
     }
 
     /// The pattern as registered, e.g. `/users/:id`.

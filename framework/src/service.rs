@@ -190,15 +190,22 @@ impl Service {
         listing.sort_by(|a, b| (&a.path, &a.method).cmp(&(&b.path, &b.method)));
 
         let mut router: Router<CompiledPath> = Router::new();
+        let mut route_count: u32 = 0;
         for slot in by_path.slots() {
-            let meta = |method: Option<&str>| {
-                Arc::new(RouteMeta::new(method, slot.pattern(), slot.param_names()))
+            let meta = |method: Option<&str>, index: Option<u32>| {
+                Arc::new(RouteMeta::new(
+                    method,
+                    slot.pattern(),
+                    slot.param_names(),
+                    index,
+                ))
             };
             let methods = slot
                 .value
                 .iter()
                 .map(|r| {
-                    let meta = meta(Some(r.method.as_str()));
+                    let meta = meta(Some(r.method.as_str()), Some(route_count));
+                    route_count += 1;
                     let route = Route::new(meta, &r.chain, Arc::clone(&r.endpoint));
                     (r.method.clone(), route)
                 })
@@ -206,7 +213,7 @@ impl Service {
             let allow = allow_header(&slot.value)
                 .ok_or_else(|| BuildError::new(format!("bad method in {}", slot.pattern())))?;
             let not_allowed = Route::new(
-                meta(None),
+                meta(None, None),
                 &settings.global,
                 Arc::new(MethodNotAllowed { allow }),
             );
@@ -220,7 +227,7 @@ impl Service {
                 .map_err(BuildError::new)?;
         }
 
-        let unrouted = || Arc::new(RouteMeta::new(None, "", &[]));
+        let unrouted = || Arc::new(RouteMeta::new(None, "", &[], None));
         Ok(Service {
             router,
             not_found: Route::new(unrouted(), &settings.global, Arc::new(NotFound)),
@@ -230,6 +237,7 @@ impl Service {
             shared: Arc::new(AppShared {
                 trusted_proxies: settings.trusted_proxies,
                 state: settings.state,
+                route_count: route_count as usize,
                 draining: std::sync::atomic::AtomicBool::new(false),
             }),
             limits: settings.limits,

@@ -348,6 +348,8 @@ impl Context {
                     return;
                 }
             };
+            let _open = crate::telemetry::counters()
+                .connection_opened(crate::telemetry::Protocol::WebSocket);
             let io = hyper_util::rt::TokioIo::new(upgraded);
             let tungstenite_config = WebSocketConfig::default()
                 .read_buffer_size(4096)

@@ -22,6 +22,7 @@ use framework::middleware::etag::ETag;
 use framework::middleware::fresh::Fresh;
 use framework::middleware::health::{Health, HealthConfig};
 use framework::middleware::logger::{LOGGER_COMMON, Logger, LoggerConfig};
+use framework::middleware::metrics::{Metrics, MetricsConfig};
 use framework::middleware::rate_limiter::{
     MemoryRateStore, RateLimiter, RateLimiterConfig, RateQuota, RateStore,
 };
@@ -30,7 +31,6 @@ use framework::middleware::responder::Responder;
 use framework::middleware::security_headers::SecurityHeaders;
 use framework::middleware::session::{SessionConfig, SessionMiddleware, SessionStore};
 use framework::middleware::static_serve::{EmbeddedSource, StaticServe, StaticServeConfig};
-use framework::middleware::stats::Stats;
 use framework::{App, BuildError, Service, SharedMiddleware};
 
 pub use config::Config;
@@ -274,10 +274,11 @@ fn page_config() -> StaticServeConfig {
 /// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
 /// controllers, every controller mounted, the login page at `/` with its files under
 /// `/assets/*` (served from the binary, revalidated by strong ETag), and the OpenAPI document
-/// at [`OPENAPI_PATH`] with its docs page at [`DOCS_PATH`].
+/// at [`OPENAPI_PATH`] with its docs page at [`DOCS_PATH`], `/livez` and `/readyz`, and the
+/// Prometheus exposition at [`METRICS_PATH`].
 ///
 /// The logger writes `LoggerCommon` lines to `tracing` (target `framework::access`, info);
-/// stats go to `tracing` at debug level.
+/// stats feed the metrics.
 pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
     app(config, stores)?.build()
 }
@@ -285,6 +286,7 @@ pub fn build(config: &Config, stores: Stores) -> Result<Service, BuildError> {
 /// The app [`build`] builds: its middleware, controllers and routes, not yet compiled.
 pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
     let health = health(&stores);
+    let metrics = Metrics::new(MetricsConfig::default());
     let session = SessionMiddleware::new(
         stores.sessions,
         SessionConfig {
@@ -324,9 +326,7 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
             format: LOGGER_COMMON.to_owned(),
             ..LoggerConfig::default()
         }))
-        .use_middleware(Stats::new(
-            framework::middleware::stats::StatsConfig::default(),
-        ))
+        .use_middleware(metrics.stats())
         .use_middleware(SecurityHeaders::default());
     // Pages of other origins may call the API only when configured (CORS_ORIGINS).
     let app = match cors(config)? {
@@ -363,6 +363,7 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
             "/assets/*",
             StaticServe::new(EmbeddedSource::<Page>::new(), page_config()),
         )
+        .endpoint(http::Method::GET, METRICS_PATH, metrics.endpoint())
         .mount_controllers()
         .openapi(OPENAPI_PATH)
         .openapi_docs(DOCS_PATH)
@@ -406,6 +407,8 @@ fn cors(config: &Config) -> Result<Option<Cors>, BuildError> {
     .map_err(|e| BuildError::new(e.to_string()))
 }
 
+/// Where the service serves its Prometheus metrics (see the README's Operations section).
+pub const METRICS_PATH: &str = "/metrics";
 /// Where the service serves its OpenAPI document.
 pub const OPENAPI_PATH: &str = "/openapi.json";
 /// Where the service serves the interactive docs page for it (Swagger UI, compiled in), with

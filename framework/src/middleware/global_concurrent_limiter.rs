@@ -91,12 +91,16 @@ impl Middleware for GlobalConcurrentLimiter {
                 ctx.hold(slot);
                 Before::Pass
             }
-            Err(_) => Before::Answer(Err(HttpError::with(
-                StatusCode::TOO_MANY_REQUESTS,
-                CATEGORY,
-                "too many requests",
-            )
-            .into())),
+            Err(_) => {
+                crate::telemetry::counters()
+                    .refused(crate::telemetry::Refusal::GlobalConcurrentLimiter);
+                Before::Answer(Err(HttpError::with(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    CATEGORY,
+                    "too many requests",
+                )
+                .into()))
+            }
         }
     }
 }

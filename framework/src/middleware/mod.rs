@@ -15,6 +15,7 @@
 //! | [`concurrent_limiter`] | one request at a time per key (IP, header, body field…) |
 //! | [`logger`] | access log lines in a format of `{tags}` |
 //! | [`stats`] | per-request figures (status, latency, sizes, in flight) to a hook |
+//! | `metrics` | Prometheus exposition of the stats and the telemetry counters (feature `metrics`) |
 //! | [`global_concurrent_limiter`] | at most N requests at once in the app |
 //! | [`router_concurrent_limiter`] | at most N requests at once per route |
 //! | [`cache`] | GET/HEAD answers cached in memory or Redis, hit-for-pass, coalesced misses |
@@ -59,6 +60,8 @@ pub mod json_picker;
 #[cfg(feature = "jwt")]
 pub mod jwt;
 pub mod logger;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 #[cfg(feature = "proxy")]
 pub mod proxy;
 #[cfg(feature = "rate-limit")]

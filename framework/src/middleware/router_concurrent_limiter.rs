@@ -106,15 +106,19 @@ impl Middleware for RouterConcurrentLimiter {
                 ctx.hold(slot);
                 Before::Pass
             }
-            Err(current) => Before::Answer(Err(HttpError::with(
-                StatusCode::TOO_MANY_REQUESTS,
-                CATEGORY,
-                format!(
-                    "too many requests, current: {current}, max: {}",
-                    slots.max()
-                ),
-            )
-            .into())),
+            Err(current) => {
+                crate::telemetry::counters()
+                    .refused(crate::telemetry::Refusal::RouterConcurrentLimiter);
+                Before::Answer(Err(HttpError::with(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    CATEGORY,
+                    format!(
+                        "too many requests, current: {current}, max: {}",
+                        slots.max()
+                    ),
+                )
+                .into()))
+            }
         }
     }
 }

@@ -51,6 +51,8 @@ pub struct StatsInfo<'a> {
     pub method: &'a Method,
     /// The matched route pattern; `""` for a 404.
     pub route: &'a str,
+    /// The matched route's number ([`Context::route_index`]); `None` for 404 and 405.
+    pub route_index: Option<usize>,
     /// The request URI.
     pub uri: &'a Uri,
     /// Response status.
@@ -86,10 +88,13 @@ pub struct Stats {
 impl Stats {
     /// A stats middleware with `config`.
     pub fn new(config: StatsConfig) -> Self {
-        Self {
-            config,
-            in_flight: Arc::new(AtomicU32::new(0)),
-        }
+        Self::with_in_flight(config, Arc::new(AtomicU32::new(0)))
+    }
+
+    /// A stats middleware counting requests in flight in `in_flight` (shared with whoever
+    /// reads it, e.g. a metrics exposition).
+    pub fn with_in_flight(config: StatsConfig, in_flight: Arc<AtomicU32>) -> Self {
+        Self { config, in_flight }
     }
 
     /// A handle on the in-flight counter.
@@ -162,6 +167,7 @@ impl Middleware for Stats {
                 ip: ctx.real_ip(),
                 method: ctx.method(),
                 route: ctx.route_pattern().unwrap_or(""),
+                route_index: ctx.route_index(),
                 uri: ctx.uri(),
                 status,
                 status_class: status.as_u16() / 100,

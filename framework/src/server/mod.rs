@@ -127,6 +127,12 @@ impl Serving {
         S::Future: Send + 'static,
         S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        let protocol = if http2 {
+            crate::telemetry::Protocol::Http2
+        } else {
+            crate::telemetry::Protocol::Http1
+        };
+        let _open = crate::telemetry::counters().connection_opened(protocol);
         if http2 {
             let connection = self.http2.serve_connection(io, handler);
             connection::drive(connection, state, &self.limits, None).await;

@@ -59,6 +59,7 @@ mod memory;
 #[cfg(feature = "cache-redis")]
 mod redis;
 
+use crate::telemetry::{CacheOutcome, counters};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -87,6 +88,10 @@ pub use redis::RedisCacheStore;
 
 /// `X-Cache`: `fetch`, `hit` or `hit-for-pass`.
 pub const X_CACHE: HeaderName = HeaderName::from_static("x-cache");
+
+/// The category its store failures are counted under ([`crate::telemetry`]); a failing store
+/// is bypassed, never an error answer.
+const STORE_ERROR_CATEGORY: &str = "framework-cache";
 
 /// Where entries live.
 #[async_trait]
@@ -291,6 +296,7 @@ impl Cache {
                 }
             },
             Err(err) => {
+                counters().store_error(STORE_ERROR_CATEGORY);
                 tracing::warn!(key, error = %err.into_http().message(), "cache store failed; bypassed");
                 Lookup::Failed
             }
@@ -349,6 +355,7 @@ impl Cache {
             None => (Entry::Pass, self.config.hit_for_pass_ttl),
         };
         if let Err(err) = self.store.set(key, entry.encode(now), ttl).await {
+            counters().store_error(STORE_ERROR_CATEGORY);
             tracing::warn!(key, error = %err.into_http().message(), "cache store failed; not stored");
         }
     }
@@ -441,15 +448,20 @@ impl Cache {
             match self.lookup(&key).await {
                 Lookup::Hit(entry) => {
                     if Self::serve(ctx, entry) {
+                        counters().cache(CacheOutcome::Hit);
                         return Ok(());
                     }
                 }
                 Lookup::Pass => {
+                    counters().cache(CacheOutcome::HitForPass);
                     let result = next.run(ctx).await;
                     set_x_cache(ctx, "hit-for-pass");
                     return result;
                 }
-                Lookup::Failed => return next.run(ctx).await,
+                Lookup::Failed => {
+                    counters().cache(CacheOutcome::Miss);
+                    return next.run(ctx).await;
+                }
                 Lookup::Miss => {}
             }
         }
@@ -466,6 +478,7 @@ impl Cache {
                 }
             }
         };
+        counters().cache(CacheOutcome::Miss);
         let result = next.run(ctx).await;
         if result.is_ok() {
             self.store(ctx, &key).await;
@@ -480,16 +493,20 @@ impl Cache {
         match self.lookup(key).await {
             Lookup::Hit(entry) => {
                 if Self::serve(ctx, entry) {
+                    counters().cache(CacheOutcome::Hit);
                     return Ok(());
                 }
+                counters().cache(CacheOutcome::Miss);
                 next.run(ctx).await
             }
             Lookup::Pass => {
+                counters().cache(CacheOutcome::HitForPass);
                 let result = next.run(ctx).await;
                 set_x_cache(ctx, "hit-for-pass");
                 result
             }
             Lookup::Miss | Lookup::Failed => {
+                counters().cache(CacheOutcome::Miss);
                 let result = next.run(ctx).await;
                 set_x_cache(ctx, "fetch");
                 result

@@ -111,6 +111,7 @@ impl ConcurrentLimiter {
 /// sent).
 fn store_error(err: &crate::Error) -> crate::Error {
     tracing::error!(error = %err, "lock store failed");
+    crate::telemetry::counters().store_error(CATEGORY);
     HttpError::with(
         StatusCode::INTERNAL_SERVER_ERROR,
         CATEGORY,
@@ -217,6 +218,7 @@ impl Middleware for ConcurrentLimiter {
                 .map_err(|err| store_error(&err))?;
             if !taken {
                 held.disarm();
+                crate::telemetry::counters().refused(crate::telemetry::Refusal::ConcurrentLimiter);
                 return Err(HttpError::with(
                     StatusCode::TOO_MANY_REQUESTS,
                     CATEGORY,

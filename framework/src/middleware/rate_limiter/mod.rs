@@ -233,6 +233,7 @@ impl Middleware for RateLimiter {
             let decision = match self.config.store.check(key).await {
                 Ok(decision) => decision,
                 Err(err) => {
+                    crate::telemetry::counters().store_error(CATEGORY);
                     tracing::warn!(
                         error = %err.into_http().message(),
                         "rate limiter store failed; the request is let through"
@@ -244,6 +245,7 @@ impl Middleware for RateLimiter {
                 if self.config.headers {
                     set_headers(ctx, &decision);
                 }
+                crate::telemetry::counters().refused(crate::telemetry::Refusal::RateLimiter);
                 let wait = ceil_secs(decision.retry_after).max(1);
                 ctx.set_header(http::header::RETRY_AFTER, HeaderValue::from(wait));
                 return Err(HttpError::with(

@@ -215,6 +215,7 @@ fn internal_error(err: impl std::fmt::Display) -> HttpError {
 
 fn store_error(err: &crate::Error) -> HttpError {
     tracing::error!(error = %err, "session store failed");
+    crate::telemetry::counters().store_error(CATEGORY);
     HttpError::with(
         StatusCode::INTERNAL_SERVER_ERROR,
         CATEGORY,
@@ -363,7 +364,12 @@ impl SessionMiddleware {
 fn save_id(session: &Session) -> Result<(CompactString, Option<&str>), HttpError> {
     match (&session.id, session.regenerate) {
         (Some(id), false) => Ok((id.clone(), None)),
-        (old, _) => Ok((new_id()?, old.as_deref())),
+        (old, _) => {
+            if old.is_none() {
+                crate::telemetry::counters().session_created();
+            }
+            Ok((new_id()?, old.as_deref()))
+        }
     }
 }
 
