@@ -84,6 +84,7 @@ fn cases() -> Vec<(&'static str, Option<SharedMiddleware>)> {
                 on_stats: Some(Arc::new(|info, _ctx| {
                     black_box(info.latency);
                 })),
+                ..StatsConfig::default()
             }))),
         ),
         (

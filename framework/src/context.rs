@@ -98,6 +98,9 @@ pub struct Context {
     committed: bool,
     /// The request came over the server's own TLS.
     tls: bool,
+    /// When the first middleware that measures time started the clock
+    /// ([`Context::start_clock`]).
+    clock: Option<std::time::Instant>,
     /// Per-request values: a handful at most, so a list searched in order beats hashing (and
     /// an empty one costs nothing to make).
     values: Vec<(Cow<'static, str>, Box<dyn Any + Send + Sync>)>,
@@ -142,6 +145,7 @@ impl Context {
             body_stream: None,
             committed: false,
             tls: false,
+            clock: None,
             values: Vec::new(),
             data: TypedData::default(),
             held: Held::default(),
@@ -249,6 +253,17 @@ impl Context {
                 && self
                     .header("x-forwarded-proto")
                     .is_some_and(|p| p.eq_ignore_ascii_case("https"))
+    }
+    /// The instant this request's time is measured from: read from the clock by the first
+    /// call, the same instant for every later one. Middleware that measure a request's
+    /// latency (stats, the logger) start it in their `before`, so they share one reading and
+    /// an app that measures nothing reads no clock.
+    pub fn start_clock(&mut self) -> std::time::Instant {
+        *self.clock.get_or_insert_with(std::time::Instant::now)
+    }
+    /// The instant [`Context::start_clock`] set, if a middleware started it.
+    pub fn clock_started(&self) -> Option<std::time::Instant> {
+        self.clock
     }
     /// True once the server has begun a graceful shutdown and is draining
     /// ([`Service::start_draining`](crate::Service::start_draining)): still serving, but about

@@ -200,6 +200,7 @@ async fn stats_figures_and_in_flight_count() {
                 info.in_flight,
             ));
         })),
+        ..StatsConfig::default()
     });
     let in_flight = stats.in_flight();
     let (open, gate) = watch::channel(false);
@@ -487,6 +488,7 @@ async fn every_hook_sees_the_same_request_view() {
             on_stats: Some(Arc::new(move |_info, request| {
                 record("stats", &s3, request);
             })),
+            ..StatsConfig::default()
         }))
         .use_middleware(Tracker::new(TrackerConfig {
             on_track: Some(Arc::new(move |_info, request| {

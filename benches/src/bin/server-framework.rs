@@ -1,11 +1,14 @@
 //! The benchmark routes on this framework: controller macros, responder, error handler, body
 //! parser, and compress (gzip only, at the shared level) — the idiomatic way to write them —
-//! plus `StaticServe` on `/static/*` and `Proxy` on `/proxy/*`.
+//! plus `StaticServe` on `/static/*` and `Proxy` on `/proxy/*`. With `BENCH_METRICS=1` the
+//! app also has the Prometheus metrics (`metrics.stats()` outermost, `/metrics`), to measure
+//! what they cost a request.
 
 use framework::extract::Json;
 use framework::middleware::body_parser::BodyParser;
 use framework::middleware::compress::{Compress, CompressConfig, Compressor, Gzip};
 use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::metrics::{Metrics, MetricsConfig};
 use framework::middleware::proxy::{Proxy, ProxyConfig};
 use framework::middleware::responder::Responder;
 use framework::middleware::static_serve::{DirectorySource, StaticServe, StaticServeConfig};
@@ -59,8 +62,16 @@ fn main() -> std::io::Result<()> {
     let args = ServerArgs::from_env();
     let big: &'static [Item] = Box::leak(big_document().into_boxed_slice());
     let gzip: std::sync::Arc<dyn Compressor> = std::sync::Arc::new(Gzip { level: GZIP_LEVEL });
-    let service = App::new()
-        .with_state(big)
+    let mut app = App::new().with_state(big);
+    if std::env::var("BENCH_METRICS").is_ok_and(|v| v == "1") {
+        let metrics = Metrics::new(MetricsConfig::default());
+        app = app.use_middleware(metrics.stats()).endpoint(
+            http::Method::GET,
+            "/metrics",
+            metrics.endpoint(),
+        );
+    }
+    let service = app
         .use_middleware(Compress::with_compressors(
             CompressConfig::default(),
             vec![gzip],

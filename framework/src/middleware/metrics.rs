@@ -243,7 +243,8 @@ impl Metrics {
         let inner = Arc::clone(&self.inner);
         Stats::with_in_flight(
             StatsConfig {
-                on_stats: Some(Arc::new(move |info, _| inner.record(info))),
+                recorder: Some(Arc::new(move |info| inner.record(info))),
+                ..StatsConfig::default()
             },
             Arc::clone(&self.inner.in_flight),
         )

@@ -1,5 +1,5 @@
-//! Per-request statistics for a metrics store: `on_stats(&StatsInfo, &Context)` after each
-//! request.
+//! Per-request statistics for a metrics store: `on_stats(&StatsInfo, &RequestView)` (and the
+//! view-less `recorder(&StatsInfo)`, which [`metrics`](super::metrics) uses) after each request.
 //!
 //! [`StatsInfo`] carries the request id, client IP, method, route pattern, URI, status, status
 //! class (`status / 100`), latency, request body size (read after the chain, so the body
@@ -8,9 +8,12 @@
 //! way (a panic or a client that goes away included; with a streamed body, when the body has
 //! been sent); the figure reported counts the request itself. The slot is held by the context,
 //! so it counts the request until the whole request ends (the middleware outside stats
-//! included); with nobody listening, stats is only that count and needs no future of its own.
-//! An error returned by the chain is reported with its status. The default hook emits a
-//! `tracing` event at debug level.
+//! included). Stats is two hooks and no future of its own: with nobody listening it is only
+//! that count; otherwise it also starts the request's clock
+//! ([`Context::start_clock`](crate::Context::start_clock), one reading shared with the logger)
+//! and reports when the chain returns. An error returned by the chain is reported with its
+//! status; a request that ends in a panic or a client that left is not reported (the logger
+//! logs those). The default hook emits a `tracing` event at debug level.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -30,13 +33,13 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::{Method, StatusCode, Uri};
 
 use crate::context::Context;
 use crate::error::Result;
-use crate::handler::{Before, BoxFuture, Middleware, Next};
+use crate::handler::{Before, Middleware};
 use crate::slot::Slot;
 use crate::view::RequestView;
 
@@ -69,14 +72,21 @@ pub struct StatsInfo<'a> {
     pub in_flight: u32,
 }
 
-/// Receives each request's figures.
+/// Receives each request's figures, with a view of the request.
 pub type OnStats = Arc<dyn Fn(&StatsInfo<'_>, &RequestView) + Send + Sync>;
+
+/// Receives each request's figures alone: for a sink that needs no more (a metrics
+/// registry), since no view of the request is made for it.
+pub type Recorder = Arc<dyn Fn(&StatsInfo<'_>) + Send + Sync>;
 
 /// Stats settings.
 #[derive(Clone, Default)]
 pub struct StatsConfig {
-    /// The hook; default: a `tracing` debug event.
+    /// The hook; default (without a recorder either): a `tracing` debug event.
     pub on_stats: Option<OnStats>,
+    /// A hook on the figures alone, called before `on_stats` (e.g.
+    /// [`Metrics::stats`](super::metrics) sets it).
+    pub recorder: Option<Recorder>,
 }
 
 /// The stats middleware.
@@ -123,65 +133,61 @@ impl Stats {
     /// Whether anybody wants the figures: a hook, or `tracing` wanting the debug event.
     fn listening(&self) -> bool {
         self.config.on_stats.is_some()
+            || self.config.recorder.is_some()
             || tracing::enabled!(target: "framework::middleware::stats", tracing::Level::DEBUG)
     }
 }
 
+/// Hooks only, no future: `before` counts the request in flight (the slot stays with the
+/// context, [`Context::hold`](crate::Context::hold), which gives it back when the request
+/// ends) and starts the request's clock ([`Context::start_clock`], shared with the logger);
+/// `after` reports. With nobody listening, it only counts.
 impl Middleware for Stats {
-    /// Nobody to tell: the request is counted in flight and nothing else (no clock reading,
-    /// no record, no future); its slot stays with the context
-    /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends.
     fn before(&self, ctx: &mut Context) -> Before {
         if ctx.committed() {
             return Before::Pass;
         }
-        if self.listening() {
-            return Before::Handle;
-        }
         ctx.hold(Slot::take(&self.in_flight));
-        Before::Pass
+        if !self.listening() {
+            return Before::Pass;
+        }
+        ctx.start_clock();
+        Before::Continue
     }
 
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(async move {
-            if ctx.committed() {
-                return next.run(ctx).await;
-            }
-            ctx.hold(Slot::take(&self.in_flight));
-            if !self.listening() {
-                return next.run(ctx).await;
-            }
-            let started = Instant::now();
-            let result = next.run(ctx).await;
-            let latency = started.elapsed();
-            let status = match &result {
-                Ok(()) => ctx.status().unwrap_or(StatusCode::OK),
-                Err(err) => err.status(),
-            };
-            let response_size = match ctx.body_stream_mut() {
-                Some(stream) => stream.size_hint().exact(),
-                None => Some(ctx.body_buffer.as_ref().map_or(0, |b| b.len() as u64)),
-            };
-            let info = StatsInfo {
-                request_id: ctx.request_id(),
-                ip: ctx.real_ip(),
-                method: ctx.method(),
-                route: ctx.route_pattern().unwrap_or(""),
-                route_index: ctx.route_index(),
-                uri: ctx.uri(),
-                status,
-                status_class: status.as_u16() / 100,
-                latency,
-                request_size: ctx.request_body.len(),
-                response_size,
-                in_flight: self.in_flight.load(Ordering::Acquire),
-            };
-            match &self.config.on_stats {
-                Some(hook) => hook(&info, &ctx.view()),
-                None => default_on_stats(&info),
-            }
-            result
-        })
+    fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        let latency = ctx.clock_started().map(|t| t.elapsed()).unwrap_or_default();
+        let status = match &result {
+            Ok(()) => ctx.status().unwrap_or(StatusCode::OK),
+            Err(err) => err.status(),
+        };
+        let response_size = match ctx.body_stream_mut() {
+            Some(stream) => stream.size_hint().exact(),
+            None => Some(ctx.body_buffer.as_ref().map_or(0, |b| b.len() as u64)),
+        };
+        let info = StatsInfo {
+            request_id: ctx.request_id(),
+            ip: ctx.real_ip(),
+            method: ctx.method(),
+            route: ctx.route_pattern().unwrap_or(""),
+            route_index: ctx.route_index(),
+            uri: ctx.uri(),
+            status,
+            status_class: status.as_u16() / 100,
+            latency,
+            request_size: ctx.request_body.len(),
+            response_size,
+            in_flight: self.in_flight.load(Ordering::Acquire),
+        };
+        if let Some(recorder) = &self.config.recorder {
+            recorder(&info);
+        }
+        match &self.config.on_stats {
+            Some(hook) => hook(&info, &ctx.view()),
+            None if self.config.recorder.is_none() => default_on_stats(&info),
+            None => {}
+        }
+        result
     }
 }
 
@@ -195,7 +201,7 @@ mod tests {
     }
 
     /// With nobody listening, `before` counts the request and passes it on: the context holds
-    /// the slot until it is dropped. With a hook, the request goes through `handle`.
+    /// the slot until it is dropped. With a hook, it also starts the clock and reports after.
     #[test]
     fn with_nobody_listening_the_hook_only_counts() {
         let service = crate::App::new().build().expect("an app");
@@ -203,15 +209,18 @@ mod tests {
         let in_flight = stats.in_flight();
         let mut ctx = context(&service);
         assert!(matches!(stats.before(&mut ctx), Before::Pass));
+        assert_eq!(ctx.clock_started(), None, "no clock read");
         assert_eq!(in_flight.load(Ordering::Acquire), 1);
         drop(ctx);
         assert_eq!(in_flight.load(Ordering::Acquire), 0);
 
         let listening = Stats::new(StatsConfig {
             on_stats: Some(Arc::new(|_, _| {})),
+            ..StatsConfig::default()
         });
         let mut ctx = context(&service);
-        assert!(matches!(listening.before(&mut ctx), Before::Handle));
-        assert_eq!(listening.in_flight().load(Ordering::Acquire), 0);
+        assert!(matches!(listening.before(&mut ctx), Before::Continue));
+        assert_eq!(listening.in_flight().load(Ordering::Acquire), 1);
+        assert!(ctx.clock_started().is_some());
     }
 }

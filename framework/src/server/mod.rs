@@ -314,10 +314,10 @@ impl Service {
                     // While draining, an HTTP/1 client is told to take its next request
                     // elsewhere (HTTP/2 gets GOAWAY when the server stops).
                     if http1 && service.is_draining() {
-                        response.headers_mut().insert(
-                            http::header::CONNECTION,
-                            http::HeaderValue::from_static("close"),
-                        );
+                        const CLOSE: http::HeaderValue = http::HeaderValue::from_static("close");
+                        response
+                            .headers_mut()
+                            .insert(http::header::CONNECTION, CLOSE);
                     }
                     Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
                 }

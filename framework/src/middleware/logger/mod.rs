@@ -278,7 +278,8 @@ impl Logger {
         }
     }
 
-    fn start(&self, ctx: &Context) -> Pending {
+    fn start(&self, ctx: &mut Context) -> Pending {
+        let started = ctx.start_clock();
         let headers = ctx.headers();
         let captured = self
             .shared
@@ -307,7 +308,7 @@ impl Logger {
                 when: None,
                 captured,
             },
-            started: Instant::now(),
+            started,
             started_on_clock: self.shared.clock.as_ref().map(|clock| clock()),
             finished: false,
         }
