@@ -71,6 +71,10 @@ pub struct Config {
     /// 503, before it stops accepting (`0`, `5s`). Default 0: set it to the load balancer's
     /// probe period times its failure threshold (e.g. `5s` behind Kubernetes).
     pub drain_delay: Duration,
+    /// `TRUST_TRACES`: join the trace a client names in `traceparent` (`true`, the default,
+    /// behind a proxy or inside a mesh); `false` starts a new trace for every request (a
+    /// public edge that does not let clients pick trace ids).
+    pub trust_traces: bool,
 }
 
 /// The default user store: an SQLite file next to the process.
@@ -100,6 +104,7 @@ impl Default for Config {
             database_timeout: Duration::from_secs(5),
             database_acquire_timeout: Duration::from_secs(2),
             drain_delay: Duration::ZERO,
+            trust_traces: true,
         }
     }
 }
@@ -251,6 +256,9 @@ impl Config {
             if let Some(v) = lookup(name) {
                 *field = parse_duration(&v).map_err(|e| format!("{name}: {e}"))?;
             }
+        }
+        if let Some(v) = lookup("TRUST_TRACES") {
+            config.trust_traces = flag(&v).map_err(|e| format!("TRUST_TRACES: {e}"))?;
         }
         if let Some(v) = lookup("DRAIN_DELAY") {
             config.drain_delay = if v.trim() == "0" {
@@ -424,6 +432,15 @@ mod tests {
         assert_eq!(drain("0").unwrap().drain_delay, Duration::ZERO);
         assert_eq!(drain("5s").unwrap().drain_delay, Duration::from_secs(5));
         assert!(drain("soon").unwrap_err().starts_with("DRAIN_DELAY: "));
+    }
+
+    #[test]
+    fn trust_traces() {
+        assert!(Config::default().trust_traces);
+        let off = Config::from_lookup(|k| (k == "TRUST_TRACES").then(|| "false".into()));
+        assert!(!off.unwrap().trust_traces);
+        let bad = Config::from_lookup(|k| (k == "TRUST_TRACES").then(|| "maybe".into()));
+        assert!(bad.unwrap_err().starts_with("TRUST_TRACES: "));
     }
 
     #[test]

@@ -21,6 +21,7 @@ use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::etag::ETag;
 use framework::middleware::fresh::Fresh;
 use framework::middleware::health::{Health, HealthConfig};
+use framework::middleware::trace::{Trace, TraceConfig};
 use framework::middleware::logger::{LOGGER_COMMON, Logger, LoggerConfig};
 use framework::middleware::metrics::{Metrics, MetricsConfig};
 use framework::middleware::rate_limiter::{
@@ -267,7 +268,8 @@ fn page_config() -> StaticServeConfig {
     }
 }
 
-/// Builds the service: app middleware in the reference order (health probes, recover, logger, stats,
+/// Builds the service: app middleware in the reference order (health probes, trace context,
+/// recover, logger, stats,
 /// security headers, CORS when `CORS_ORIGINS` names origins, compress, fresh, etag, error
 /// handler, responder, body parser), the session middleware registered as `session`, the
 /// per-account submit lock as
@@ -321,6 +323,9 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
             config.login_limits,
         ))
         .use_middleware(health)
+        .use_middleware(Trace::new(TraceConfig {
+            trust_incoming: config.trust_traces,
+        }))
         .use_middleware(Recover::default())
         .use_middleware(Logger::new(LoggerConfig {
             format: LOGGER_COMMON.to_owned(),

@@ -21,7 +21,8 @@ DATABASE_URL [sqlite://users.db?mode=rwc; memory; postgres://…], DATABASE_MAX_
 REDIS_URL [unset: sessions in memory], SESSION_KEY_PREFIX [session:], TLS_CERT / TLS_KEY [unset: \
 plain HTTP], SESSION_SECURE [true with TLS, else false], \
 CORS_ORIGINS [none], TRUST_PROXY [false], USER_STORE_KEY / USER_STORE_KEY_FILE / USER_STORE_PREVIOUS_KEYS, \
-TOKEN_RATE_LIMIT [60/1m], LOGIN_RATE_LIMIT [60/1m], RUST_LOG [info]. See the README."
+TOKEN_RATE_LIMIT [60/1m], LOGIN_RATE_LIMIT [60/1m], DRAIN_DELAY [0], TRUST_TRACES [true], \
+RUST_LOG [info]. See the README."
 )]
 struct Cli {
     #[command(subcommand)]

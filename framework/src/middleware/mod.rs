@@ -14,6 +14,7 @@
 //! | [`session`] | per-client sessions in memory or Redis |
 //! | [`concurrent_limiter`] | one request at a time per key (IP, header, body field…) |
 //! | [`logger`] | access log lines in a format of `{tags}` |
+//! | [`trace`] | W3C trace context: the client's trace joined or a new one, a span per request, passed on by the proxy |
 //! | [`stats`] | per-request figures (status, latency, sizes, in flight) to a hook |
 //! | `metrics` | Prometheus exposition of the stats and the telemetry counters (feature `metrics`) |
 //! | [`global_concurrent_limiter`] | at most N requests at once in the app |
@@ -77,6 +78,7 @@ pub mod session;
 #[cfg(feature = "static-serve")]
 pub mod static_serve;
 pub mod stats;
+pub mod trace;
 #[cfg(feature = "tracker")]
 pub mod tracker;
 

@@ -49,6 +49,8 @@ pub(crate) enum Part {
     PayloadSize,
     PayloadSizeHuman,
     RequestId,
+    TraceId,
+    SpanId,
     /// A value captured from the request or the context: index into the record's captures.
     Captured(usize),
     Unknown,
@@ -114,6 +116,8 @@ impl Format {
                 "payload-size" => Part::PayloadSize,
                 "payload-size-human" => Part::PayloadSizeHuman,
                 "request-id" => Part::RequestId,
+                "trace-id" => Part::TraceId,
+                "span-id" => Part::SpanId,
                 _ => {
                     let capture = if let Some(name) = tag.strip_prefix('~') {
                         Some(Capture::Cookie(name.to_owned()))
@@ -383,6 +387,14 @@ fn render_part(part: &Part, r: &LogRecord, out: &mut String) -> std::fmt::Result
         Part::PayloadSize => write!(out, "{}", r.payload_size)?,
         Part::PayloadSizeHuman => human_size(out, r.payload_size as u64)?,
         Part::RequestId => or_dash(out, r.request.request_id.to_str().ok()),
+        Part::TraceId => match &r.trace {
+            Some(trace) => out.push_str(&trace.trace_id()),
+            None => out.push('-'),
+        },
+        Part::SpanId => match &r.trace {
+            Some(trace) => out.push_str(&trace.span_id()),
+            None => out.push('-'),
+        },
         Part::Captured(i) => or_dash(out, r.captured.get(*i).and_then(|v| v.as_deref())),
         Part::Unknown => out.push('-'),
     }

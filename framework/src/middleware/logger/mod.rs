@@ -7,7 +7,8 @@
 //! `size-human` (`512B`, `1.50KB`, `3.00MB`), `status`, `latency` (e.g. `1.234ms`),
 //! `latency-ms`, `payload-size`, `payload-size-human`, `~cookie`, `>request-header`,
 //! `<response-header`, `:context-key` (a string value set with `Context::set_value`), `$ENV`,
-//! plus `request-id`. An unknown tag or a missing value renders `-`. The predefined formats are
+//! plus `request-id`, and `trace-id` and `span-id` (from the [trace](super::trace)
+//! middleware, mounted before the logger; its trace id is also a field of the default event). An unknown tag or a missing value renders `-`. The predefined formats are
 //! [`LOGGER_COMBINED`], [`LOGGER_COMMON`], [`LOGGER_SHORT`] and [`LOGGER_TINY`].
 //!
 //! The format is compiled once, at construction (`$ENV` values are read then); each line is
@@ -48,6 +49,7 @@ use http::{HeaderValue, Method, StatusCode, Uri, header};
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{Before, BoxFuture, Middleware, Next};
+use crate::middleware::trace::{TraceContext, TraceExt};
 use crate::view::RequestView;
 
 use format::{Capture, Format};
@@ -96,6 +98,8 @@ pub struct LogRecord {
     /// When the line was written; `None` when the format shows no time.
     when: Option<DateTime<FixedOffset>>,
     captured: Vec<Option<String>>,
+    /// The request's trace, when the trace middleware ran before the logger's start or end.
+    trace: Option<TraceContext>,
 }
 
 /// Everything a format tag can show, read-only.
@@ -107,6 +111,10 @@ impl LogRecord {
     /// The request id.
     pub fn request_id(&self) -> &str {
         self.request.request_id()
+    }
+    /// The request's trace ([`trace`](crate::middleware::trace)), when it was traced.
+    pub fn trace(&self) -> Option<&TraceContext> {
+        self.trace.as_ref()
     }
     /// Request method.
     pub fn method(&self) -> &Method {
@@ -224,7 +232,8 @@ impl Shared {
             Some(hook) => hook(line, record, &record.request),
             None => {
                 let request_id = record.request_id();
-                tracing::info!(target: "framework::access", request_id, "{line}");
+                let trace_id = record.trace.as_ref().map(TraceContext::trace_id);
+                tracing::info!(target: "framework::access", request_id, trace_id, "{line}");
             }
         }
     }
@@ -307,6 +316,7 @@ impl Logger {
                 latency: Duration::ZERO,
                 when: None,
                 captured,
+                trace: ctx.trace().cloned(),
             },
             started,
             started_on_clock: self.shared.clock.as_ref().map(|clock| clock()),
@@ -347,6 +357,9 @@ impl Middleware for Logger {
                 None => Some(ctx.body_buffer.as_ref().map_or(0, |b| b.len() as u64)),
             };
             record.payload_size = ctx.request_body.len();
+            if record.trace.is_none() {
+                record.trace = ctx.trace().cloned();
+            }
             for (slot, capture) in record.captured.iter_mut().zip(&self.shared.format.captures) {
                 match capture {
                     Capture::ResponseHeader(name) => {

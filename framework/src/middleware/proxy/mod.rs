@@ -35,6 +35,9 @@
 //!   overwritten and `Forwarded` and `X-Real-Ip` are dropped, so a client cannot tell the
 //!   upstream it came over https or from another host or address. `Host` is [`ProxyConfig::host`] when set, else the target's with
 //!   [`ProxyConfig::target_host`], else the incoming one (as elton and Go's reverse proxy do).
+//!   A request traced by the [trace](super::trace) middleware is sent with its trace:
+//!   `traceparent` names the trace and a new span id for this call, `tracestate` is passed on
+//!   as the client sent it; without the trace middleware both pass through untouched.
 //! - **WebSocket**: an HTTP/1.1 upgrade (`Connection: upgrade`, any case) is forwarded; after the
 //!   upstream's 101 both connections are joined and bytes flow both ways until either closes.
 //! - **Failures**: upstream refused, reset or unreachable before its response head: 502
@@ -69,6 +72,7 @@ use crate::error::{HttpError, Result};
 use crate::handler::{Endpoint, EndpointFuture, endpoint_future};
 use crate::header::{X_FORWARDED_FOR, X_REAL_IP};
 use crate::middleware::ConfigError;
+use crate::middleware::trace::{TRACEPARENT, TRACESTATE, TraceExt};
 use crate::view::RequestView;
 
 use rewrite::{Rewrite, rewrite_path};
@@ -229,6 +233,20 @@ impl Proxy {
         }
         if let Some(host) = &self.host {
             headers.insert(HOST, host.clone());
+        }
+        // A traced request passes its trace on, with a span id of this call's own.
+        if let Some(trace) = ctx.trace() {
+            let call = trace.child();
+            headers.insert(TRACEPARENT, call.traceparent());
+            match call.tracestate() {
+                Some(state) => headers.insert(TRACESTATE, state.clone()),
+                None => headers.remove(TRACESTATE),
+            };
+            tracing::debug!(
+                trace_id = %call.trace_id(),
+                span_id = %call.span_id(),
+                "proxying in the request's trace"
+            );
         }
         let body = match ctx.take_raw_body() {
             RequestBody::Empty if !ctx.request_body.is_empty() => {

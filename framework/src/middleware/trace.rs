@@ -1,0 +1,365 @@
+//! W3C Trace Context (`traceparent`, `tracestate`): each request joins the client's trace, or
+//! starts one, and gets a span id of its own.
+//!
+//! - **Accepted from the client**: a valid `traceparent` (`00-<32 hex trace id>-<16 hex parent
+//!   id>-<2 hex flags>`, lowercase, ids not all zero; a later version is read by its first four
+//!   fields, as the specification asks) gives the trace id, the parent span id and the flags,
+//!   and `tracestate` is kept as sent (only with a valid `traceparent`, at most 512 bytes).
+//!   Anything else starts a new trace: a random trace id, no parent, flags `01` (sampled).
+//!   [`TraceConfig::trust_incoming`] off always starts a new trace (a public edge that does not
+//!   let clients choose trace ids).
+//! - **Kept on the context** as a [`TraceContext`] ([`TraceExt::trace`]), with this request's
+//!   own random span id. [`TraceContext::traceparent`] is the header for a call this request
+//!   makes downstream; the [proxy](super::proxy) sends it (with a fresh span id of its own per
+//!   proxied request, [`TraceContext::child`]) and `tracestate` as received.
+//! - **Written** on the access-log line (the logger's `{trace-id}` and `{span-id}` tags, and a
+//!   `trace_id` field on its default `tracing` event), and in a `tracing` span per request,
+//!   `request`, with `trace_id`, `span_id`, `parent_id`, `method`, `route` (the pattern), and
+//!   `status` and `latency_ms` recorded when the chain returns; events inside the request are
+//!   in that span. The span is made only when a subscriber wants it (info level, target
+//!   `framework::trace`); otherwise the request costs the header parse and the ids, no future.
+//!
+//! Mount it outermost (before the logger), so every other component sees the trace.
+//!
+//! ```
+//! use framework::middleware::trace::{Trace, TraceConfig, TraceExt};
+//! use framework::{App, Context, Result};
+//!
+//! async fn hello(ctx: &mut Context) -> Result<String> {
+//!     let trace = ctx.trace().map(|t| t.trace_id()).unwrap_or_default();
+//!     Ok(format!("trace {trace}"))
+//! }
+//! let app = App::new().use_middleware(Trace::new(TraceConfig::default())).get("/", hello);
+//! # let _ = app;
+//! ```
+
+use std::fmt::Write;
+
+use http::HeaderValue;
+use rand::RngCore;
+use tracing::Instrument;
+
+use crate::context::Context;
+use crate::error::Result;
+use crate::handler::{Before, BoxFuture, Middleware, Next};
+
+/// `traceparent`.
+pub const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
+/// `tracestate`.
+pub const TRACESTATE: http::HeaderName = http::HeaderName::from_static("tracestate");
+
+/// The longest `tracestate` kept (the specification's limit for what a vendor must pass on).
+pub const MAX_TRACESTATE: usize = 512;
+
+/// Trace settings.
+#[derive(Debug, Clone)]
+pub struct TraceConfig {
+    /// Join the client's trace when it sends a valid `traceparent`; default true. Off, every
+    /// request starts a new trace.
+    pub trust_incoming: bool,
+}
+
+impl Default for TraceConfig {
+    fn default() -> Self {
+        Self {
+            trust_incoming: true,
+        }
+    }
+}
+
+/// One request's place in a trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    trace_id: [u8; 16],
+    parent_id: Option<[u8; 8]>,
+    span_id: [u8; 8],
+    flags: u8,
+    tracestate: Option<HeaderValue>,
+}
+
+/// The trace fields of a valid `traceparent`: trace id, parent id, flags.
+pub fn parse_traceparent(value: &[u8]) -> Option<([u8; 16], [u8; 8], u8)> {
+    // version "-" trace-id "-" parent-id "-" flags; a later version may append "-" fields.
+    if value.len() < 55 {
+        return None;
+    }
+    let version = hex_bytes::<1>(&value[0..2])?;
+    if version[0] == 0xff || value[2] != b'-' || value[35] != b'-' || value[52] != b'-' {
+        return None;
+    }
+    if version[0] == 0 && value.len() != 55 {
+        return None;
+    }
+    if value.len() > 55 && value[55] != b'-' {
+        return None;
+    }
+    let trace_id = hex_bytes::<16>(&value[3..35])?;
+    let parent_id = hex_bytes::<8>(&value[36..52])?;
+    let flags = hex_bytes::<1>(&value[53..55])?[0];
+    if trace_id == [0; 16] || parent_id == [0; 8] {
+        return None;
+    }
+    Some((trace_id, parent_id, flags))
+}
+
+/// `N` bytes from `2N` lowercase hex digits.
+fn hex_bytes<const N: usize>(text: &[u8]) -> Option<[u8; N]> {
+    fn digit(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            _ => None,
+        }
+    }
+    if text.len() != 2 * N {
+        return None;
+    }
+    let mut out = [0u8; N];
+    for (i, pair) in text.chunks_exact(2).enumerate() {
+        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+    }
+    Some(out)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}
+
+fn random_span_id() -> [u8; 8] {
+    loop {
+        let id = rand::rng().next_u64().to_be_bytes();
+        if id != [0; 8] {
+            return id;
+        }
+    }
+}
+
+impl TraceContext {
+    /// The trace a request with these headers belongs to: the client's, from a valid
+    /// `traceparent` (with its `tracestate`), else a new one; with a new span id either way.
+    pub fn from_headers(headers: &http::HeaderMap) -> Self {
+        let incoming = headers
+            .get(TRACEPARENT)
+            .and_then(|v| parse_traceparent(v.as_bytes()));
+        match incoming {
+            Some((trace_id, parent_id, flags)) => Self {
+                trace_id,
+                parent_id: Some(parent_id),
+                span_id: random_span_id(),
+                flags,
+                tracestate: headers
+                    .get(TRACESTATE)
+                    .filter(|v| v.len() <= MAX_TRACESTATE)
+                    .cloned(),
+            },
+            None => Self::new_trace(),
+        }
+    }
+
+    /// A new trace: random trace and span ids, no parent, sampled.
+    pub fn new_trace() -> Self {
+        let mut trace_id = [0u8; 16];
+        while trace_id == [0; 16] {
+            rand::rng().fill_bytes(&mut trace_id);
+        }
+        Self {
+            trace_id,
+            parent_id: None,
+            span_id: random_span_id(),
+            flags: 0x01,
+            tracestate: None,
+        }
+    }
+
+    /// The same trace with a new span id, this one as its parent: what a call made on this
+    /// request's behalf (a proxied request) carries.
+    pub fn child(&self) -> Self {
+        Self {
+            trace_id: self.trace_id,
+            parent_id: Some(self.span_id),
+            span_id: random_span_id(),
+            flags: self.flags,
+            tracestate: self.tracestate.clone(),
+        }
+    }
+
+    /// The trace id, 32 lowercase hex digits.
+    pub fn trace_id(&self) -> String {
+        hex(&self.trace_id)
+    }
+    /// This request's span id, 16 lowercase hex digits.
+    pub fn span_id(&self) -> String {
+        hex(&self.span_id)
+    }
+    /// The client's span id, when it sent a `traceparent`.
+    pub fn parent_id(&self) -> Option<String> {
+        self.parent_id.as_ref().map(|p| hex(p))
+    }
+    /// The trace flags (bit 0: sampled).
+    pub fn flags(&self) -> u8 {
+        self.flags
+    }
+    /// The raw ids: trace id and span id.
+    pub fn ids(&self) -> ([u8; 16], [u8; 8]) {
+        (self.trace_id, self.span_id)
+    }
+    /// `tracestate` as received.
+    pub fn tracestate(&self) -> Option<&HeaderValue> {
+        self.tracestate.as_ref()
+    }
+    /// `traceparent` with this span as the parent: `00-<trace id>-<span id>-<flags>`.
+    pub fn traceparent(&self) -> HeaderValue {
+        let text = format!(
+            "00-{}-{}-{:02x}",
+            self.trace_id(),
+            self.span_id(),
+            self.flags
+        );
+        HeaderValue::try_from(text).unwrap_or_else(|_| unreachable!("hex and dashes"))
+    }
+}
+
+/// The request's trace, kept by [`Trace`].
+pub trait TraceExt {
+    /// The request's trace, when the trace middleware ran.
+    fn trace(&self) -> Option<&TraceContext>;
+}
+
+impl TraceExt for Context {
+    fn trace(&self) -> Option<&TraceContext> {
+        self.data::<TraceContext>()
+    }
+}
+
+/// The trace middleware: see the module docs.
+pub struct Trace {
+    config: TraceConfig,
+}
+
+impl Trace {
+    /// A trace middleware with `config`.
+    pub fn new(config: TraceConfig) -> Self {
+        Self { config }
+    }
+
+    fn start(&self, ctx: &mut Context) {
+        let trace = if self.config.trust_incoming {
+            TraceContext::from_headers(ctx.headers())
+        } else {
+            TraceContext::new_trace()
+        };
+        ctx.insert_data(trace);
+    }
+}
+
+/// Whether a subscriber wants the request spans.
+fn spans_wanted() -> bool {
+    tracing::enabled!(target: "framework::trace", tracing::Level::INFO)
+}
+
+impl Middleware for Trace {
+    fn before(&self, ctx: &mut Context) -> Before {
+        if spans_wanted() {
+            return Before::Handle;
+        }
+        self.start(ctx);
+        Before::Pass
+    }
+
+    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
+        Box::pin(async move {
+            self.start(ctx);
+            let Some(trace) = ctx.trace() else {
+                return next.run(ctx).await;
+            };
+            let span = tracing::info_span!(
+                target: "framework::trace",
+                "request",
+                trace_id = %trace.trace_id(),
+                span_id = %trace.span_id(),
+                parent_id = trace.parent_id(),
+                method = %ctx.method(),
+                route = ctx.route_pattern().unwrap_or(""),
+                status = tracing::field::Empty,
+                latency_ms = tracing::field::Empty,
+            );
+            let started = ctx.start_clock();
+            let result = next.run(ctx).instrument(span.clone()).await;
+            let status = match &result {
+                Ok(()) => ctx.status().unwrap_or(http::StatusCode::OK),
+                Err(err) => err.status(),
+            };
+            span.record("status", status.as_u16());
+            span.record("latency_ms", started.elapsed().as_secs_f64() * 1e3);
+            result
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VALID: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    #[test]
+    fn a_valid_traceparent_is_read() {
+        let (trace, parent, flags) = parse_traceparent(VALID.as_bytes()).unwrap();
+        assert_eq!(hex(&trace), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(hex(&parent), "00f067aa0ba902b7");
+        assert_eq!(flags, 1);
+        // A later version: the first four fields, more may follow.
+        let future = "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-extra";
+        assert_eq!(parse_traceparent(future.as_bytes()).unwrap().2, 9);
+    }
+
+    #[test]
+    fn invalid_traceparents_are_refused() {
+        for bad in [
+            "",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            // Uppercase hex, all-zero ids, version ff, extra fields on version 00.
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x",
+            "00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e473g-00f067aa0ba902b7-01",
+        ] {
+            assert!(parse_traceparent(bad.as_bytes()).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_trace_is_joined_or_started_and_children_keep_it() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(TRACEPARENT, HeaderValue::from_static(VALID));
+        headers.insert(TRACESTATE, HeaderValue::from_static("congo=t61rcWkgMzE"));
+        let joined = TraceContext::from_headers(&headers);
+        assert_eq!(joined.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(joined.parent_id().as_deref(), Some("00f067aa0ba902b7"));
+        assert_ne!(joined.span_id(), "00f067aa0ba902b7");
+        assert_eq!(joined.tracestate().unwrap(), "congo=t61rcWkgMzE");
+        let child = joined.child();
+        assert_eq!(child.trace_id(), joined.trace_id());
+        assert_eq!(child.parent_id(), Some(joined.span_id()));
+        assert_ne!(child.span_id(), joined.span_id());
+        let header = child.traceparent();
+        let (t, p, f) = parse_traceparent(header.as_bytes()).unwrap();
+        assert_eq!(
+            (hex(&t), hex(&p), f),
+            (child.trace_id(), child.span_id(), 1)
+        );
+
+        let fresh = TraceContext::from_headers(&http::HeaderMap::new());
+        assert_eq!(fresh.trace_id().len(), 32);
+        assert_eq!(fresh.parent_id(), None);
+        assert_eq!(fresh.flags(), 1);
+        assert_ne!(fresh.trace_id(), TraceContext::new_trace().trace_id());
+    }
+}
