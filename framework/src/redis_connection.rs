@@ -52,6 +52,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use redis::aio::MultiplexedConnection;
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
 use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisResult};
 
 /// The `redis` crate this module is built on, so a store of your own names its commands at the
@@ -129,7 +131,7 @@ pub struct RedisConnection {
 }
 
 struct Shared {
-    client: Client,
+    client: Backend,
     policy: RedisPolicy,
     config: AsyncConnectionConfig,
     state: Mutex<State>,
@@ -138,10 +140,76 @@ struct Shared {
     opening: tokio::sync::Mutex<()>,
 }
 
+/// What connections are opened to.
+enum Backend {
+    /// One server.
+    Single(Client),
+    /// A Redis Cluster, and a client of its first node for subscriptions (a message published
+    /// anywhere in a cluster reaches the subscribers of every node).
+    Cluster(ClusterClient, Client),
+}
+
+/// A connection of a [`RedisConnection`], handed to [`RedisConnection::run`]: one server's
+/// multiplexed connection, or a cluster connection that sends each command to the node that
+/// holds its key's slot (following `MOVED` and `ASK` redirections while slots move). Both are
+/// a [`redis::aio::ConnectionLike`], so commands, pipelines and scripts run on either.
+#[derive(Clone)]
+pub enum RedisLink {
+    /// A single server's connection.
+    Single(MultiplexedConnection),
+    /// A cluster's connection.
+    Cluster(ClusterConnection),
+}
+
+impl redis::aio::ConnectionLike for RedisLink {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        cmd: &'a redis::Cmd,
+    ) -> redis::RedisFuture<'a, redis::Value> {
+        match self {
+            RedisLink::Single(c) => c.req_packed_command(cmd),
+            RedisLink::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<redis::Value>> {
+        match self {
+            RedisLink::Single(c) => c.req_packed_commands(cmd, offset, count),
+            RedisLink::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            RedisLink::Single(c) => c.get_db(),
+            RedisLink::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// The node URLs of a cluster address: several `redis://` URLs separated by commas, or one
+/// `redis+cluster://` URL (its scheme read as `redis://`); `None` for a single server's URL.
+fn cluster_nodes(url: &str) -> Option<Vec<String>> {
+    if let Some(rest) = url.strip_prefix("redis+cluster://") {
+        return Some(
+            rest.split(',')
+                .map(|node| format!("redis://{}", node.trim().trim_start_matches("redis://")))
+                .collect(),
+        );
+    }
+    url.contains(',')
+        .then(|| url.split(',').map(|node| node.trim().to_owned()).collect())
+}
+
 #[derive(Default)]
 struct State {
     /// The connection in use and its number (a failure only drops the connection it met).
-    connection: Option<(u64, MultiplexedConnection)>,
+    connection: Option<(u64, RedisLink)>,
     next_number: u64,
     /// Counted down: commands fail at once until a probe succeeds.
     down: bool,
@@ -181,11 +249,28 @@ fn classify(err: RedisError) -> Fault {
 }
 
 impl RedisConnection {
-    /// Connects to `url` (`redis://[:password@]host:port[/db]`) now: fails when the URL is
-    /// malformed or the server cannot be reached within the connect timeout, so a
-    /// misconfigured service stops at start-up.
+    /// Connects to `url` now: fails when the URL is malformed or the server cannot be reached
+    /// within the connect timeout, so a misconfigured service stops at start-up.
+    ///
+    /// `url` names one server, `redis://[:password@]host:port[/db]`, or a **Redis Cluster**:
+    /// several node URLs separated by commas (`redis://10.0.0.1:7000,redis://10.0.0.2:7000`),
+    /// or `redis+cluster://host:port[,host:port…]`. The nodes are where the cluster is first
+    /// asked for its slots; every command then goes to the node holding its key, and slot
+    /// moves and failovers are followed. Each store's command or script touches one key, so
+    /// no key needs a hash tag to share a slot with another.
     pub async fn connect(url: &str, policy: RedisPolicy) -> Result<Self, RedisFailure> {
-        let client = Client::open(url).map_err(RedisFailure::Server)?;
+        let client = match cluster_nodes(url) {
+            None => Backend::Single(Client::open(url).map_err(RedisFailure::Server)?),
+            Some(nodes) => {
+                let first = Client::open(nodes[0].as_str()).map_err(RedisFailure::Server)?;
+                let cluster = ClusterClient::builder(nodes)
+                    .connection_timeout(policy.connect_timeout)
+                    .response_timeout(policy.command_timeout)
+                    .build()
+                    .map_err(RedisFailure::Server)?;
+                Backend::Cluster(cluster, first)
+            }
+        };
         // The command timeout is applied around each command (`attempt`), not by the client.
         let config = AsyncConnectionConfig::new().set_connection_timeout(policy.connect_timeout);
         let connection = Self {
@@ -206,13 +291,13 @@ impl RedisConnection {
     /// nothing else), within the connect and command deadlines.
     pub async fn pubsub(&self, channel: &str) -> Result<redis::aio::PubSub, RedisFailure> {
         let policy = self.shared.policy;
-        let mut pubsub = tokio::time::timeout(
-            policy.connect_timeout,
-            self.shared.client.get_async_pubsub(),
-        )
-        .await
-        .map_err(|_| RedisFailure::Timeout)?
-        .map_err(RedisFailure::Connection)?;
+        let client = match &self.shared.client {
+            Backend::Single(client) | Backend::Cluster(_, client) => client,
+        };
+        let mut pubsub = tokio::time::timeout(policy.connect_timeout, client.get_async_pubsub())
+            .await
+            .map_err(|_| RedisFailure::Timeout)?
+            .map_err(RedisFailure::Connection)?;
         tokio::time::timeout(policy.command_timeout, pubsub.subscribe(channel))
             .await
             .map_err(|_| RedisFailure::Timeout)?
@@ -249,7 +334,7 @@ impl RedisConnection {
     /// that also accepts its own token, count an `INCR` twice on the safe side).
     pub async fn run<T, F, Fut>(&self, mut op: F) -> Result<T, RedisFailure>
     where
-        F: FnMut(MultiplexedConnection) -> Fut,
+        F: FnMut(RedisLink) -> Fut,
         Fut: Future<Output = RedisResult<T>>,
     {
         // The whole call, retry included, stays within one connect and one command deadline.
@@ -300,7 +385,7 @@ impl RedisConnection {
 
     /// The connection to use now: the current one, or a new one when there is none (the
     /// server is not known to be down); fails at once while it is down.
-    async fn connection(&self) -> Result<(u64, MultiplexedConnection), RedisFailure> {
+    async fn connection(&self) -> Result<(u64, RedisLink), RedisFailure> {
         if let Some(ready) = self.current() {
             return ready;
         }
@@ -316,7 +401,7 @@ impl RedisConnection {
     }
 
     /// The current connection, a failure while down, or `None` when one must be opened.
-    fn current(&self) -> Option<Result<(u64, MultiplexedConnection), RedisFailure>> {
+    fn current(&self) -> Option<Result<(u64, RedisLink), RedisFailure>> {
         let state = self.state();
         if state.down {
             return Some(Err(RedisFailure::Unavailable));
@@ -326,11 +411,19 @@ impl RedisConnection {
     }
 
     /// A new connection within the connect timeout.
-    async fn open(&self) -> Result<MultiplexedConnection, RedisFailure> {
+    async fn open(&self) -> Result<RedisLink, RedisFailure> {
         let shared = &self.shared;
-        let opening = shared
-            .client
-            .get_multiplexed_async_connection_with_config(&shared.config);
+        let opening = async {
+            match &shared.client {
+                Backend::Single(client) => client
+                    .get_multiplexed_async_connection_with_config(&shared.config)
+                    .await
+                    .map(RedisLink::Single),
+                Backend::Cluster(client, _) => {
+                    client.get_async_connection().await.map(RedisLink::Cluster)
+                }
+            }
+        };
         match tokio::time::timeout(shared.policy.connect_timeout, opening).await {
             Ok(Ok(connection)) => Ok(connection),
             Ok(Err(err)) if err.is_timeout() => Err(RedisFailure::Timeout),
@@ -341,12 +434,12 @@ impl RedisConnection {
 
     /// Makes `connection` the current one (unless another request installed one meanwhile,
     /// which is kept) and counts the server up.
-    fn install(&self, connection: MultiplexedConnection) -> (u64, MultiplexedConnection) {
+    fn install(&self, connection: RedisLink) -> (u64, RedisLink) {
         install_in(&mut self.state(), connection)
     }
 
     /// [`install`](Self::install) and the end of the probe, in one step.
-    fn install_after_probe(&self, connection: MultiplexedConnection) {
+    fn install_after_probe(&self, connection: RedisLink) {
         let mut state = self.state();
         state.probing = false;
         install_in(&mut state, connection);
@@ -424,10 +517,7 @@ impl RedisConnection {
 
 /// Makes `connection` the current one in `state` unless there is one already (which is kept
 /// and returned), and counts the server up.
-fn install_in(
-    state: &mut State,
-    connection: MultiplexedConnection,
-) -> (u64, MultiplexedConnection) {
+fn install_in(state: &mut State, connection: RedisLink) -> (u64, RedisLink) {
     state.down = false;
     if let Some((number, current)) = &state.connection {
         return (*number, current.clone());
@@ -496,4 +586,22 @@ impl KeyValue {
 ))]
 pub(crate) fn millis(ttl: Duration) -> u64 {
     u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cluster_nodes;
+
+    #[test]
+    fn a_cluster_is_named_by_several_nodes_or_its_scheme() {
+        assert_eq!(cluster_nodes("redis://127.0.0.1:6379/0"), None);
+        assert_eq!(
+            cluster_nodes("redis://a:7000, redis://:pw@b:7001").unwrap(),
+            ["redis://a:7000", "redis://:pw@b:7001"]
+        );
+        assert_eq!(
+            cluster_nodes("redis+cluster://a:7000,b:7001").unwrap(),
+            ["redis://a:7000", "redis://b:7001"]
+        );
+    }
 }

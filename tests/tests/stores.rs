@@ -10,80 +10,12 @@ mod common;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
+use serde_json::json;
 use user_service::{Config, Stores};
 
+use common::userflow::{Browser, PgSchema, sha256_hex, start, test_key};
+
 use common::proxy::Switch;
-
-fn sha256_hex(data: &str) -> String {
-    hex::encode(Sha256::digest(data.as_bytes()))
-}
-
-/// A client that carries the `sid` cookie by hand, so it can be moved between instances.
-#[derive(Default)]
-struct Browser {
-    http: reqwest::Client,
-    sid: Option<String>,
-}
-
-impl Browser {
-    async fn send(&mut self, request: reqwest::RequestBuilder) -> (StatusCode, Value) {
-        let request = match &self.sid {
-            Some(sid) => request.header("cookie", sid),
-            None => request,
-        };
-        let res = request
-            .header("accept", "application/json")
-            .send()
-            .await
-            .expect("request");
-        if let Some(cookie) = res.headers().get("set-cookie") {
-            let pair = cookie.to_str().unwrap().split(';').next().unwrap();
-            self.sid = Some(pair.to_owned());
-        }
-        let status = res.status();
-        (status, res.json().await.unwrap_or(Value::Null))
-    }
-
-    async fn register(&mut self, at: &common::Running, account: &str, digest: &str) -> StatusCode {
-        let req = self
-            .http
-            .post(at.url("/users/v1/me"))
-            .json(&json!({"account": account, "password": digest}));
-        self.send(req).await.0
-    }
-
-    async fn token(&mut self, at: &common::Running) -> String {
-        let req = self.http.get(at.url("/users/v1/login"));
-        let (status, body) = self.send(req).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        body["token"].as_str().unwrap().to_owned()
-    }
-
-    async fn login(
-        &mut self,
-        at: &common::Running,
-        account: &str,
-        proof: &str,
-    ) -> (StatusCode, Value) {
-        let req = self
-            .http
-            .post(at.url("/users/v1/login"))
-            .json(&json!({"account": account, "password": proof}));
-        self.send(req).await
-    }
-
-    async fn me(&mut self, at: &common::Running) -> (StatusCode, Value) {
-        let req = self.http.get(at.url("/users/v1/me"));
-        self.send(req).await
-    }
-}
-
-async fn start(config: &Config) -> common::Running {
-    let stores = Stores::connect(config).await.expect("stores");
-    common::start(user_service::build(config, stores).expect("service")).await
-}
 
 #[tokio::test]
 async fn sqlite_keeps_users_across_a_restart() {
@@ -125,41 +57,6 @@ async fn sqlite_keeps_users_across_a_restart() {
     }
 }
 
-/// A PostgreSQL schema of its own, dropped by [`PgSchema::drop_schema`].
-struct PgSchema {
-    admin: sqlx::PgPool,
-    name: String,
-    url: String,
-}
-
-impl PgSchema {
-    async fn create(base_url: &str) -> Self {
-        let admin = sqlx::PgPool::connect(base_url).await.expect("postgres");
-        let name = common::unique("test_");
-        sqlx::query(&format!("CREATE SCHEMA {name}"))
-            .execute(&admin)
-            .await
-            .expect("create schema");
-        let sep = if base_url.contains('?') { '&' } else { '?' };
-        let url = format!("{base_url}{sep}options=-c%20search_path%3D{name}");
-        Self { admin, name, url }
-    }
-
-    async fn users(&self) -> i64 {
-        sqlx::query_scalar(&format!("SELECT COUNT(*) FROM {}.users", self.name))
-            .fetch_one(&self.admin)
-            .await
-            .expect("count")
-    }
-
-    async fn drop_schema(self) {
-        sqlx::query(&format!("DROP SCHEMA {} CASCADE", self.name))
-            .execute(&self.admin)
-            .await
-            .expect("drop schema");
-    }
-}
-
 async fn remove_redis_keys(redis_url: &str, prefix: &str) {
     let client = redis::Client::open(redis_url).expect("redis url");
     let mut conn = client
@@ -178,11 +75,6 @@ async fn remove_redis_keys(redis_url: &str, prefix: &str) {
             .await
             .expect("del");
     }
-}
-
-/// The key sealing login secrets in the PostgreSQL tests (every instance needs the same one).
-fn test_key() -> user_service::store::secret::StoreKey {
-    user_service::store::secret::StoreKey([42; 32])
 }
 
 fn shared_config(schema: &PgSchema, redis_url: &str, prefix: &str) -> Config {

@@ -278,6 +278,10 @@ impl Config {
 
 /// `url` with any password replaced by `***`, fit for a log line.
 pub fn redact(url: &str) -> String {
+    // A Redis Cluster's nodes: each URL on its own.
+    if url.contains(',') {
+        return url.split(',').map(redact).collect::<Vec<_>>().join(",");
+    }
     let Some((scheme, rest)) = url.split_once("://") else {
         return url.to_owned();
     };
@@ -478,6 +482,10 @@ mod tests {
             "redis://:***@cache:6379/0"
         );
         assert_eq!(redact("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+        assert_eq!(
+            redact("redis://:a@n1:7000,redis://:b@n2:7000"),
+            "redis://:***@n1:7000,redis://:***@n2:7000"
+        );
         assert_eq!(
             redact("sqlite://users.db?mode=rwc"),
             "sqlite://users.db?mode=rwc"

@@ -21,7 +21,6 @@ use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::etag::ETag;
 use framework::middleware::fresh::Fresh;
 use framework::middleware::health::{Health, HealthConfig};
-use framework::middleware::trace::{Trace, TraceConfig};
 use framework::middleware::logger::{LOGGER_COMMON, Logger, LoggerConfig};
 use framework::middleware::metrics::{Metrics, MetricsConfig};
 use framework::middleware::rate_limiter::{
@@ -32,6 +31,7 @@ use framework::middleware::responder::Responder;
 use framework::middleware::security_headers::SecurityHeaders;
 use framework::middleware::session::{SessionConfig, SessionMiddleware, SessionStore};
 use framework::middleware::static_serve::{EmbeddedSource, StaticServe, StaticServeConfig};
+use framework::middleware::trace::{Trace, TraceConfig};
 use framework::{App, BuildError, Service, SharedMiddleware};
 
 pub use config::Config;

@@ -135,6 +135,142 @@ impl Drop for RedisServer {
     }
 }
 
+/// A Redis Cluster of the test's own: `masters` `redis-server --cluster-enabled yes` processes
+/// on free ports (and free cluster bus ports), joined by `redis-cli --cluster create` with no
+/// replicas, each node holding a third of the slots.
+pub struct RedisCluster {
+    pub ports: Vec<u16>,
+    dir: PathBuf,
+    children: Vec<Option<Child>>,
+}
+
+impl RedisCluster {
+    /// Starts the nodes, creates the cluster and waits until every node says `cluster_state:ok`.
+    pub fn start(masters: usize) -> Self {
+        let mut cluster = Self {
+            ports: (0..masters).map(|_| free_port()).collect(),
+            dir: super::temp_dir("redis-cluster"),
+            children: Vec::new(),
+        };
+        for i in 0..masters {
+            let child = cluster.spawn(i);
+            cluster.children.push(Some(child));
+        }
+        let nodes: Vec<String> = cluster
+            .ports
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect();
+        let out = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(&nodes)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .expect("redis-cli --cluster create");
+        assert!(
+            out.status.success(),
+            "cluster create: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        cluster.wait_ok();
+        cluster
+    }
+
+    fn spawn(&self, i: usize) -> Child {
+        let port = self.ports[i];
+        let dir = self.dir.join(port.to_string());
+        std::fs::create_dir_all(&dir).expect("node dir");
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args([
+                "--cluster-enabled",
+                "yes",
+                "--cluster-config-file",
+                "nodes.conf",
+            ])
+            .args(["--cluster-port", &free_port().to_string()])
+            .args(["--cluster-node-timeout", "2000"])
+            .args(["--save", "", "--appendonly", "no"])
+            .arg("--dir")
+            .arg(&dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start redis-server (apt-get install redis-server)");
+        wait_until("cluster node", Duration::from_secs(10), || {
+            self.cli(i, &["ping"]).starts_with("PONG")
+        });
+        child
+    }
+
+    /// `redis-cli -p <node i's port> <args…>`, its output.
+    pub fn cli(&self, i: usize, args: &[&str]) -> String {
+        Command::new("redis-cli")
+            .args(["-p", &self.ports[i].to_string()])
+            .args(args)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default()
+    }
+
+    /// Waits until every node sees the cluster as ok (all slots served).
+    pub fn wait_ok(&self) {
+        wait_until("redis cluster", Duration::from_secs(30), || {
+            (0..self.ports.len()).all(|i| {
+                self.cli(i, &["cluster", "info"])
+                    .contains("cluster_state:ok")
+            })
+        });
+    }
+
+    /// The node URLs, comma-separated: how a service is told to use the cluster.
+    pub fn url(&self) -> String {
+        self.ports
+            .iter()
+            .map(|p| format!("redis://127.0.0.1:{p}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    /// Node `i`'s cluster id.
+    pub fn node_id(&self, i: usize) -> String {
+        self.cli(i, &["cluster", "myid"]).trim().to_owned()
+    }
+
+    /// Moves `slots` slots from node `from` to node `to` with `redis-cli --cluster reshard`
+    /// (keys migrate one by one while clients are redirected with `ASK`/`MOVED`).
+    pub fn move_slots(&self, from: usize, to: usize, slots: usize) {
+        let out = Command::new("redis-cli")
+            .args([
+                "--cluster",
+                "reshard",
+                &format!("127.0.0.1:{}", self.ports[0]),
+            ])
+            .args(["--cluster-from", &self.node_id(from)])
+            .args(["--cluster-to", &self.node_id(to)])
+            .args(["--cluster-slots", &slots.to_string()])
+            .args(["--cluster-yes", "--cluster-pipeline", "10"])
+            .output()
+            .expect("redis-cli --cluster reshard");
+        assert!(
+            out.status.success(),
+            "reshard: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self.wait_ok();
+    }
+}
+
+impl Drop for RedisCluster {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            kill_child(child);
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// The directory of PostgreSQL's server programs: where `initdb` is on `PATH`, else Debian's
 /// `/usr/lib/postgresql/<version>/bin` (the newest).
 fn postgres_bin() -> PathBuf {

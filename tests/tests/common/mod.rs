@@ -5,6 +5,7 @@
 pub mod backends;
 pub mod chrome;
 pub mod proxy;
+pub mod userflow;
 
 use std::net::SocketAddr;
 

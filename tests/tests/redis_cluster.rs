@@ -1,0 +1,231 @@
+//! Every Redis-backed store on a Redis Cluster of the test's own (three masters started here
+//! with `redis-server --cluster-enabled yes` and joined with `redis-cli --cluster create`),
+//! named by its nodes' URLs separated by commas: sessions, cache entries, lock keys, rate
+//! budgets and WebSocket fan-out; then two user-service instances on the cluster pass the user
+//! flow while a thousand slots move between masters under a load of logins, and no session is
+//! lost.
+
+mod common;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use common::backends::RedisCluster;
+use common::userflow::{Browser, PgSchema, proof, sha256_hex, start, test_key};
+use framework::middleware::cache::{CacheStore, RedisCacheStore};
+use framework::middleware::concurrent_limiter::{Lock, LockToken, RedisLock};
+use framework::middleware::rate_limiter::{RateQuota, RateStore, RedisRateStore};
+use framework::middleware::session::{RedisStore, SessionStore};
+use framework::redis_connection::{RedisConnection, RedisPolicy};
+use framework::ws::Broadcast;
+use reqwest::StatusCode;
+use user_service::Config;
+
+async fn start_cluster() -> RedisCluster {
+    tokio::task::spawn_blocking(|| RedisCluster::start(3))
+        .await
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn every_store_works_on_a_cluster() {
+    let cluster = start_cluster().await;
+    let redis = RedisConnection::connect(&cluster.url(), RedisPolicy::default())
+        .await
+        .expect("the cluster");
+
+    // Sessions: 100 ids spread over the slots of all three masters.
+    let sessions = RedisStore::new(redis.clone(), "session:");
+    for i in 0..100 {
+        let id = format!("id-{i}");
+        sessions
+            .save(
+                &id,
+                format!("{{\"n\":{i}}}").as_bytes(),
+                Duration::from_secs(60),
+            )
+            .await
+            .unwrap();
+    }
+    for i in 0..100 {
+        let record = sessions.load(&format!("id-{i}")).await.unwrap();
+        assert_eq!(record.as_deref(), Some(format!("{{\"n\":{i}}}").as_bytes()));
+    }
+    sessions.destroy("id-7").await.unwrap();
+    assert_eq!(sessions.load("id-7").await.unwrap(), None);
+    let spread: Vec<usize> = (0..3)
+        .map(|i| cluster.cli(i, &["dbsize"]).trim().parse::<usize>().unwrap())
+        .collect();
+    assert!(
+        spread.iter().all(|n| *n > 10),
+        "keys on every master: {spread:?}"
+    );
+
+    // Cache entries.
+    let cache = RedisCacheStore::new(redis.clone(), "cache:");
+    for i in 0..20 {
+        let key = format!("GET /page/{i}");
+        cache
+            .set(
+                &key,
+                Bytes::from(format!("page {i}")),
+                Duration::from_secs(60),
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            cache.get(&key).await.unwrap(),
+            Some(Bytes::from(format!("page {i}")))
+        );
+    }
+
+    // Locks: the owner's token decides, wherever the key's slot is.
+    let locks = RedisLock::new(redis.clone(), "lock:");
+    for i in 0..20 {
+        let key = format!("account-{i}");
+        let (first, second) = (LockToken::new(), LockToken::new());
+        assert!(
+            locks
+                .acquire(&key, &first, Duration::from_secs(5))
+                .await
+                .unwrap()
+        );
+        assert!(
+            !locks
+                .acquire(&key, &second, Duration::from_secs(5))
+                .await
+                .unwrap()
+        );
+        assert!(
+            locks
+                .renew(&key, &first, Duration::from_secs(5))
+                .await
+                .unwrap()
+        );
+        locks.release(&key, &second).await.unwrap();
+        assert!(
+            !locks
+                .acquire(&key, &second, Duration::from_secs(5))
+                .await
+                .unwrap()
+        );
+        locks.release(&key, &first).await.unwrap();
+        assert!(
+            locks
+                .acquire(&key, &second, Duration::from_secs(5))
+                .await
+                .unwrap()
+        );
+    }
+
+    // Rate budgets: a burst of 2 per key, for keys on every master.
+    let quota = RateQuota::new(2, Duration::from_secs(60)).unwrap();
+    let rates = RedisRateStore::new(redis.clone(), quota).with_prefix("rate:");
+    for i in 0..20 {
+        let key = format!("10.0.0.{i}");
+        assert!(rates.check(key.clone()).await.unwrap().allowed);
+        assert!(rates.check(key.clone()).await.unwrap().allowed);
+        assert!(!rates.check(key).await.unwrap().allowed);
+    }
+
+    // WebSocket fan-out: published through one connection, received through another.
+    let other = RedisConnection::connect(&cluster.url(), RedisPolicy::default())
+        .await
+        .unwrap();
+    let a = Broadcast::redis(redis.clone(), "chat", 16).await.unwrap();
+    let b = Broadcast::redis(other, "chat", 16).await.unwrap();
+    let mut received = b.subscribe();
+    a.publish("hello over the cluster").await.unwrap();
+    let message = tokio::time::timeout(Duration::from_secs(5), received.recv())
+        .await
+        .expect("delivered")
+        .unwrap();
+    assert_eq!(message, Bytes::from("hello over the cluster"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    any(no_test_database, no_test_redis),
+    ignore = "needs PostgreSQL, redis-server and redis-cli: set TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
+async fn two_instances_on_a_cluster_keep_every_session_while_slots_move() {
+    let cluster = Arc::new(start_cluster().await);
+    let schema = PgSchema::create(&common::store_url("TEST_DATABASE_URL")).await;
+    let config = Config {
+        database_url: schema.url.clone(),
+        store_key: Some(test_key()),
+        redis_url: Some(cluster.url()),
+        token_rate: None,
+        login_rate: None,
+        ..Config::default()
+    };
+    let (a, b) = (start(&config).await, start(&config).await);
+
+    // Twenty users register on A, get their token on A, log in on B.
+    let digest = sha256_hex("pw");
+    let mut browsers = Vec::new();
+    for i in 0..20 {
+        let mut browser = Browser::default();
+        let account = format!("user{i}");
+        assert_eq!(
+            browser.register(&a, &account, &digest).await,
+            StatusCode::CREATED
+        );
+        let token = browser.token(&a).await;
+        let (status, body) = browser.login(&b, &account, &proof(&digest, &token)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        browsers.push((account, browser));
+    }
+
+    // A thousand slots move from the first master to the second while every user keeps
+    // logging in again (token on one instance, login and `me` on the other).
+    let moving = Arc::new(AtomicBool::new(true));
+    let mover = {
+        let (cluster, moving) = (Arc::clone(&cluster), Arc::clone(&moving));
+        tokio::task::spawn_blocking(move || {
+            cluster.move_slots(0, 1, 1000);
+            moving.store(false, Ordering::SeqCst);
+        })
+    };
+    let rounds = AtomicUsize::new(0);
+    let mut failures = Vec::new();
+    while moving.load(Ordering::SeqCst) || rounds.load(Ordering::SeqCst) == 0 {
+        for (n, (account, browser)) in browsers.iter_mut().enumerate() {
+            let (first, second) = if n % 2 == 0 { (&a, &b) } else { (&b, &a) };
+            let token = browser.token(first).await;
+            let (status, body) = browser
+                .login(second, account, &proof(&digest, &token))
+                .await;
+            if status != StatusCode::OK {
+                failures.push(format!("{account} login: {status} {body}"));
+            }
+            let (status, body) = browser.me(first).await;
+            if status != StatusCode::OK || body["name"] != account.as_str() {
+                failures.push(format!("{account} me: {status} {body}"));
+            }
+        }
+        rounds.fetch_add(1, Ordering::SeqCst);
+    }
+    mover.await.unwrap();
+    // After the move every session is still there, on both instances.
+    for (account, browser) in &mut browsers {
+        for at in [&a, &b] {
+            let (status, body) = browser.me(at).await;
+            assert_eq!(status, StatusCode::OK, "{account}: {body}");
+        }
+    }
+    println!(
+        "{} rounds of 20 logins while 1000 slots moved; failures: {failures:?}",
+        rounds.load(Ordering::SeqCst)
+    );
+    assert!(failures.is_empty(), "{failures:?}");
+    a.stop().await;
+    b.stop().await;
+    schema.drop_schema().await;
+}
