@@ -5,6 +5,8 @@
 
 pub mod config;
 pub mod controllers;
+#[cfg(feature = "otlp")]
+pub mod otlp;
 pub mod params;
 pub mod store;
 pub mod throttle;

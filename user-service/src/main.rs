@@ -63,6 +63,39 @@ fn log_filter(spec: &str) -> (tracing_subscriber::EnvFilter, Vec<String>) {
     (filter, ignored)
 }
 
+/// What keeps the OTLP export running until the end of `main` (nothing without it).
+#[cfg(feature = "otlp")]
+type Export = Option<user_service::otlp::Export>;
+#[cfg(not(feature = "otlp"))]
+type Export = ();
+
+/// Installs the log subscriber: formatted lines under `filter`, and with the `otlp` feature
+/// and an OTLP endpoint configured, the spans exported too (whatever the filter says of them
+/// at info level and above).
+fn logging(filter: tracing_subscriber::EnvFilter) -> Result<Export, String> {
+    use tracing_subscriber::prelude::*;
+    let lines = tracing_subscriber::fmt::layer()
+        .with_ansi(std::io::stdout().is_terminal())
+        .with_filter(filter);
+    #[cfg(feature = "otlp")]
+    {
+        let (export_layer, export) = match user_service::otlp::layer()? {
+            Some((layer, export)) => (Some(layer), Some(export)),
+            None => (None, None),
+        };
+        tracing_subscriber::registry()
+            .with(lines)
+            .with(export_layer.with_filter(tracing_subscriber::filter::LevelFilter::INFO))
+            .init();
+        Ok(export)
+    }
+    #[cfg(not(feature = "otlp"))]
+    {
+        tracing_subscriber::registry().with(lines).init();
+        Ok(())
+    }
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
     // The command line first: `--help` works whatever the environment holds.
@@ -89,10 +122,13 @@ async fn main() -> ExitCode {
         };
     }
     let (filter, ignored) = log_filter(&config.log);
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stdout().is_terminal())
-        .init();
+    let _export = match logging(filter) {
+        Ok(export) => export,
+        Err(e) => {
+            eprintln!("user-service: {e}");
+            return ExitCode::from(2);
+        }
+    };
     if !ignored.is_empty() {
         tracing::warn!(ignored = ?ignored, "RUST_LOG directives that do not parse were ignored");
     }

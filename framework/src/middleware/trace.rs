@@ -19,6 +19,11 @@
 //!   in that span. The span is made only when a subscriber wants it (info level, target
 //!   `framework::trace`); otherwise the request costs the header parse and the ids, no future.
 //!
+//! - **Exported** (feature `otel`): the request span is also an OpenTelemetry span, a child of
+//!   the client's span, through `tracing-opentelemetry`; with an OpenTelemetry layer installed
+//!   (the user service's `otlp` feature sends to an OTLP collector) the request's span id is
+//!   the exported span's.
+//!
 //! Mount it outermost (before the logger), so every other component sees the trace.
 //!
 //! ```
@@ -287,16 +292,54 @@ impl Middleware for Trace {
                 status = tracing::field::Empty,
                 latency_ms = tracing::field::Empty,
             );
+            #[cfg(feature = "otel")]
+            if let Some(trace) = ctx.data_mut::<TraceContext>() {
+                otel::link(&span, trace);
+            }
             let started = ctx.start_clock();
             let result = next.run(ctx).instrument(span.clone()).await;
             let status = match &result {
                 Ok(()) => ctx.status().unwrap_or(http::StatusCode::OK),
                 Err(err) => err.status(),
             };
-            span.record("status", status.as_u16());
+            span.record("status", i64::from(status.as_u16()));
             span.record("latency_ms", started.elapsed().as_secs_f64() * 1e3);
             result
         })
+    }
+}
+
+/// The request span as an OpenTelemetry span (feature `otel`).
+#[cfg(feature = "otel")]
+mod otel {
+    use opentelemetry::trace::{
+        SpanContext, SpanId, TraceContextExt, TraceFlags, TraceId, TraceState,
+    };
+    use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+    use super::TraceContext;
+
+    /// Makes `span` a child of the client's span (when it named one), then takes the ids the
+    /// OpenTelemetry layer gave it, so logs, the proxy's `traceparent` and the exported spans
+    /// name the same span. Without an OpenTelemetry layer the span has no valid context and
+    /// the request keeps its own ids.
+    pub(super) fn link(span: &tracing::Span, trace: &mut TraceContext) {
+        if let Some(parent) = trace.parent_id {
+            let remote = SpanContext::new(
+                TraceId::from_bytes(trace.trace_id),
+                SpanId::from_bytes(parent),
+                TraceFlags::new(trace.flags),
+                true,
+                TraceState::default(),
+            );
+            let _ = span.set_parent(opentelemetry::Context::new().with_remote_span_context(remote));
+        }
+        let context = span.context();
+        let exported = context.span().span_context().clone();
+        if exported.is_valid() {
+            trace.trace_id = exported.trace_id().to_bytes();
+            trace.span_id = exported.span_id().to_bytes();
+        }
     }
 }
 
