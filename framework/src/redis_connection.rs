@@ -146,7 +146,7 @@ enum Backend {
     Single(Client),
     /// A Redis Cluster, and a client of its first node for subscriptions (a message published
     /// anywhere in a cluster reaches the subscribers of every node).
-    Cluster(ClusterClient, Client),
+    Cluster(Box<ClusterClient>, Client),
 }
 
 /// A connection of a [`RedisConnection`], handed to [`RedisConnection::run`]: one server's
@@ -268,7 +268,7 @@ impl RedisConnection {
                     .response_timeout(policy.command_timeout)
                     .build()
                     .map_err(RedisFailure::Server)?;
-                Backend::Cluster(cluster, first)
+                Backend::Cluster(Box::new(cluster), first)
             }
         };
         // The command timeout is applied around each command (`attempt`), not by the client.

@@ -11,6 +11,9 @@
 //! pre-fault rate within 10 s; every registered account logs in afterwards on both instances.
 //! The table of each fault is printed (`--nocapture`).
 //!
+//! The Redis faults are also run against a Redis Cluster of three masters (one master killed
+//! and restarted, then paused), with the same load and the same assertions.
+//!
 //! The default durations keep CI short (about two minutes); `FAULTS_FULL=1` runs the
 //! operator's scenario: Redis down 10 s, PostgreSQL down 10 s, Redis paused 15 s, PostgreSQL
 //! paused 40 s.
@@ -24,7 +27,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::backends::{Instance, Postgres, RedisServer};
+use common::backends::{Instance, Postgres, RedisCluster, RedisServer};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -315,6 +318,47 @@ fn report(samples: &[Sample], window: &Window) -> Report {
     }
 }
 
+/// One fault of a plan: its name, how long the backend stays down, and how to break and mend
+/// it (run on a thread of their own: they block on processes).
+struct Fault {
+    name: &'static str,
+    down: Duration,
+    start: Box<dyn FnMut() + Send>,
+    end: Box<dyn FnMut() + Send>,
+}
+
+impl Fault {
+    fn new(
+        name: &'static str,
+        down: Duration,
+        start: impl FnMut() + Send + 'static,
+        end: impl FnMut() + Send + 'static,
+    ) -> Self {
+        Self {
+            name,
+            down,
+            start: Box::new(start),
+            end: Box::new(end),
+        }
+    }
+}
+
+/// The service's settings for the fault runs: the stores, a shared sealing key, rates off.
+fn service_env(database_url: String, redis_url: String) -> Vec<(&'static str, String)> {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).unwrap();
+    vec![
+        ("DATABASE_URL", database_url),
+        ("REDIS_URL", redis_url),
+        ("USER_STORE_KEY", hex::encode(key)),
+        ("RUST_LOG", "error".to_owned()),
+        // Each client sends far more than a person would: the per-IP request rates are off.
+        // (The failed-login limits stay on.)
+        ("TOKEN_RATE_LIMIT", "off".to_owned()),
+        ("LOGIN_RATE_LIMIT", "off".to_owned()),
+    ]
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(
     any(no_test_redis, no_test_database),
@@ -326,18 +370,98 @@ async fn two_instances_ride_out_backend_faults() {
         tokio::task::spawn_blocking(|| (RedisServer::start(), Postgres::start()))
             .await
             .unwrap();
-    let mut key = [0u8; 32];
-    getrandom::fill(&mut key).unwrap();
-    let env = [
-        ("DATABASE_URL", postgres.url()),
-        ("REDIS_URL", redis.url()),
-        ("USER_STORE_KEY", hex::encode(key)),
-        ("RUST_LOG", "error".to_owned()),
-        // Each client sends far more than a person would: the per-IP request rates are off.
-        // (The failed-login limits stay on.)
-        ("TOKEN_RATE_LIMIT", "off".to_owned()),
-        ("LOGIN_RATE_LIMIT", "off".to_owned()),
+    let env = service_env(postgres.url(), redis.url());
+    let redis = Arc::new(Mutex::new(redis));
+    let postgres = Arc::new(postgres);
+    let (r1, r2, r3, r4) = (
+        Arc::clone(&redis),
+        Arc::clone(&redis),
+        Arc::clone(&redis),
+        Arc::clone(&redis),
+    );
+    let (p1, p2, p3, p4) = (
+        Arc::clone(&postgres),
+        Arc::clone(&postgres),
+        Arc::clone(&postgres),
+        Arc::clone(&postgres),
+    );
+    let plan = vec![
+        Fault::new(
+            "Redis killed (SIGKILL), restarted",
+            d.redis_down,
+            move || r1.lock().unwrap().kill(),
+            move || r2.lock().unwrap().restart(),
+        ),
+        Fault::new(
+            "PostgreSQL stopped, started",
+            d.postgres_down,
+            move || p1.stop(),
+            move || p2.restart(),
+        ),
+        Fault::new(
+            "Redis paused (SIGSTOP/SIGCONT)",
+            d.redis_pause,
+            move || r3.lock().unwrap().pause(),
+            move || r4.lock().unwrap().resume(),
+        ),
+        Fault::new(
+            "PostgreSQL paused (SIGSTOP/SIGCONT)",
+            d.postgres_pause,
+            move || p3.pause(),
+            move || p4.resume(),
+        ),
     ];
+    ride_out(env, plan, true).await;
+    drop((redis, postgres));
+}
+
+/// The Redis faults on a Redis Cluster of three masters: one master killed and restarted (its
+/// slots are unserved until it is back: the cluster says `CLUSTERDOWN`), then one paused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    any(no_test_redis, no_test_database),
+    ignore = "needs redis-server, redis-cli and PostgreSQL's programs: set TEST_REDIS_URL and TEST_DATABASE_URL"
+)]
+async fn two_instances_on_a_redis_cluster_ride_out_redis_faults() {
+    let d = durations();
+    let (cluster, postgres) =
+        tokio::task::spawn_blocking(|| (RedisCluster::start(3), Postgres::start()))
+            .await
+            .unwrap();
+    let env = service_env(postgres.url(), cluster.url());
+    let cluster = Arc::new(Mutex::new(cluster));
+    let (c1, c2, c3, c4) = (
+        Arc::clone(&cluster),
+        Arc::clone(&cluster),
+        Arc::clone(&cluster),
+        Arc::clone(&cluster),
+    );
+    let plan = vec![
+        Fault::new(
+            "Redis Cluster master killed (SIGKILL), restarted",
+            d.redis_down,
+            move || c1.lock().unwrap().kill(1),
+            move || c2.lock().unwrap().restart(1),
+        ),
+        Fault::new(
+            "Redis Cluster master paused (SIGSTOP/SIGCONT)",
+            d.redis_pause,
+            move || c3.lock().unwrap().pause(1),
+            move || c4.lock().unwrap().resume(1),
+        ),
+    ];
+    ride_out(env, plan, false).await;
+    drop((cluster, postgres));
+}
+
+/// Two instances under the load of [`CLIENTS`] clients while the faults of `plan` happen one
+/// after the other (with an instance killed and restarted after the first when
+/// `instance_fault`), then the checks of the module docs.
+async fn ride_out(env: Vec<(&'static str, String)>, plan: Vec<Fault>, instance_fault: bool) {
+    // One load at a time: two on the machine's two cores would each measure the other.
+    static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _alone = ONE_AT_A_TIME.lock().await;
+    let d = durations();
     let (a, b) =
         tokio::task::spawn_blocking(move || (Instance::start(&env), Instance::start(&env)))
             .await
@@ -355,57 +479,38 @@ async fn two_instances_ride_out_backend_faults() {
 
     // The faults, one after the other, on a thread of their own (they block on processes).
     let schedule_load = Arc::clone(&load);
-    let (windows, redis, postgres, a, b) = tokio::task::spawn_blocking(move || {
-        let (mut redis, postgres, a, mut b) = (redis, postgres, a, b);
+    let (windows, a, b) = tokio::task::spawn_blocking(move || {
+        let (a, b) = (a, Arc::new(Mutex::new(b)));
         let now = || schedule_load.started.elapsed().as_secs_f64();
+        let mut plan = plan;
+        if instance_fault {
+            let (b1, b2) = (Arc::clone(&b), Arc::clone(&b));
+            plan.insert(
+                plan.len().min(2),
+                Fault::new(
+                    "instance killed (SIGKILL), restarted",
+                    d.instance_down,
+                    move || b1.lock().unwrap().kill(),
+                    move || b2.lock().unwrap().restart(),
+                ),
+            );
+        }
         let mut windows = Vec::new();
-        let mut fault = |name, down: Duration, start: &mut dyn FnMut(), end: &mut dyn FnMut()| {
+        std::thread::sleep(d.warmup.saturating_sub(d.settle));
+        for mut fault in plan {
             std::thread::sleep(d.settle);
             let begin = now();
-            start();
-            std::thread::sleep(down);
-            end();
+            (fault.start)();
+            std::thread::sleep(fault.down);
+            (fault.end)();
             windows.push(Window {
-                name,
+                name: fault.name,
                 start: begin,
                 end: now(),
             });
-        };
-        std::thread::sleep(d.warmup.saturating_sub(d.settle));
-        let redis_cell = std::cell::RefCell::new(&mut redis);
-        fault(
-            "Redis killed (SIGKILL), restarted",
-            d.redis_down,
-            &mut || redis_cell.borrow_mut().kill(),
-            &mut || redis_cell.borrow_mut().restart(),
-        );
-        fault(
-            "PostgreSQL stopped, started",
-            d.postgres_down,
-            &mut || postgres.stop(),
-            &mut || postgres.restart(),
-        );
-        let b_cell = std::cell::RefCell::new(&mut b);
-        fault(
-            "instance killed (SIGKILL), restarted",
-            d.instance_down,
-            &mut || b_cell.borrow_mut().kill(),
-            &mut || b_cell.borrow_mut().restart(),
-        );
-        fault(
-            "Redis paused (SIGSTOP/SIGCONT)",
-            d.redis_pause,
-            &mut || redis_cell.borrow().pause(),
-            &mut || redis_cell.borrow().resume(),
-        );
-        fault(
-            "PostgreSQL paused (SIGSTOP/SIGCONT)",
-            d.postgres_pause,
-            &mut || postgres.pause(),
-            &mut || postgres.resume(),
-        );
+        }
         std::thread::sleep(d.settle);
-        (windows, redis, postgres, a, b)
+        (windows, a, b)
     })
     .await
     .unwrap();
@@ -495,7 +600,7 @@ async fn two_instances_ride_out_backend_faults() {
         registered.len(),
         lost.len()
     );
-    drop((a, b, redis, postgres));
+    drop((a, b));
 
     assert!(
         outside.is_empty(),

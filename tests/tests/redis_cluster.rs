@@ -6,6 +6,9 @@
 //! lost.
 
 mod common;
+/// Links the user service into this test only: its controllers register themselves.
+#[path = "common/userflow.rs"]
+mod userflow;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -13,7 +16,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use common::backends::RedisCluster;
-use common::userflow::{Browser, PgSchema, proof, sha256_hex, start, test_key};
 use framework::middleware::cache::{CacheStore, RedisCacheStore};
 use framework::middleware::concurrent_limiter::{Lock, LockToken, RedisLock};
 use framework::middleware::rate_limiter::{RateQuota, RateStore, RedisRateStore};
@@ -22,6 +24,7 @@ use framework::redis_connection::{RedisConnection, RedisPolicy};
 use framework::ws::Broadcast;
 use reqwest::StatusCode;
 use user_service::Config;
+use userflow::{Browser, PgSchema, proof, sha256_hex, start, test_key};
 
 async fn start_cluster() -> RedisCluster {
     tokio::task::spawn_blocking(|| RedisCluster::start(3))

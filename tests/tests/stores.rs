@@ -6,6 +6,9 @@
 //! own PostgreSQL schema and Redis key prefix, and removes them at the end.
 
 mod common;
+/// Links the user service into this test only: its controllers register themselves.
+#[path = "common/userflow.rs"]
+mod userflow;
 
 use std::time::Duration;
 
@@ -13,7 +16,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use user_service::{Config, Stores};
 
-use common::userflow::{Browser, PgSchema, sha256_hex, start, test_key};
+use userflow::{Browser, PgSchema, sha256_hex, start, test_key};
 
 use common::proxy::Switch;
 

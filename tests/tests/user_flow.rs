@@ -400,7 +400,8 @@ async fn text_errors_without_accept_json() {
 }
 
 #[tokio::test]
-async fn route_table_has_the_page_the_document_its_docs_the_four_endpoints_and_no_list() {
+async fn route_table_has_the_page_the_document_its_docs_the_metrics_the_four_endpoints_and_no_list()
+{
     let service = user_service::build(&Config::default(), Stores::in_memory()).unwrap();
     let routes: Vec<(String, String, String)> = service
         .routes()
@@ -429,6 +430,11 @@ async fn route_table_has_the_page_the_document_its_docs_the_four_endpoints_and_n
                 "GET".into(),
                 "/docs/*file".into(),
                 "framework::openapi_docs".into()
+            ),
+            (
+                "GET".into(),
+                "/metrics".into(),
+                "framework::middleware::metrics::MetricsEndpoint".into()
             ),
             (
                 "GET".into(),

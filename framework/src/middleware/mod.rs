@@ -31,7 +31,7 @@
 //! | `static_serve` | files from a directory or the binary (feature `static-serve`, default) |
 //! | `proxy` | a streaming reverse proxy with WebSocket (feature `proxy`, default) |
 //!
-//! Reference order for an app, outermost (registered first) to innermost: health, recover, logger,
+//! Reference order for an app, outermost (registered first) to innermost: health, trace, recover, logger,
 //! stats, security headers, cors, global and router concurrent limiters, compress, fresh,
 //! cache, etag, error handler,
 //! response size limiter, json picker, responder, renderer, body parser; then, on the routes

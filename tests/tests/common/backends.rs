@@ -140,6 +140,8 @@ impl Drop for RedisServer {
 /// replicas, each node holding a third of the slots.
 pub struct RedisCluster {
     pub ports: Vec<u16>,
+    /// Each node's cluster bus port, kept across a restart.
+    bus_ports: Vec<u16>,
     dir: PathBuf,
     children: Vec<Option<Child>>,
 }
@@ -149,6 +151,7 @@ impl RedisCluster {
     pub fn start(masters: usize) -> Self {
         let mut cluster = Self {
             ports: (0..masters).map(|_| free_port()).collect(),
+            bus_ports: (0..masters).map(|_| free_port()).collect(),
             dir: super::temp_dir("redis-cluster"),
             children: Vec::new(),
         };
@@ -188,7 +191,7 @@ impl RedisCluster {
                 "--cluster-config-file",
                 "nodes.conf",
             ])
-            .args(["--cluster-port", &free_port().to_string()])
+            .args(["--cluster-port", &self.bus_ports[i].to_string()])
             .args(["--cluster-node-timeout", "2000"])
             .args(["--save", "", "--appendonly", "no"])
             .arg("--dir")
@@ -201,6 +204,29 @@ impl RedisCluster {
             self.cli(i, &["ping"]).starts_with("PONG")
         });
         child
+    }
+
+    /// SIGKILL to node `i`: its slots are not served until it is back.
+    pub fn kill(&mut self, i: usize) {
+        kill_child(&mut self.children[i]);
+    }
+
+    /// Starts node `i` again on its ports and directory: it rejoins from its `nodes.conf`
+    /// (its keys are gone: no persistence), and the cluster is ok again.
+    pub fn restart(&mut self, i: usize) {
+        let child = self.spawn(i);
+        self.children[i] = Some(child);
+        self.wait_ok();
+    }
+
+    /// SIGSTOP to node `i`: connections are accepted by the kernel, nothing is answered.
+    pub fn pause(&self, i: usize) {
+        signal(self.children[i].as_ref().expect("running").id(), "STOP");
+    }
+
+    /// SIGCONT to node `i`.
+    pub fn resume(&self, i: usize) {
+        signal(self.children[i].as_ref().expect("running").id(), "CONT");
     }
 
     /// `redis-cli -p <node i's port> <args…>`, its output.
@@ -264,6 +290,11 @@ impl RedisCluster {
 
 impl Drop for RedisCluster {
     fn drop(&mut self) {
+        for child in self.children.iter().flatten() {
+            let _ = Command::new("kill")
+                .args(["-CONT", &child.id().to_string()])
+                .status();
+        }
         for child in &mut self.children {
             kill_child(child);
         }

@@ -5,7 +5,6 @@
 pub mod backends;
 pub mod chrome;
 pub mod proxy;
-pub mod userflow;
 
 use std::net::SocketAddr;
 

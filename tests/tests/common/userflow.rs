@@ -1,5 +1,7 @@
 //! The user service's flow as a browser drives it, and the stores its tests share: for the
 //! tests that run instances of the service against PostgreSQL and Redis (single or cluster).
+//! Not a module of `common`: it links `user_service`, whose controllers would then register in
+//! every test binary's apps. A test includes it with `#[path = "common/userflow.rs"]`.
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -44,7 +46,7 @@ impl Browser {
 
     pub async fn register(
         &mut self,
-        at: &super::Running,
+        at: &crate::common::Running,
         account: &str,
         digest: &str,
     ) -> StatusCode {
@@ -55,7 +57,7 @@ impl Browser {
         self.send(req).await.0
     }
 
-    pub async fn token(&mut self, at: &super::Running) -> String {
+    pub async fn token(&mut self, at: &crate::common::Running) -> String {
         let req = self.http.get(at.url("/users/v1/login"));
         let (status, body) = self.send(req).await;
         assert_eq!(status, StatusCode::OK, "{body}");
@@ -64,7 +66,7 @@ impl Browser {
 
     pub async fn login(
         &mut self,
-        at: &super::Running,
+        at: &crate::common::Running,
         account: &str,
         proof: &str,
     ) -> (StatusCode, Value) {
@@ -75,16 +77,16 @@ impl Browser {
         self.send(req).await
     }
 
-    pub async fn me(&mut self, at: &super::Running) -> (StatusCode, Value) {
+    pub async fn me(&mut self, at: &crate::common::Running) -> (StatusCode, Value) {
         let req = self.http.get(at.url("/users/v1/me"));
         self.send(req).await
     }
 }
 
 /// Serves the user service with `config` on a loopback port.
-pub async fn start(config: &Config) -> super::Running {
+pub async fn start(config: &Config) -> crate::common::Running {
     let stores = Stores::connect(config).await.expect("stores");
-    super::start(user_service::build(config, stores).expect("service")).await
+    crate::common::start(user_service::build(config, stores).expect("service")).await
 }
 
 /// A PostgreSQL schema of its own, dropped by [`PgSchema::drop_schema`].
@@ -97,7 +99,7 @@ pub struct PgSchema {
 impl PgSchema {
     pub async fn create(base_url: &str) -> Self {
         let admin = sqlx::PgPool::connect(base_url).await.expect("postgres");
-        let name = super::unique("test_");
+        let name = crate::common::unique("test_");
         sqlx::query(&format!("CREATE SCHEMA {name}"))
             .execute(&admin)
             .await
