@@ -8,9 +8,9 @@ type Value = Box<dyn Any + Send + Sync>;
 
 /// How a `T` is stored. A zero-sized `T` (a marker) is boxed as it is, which allocates nothing.
 /// Any other `T` is boxed as `Option<T>`: taking the value out leaves the box holding `None`,
-/// which goes back to this thread's spare ([`SPARE`]) instead of being freed, so a middleware
-/// that stores and takes one value per request (the session) reuses one box instead of an
-/// allocation and a free per request.
+/// which goes back to this thread's spares ([`SPARES`]) instead of being freed, so middleware
+/// that store and take a value per request (the session, the trace) reuse their boxes instead
+/// of an allocation and a free per request.
 struct Stored<T>(std::marker::PhantomData<T>);
 
 impl<T: Any + Send + Sync> Stored<T> {
@@ -20,19 +20,24 @@ impl<T: Any + Send + Sync> Stored<T> {
         if Self::ZERO_SIZED {
             return Box::new(value);
         }
-        if let Ok(Some(spare)) = SPARE.try_with(Cell::take) {
-            match spare.downcast::<Option<T>>() {
-                Ok(mut reused) => {
-                    *reused = Some(value);
-                    return reused;
-                }
-                // Another type's: kept for it.
-                Err(other) => {
-                    let _ = SPARE.try_with(|s| s.set(Some(other)));
+        let reused = SPARES.try_with(|spares| {
+            for slot in spares {
+                let Some(spare) = slot.take() else { continue };
+                match spare.downcast::<Option<T>>() {
+                    Ok(reused) => return Some(reused),
+                    // Another type's: kept for it.
+                    Err(other) => slot.set(Some(other)),
                 }
             }
+            None
+        });
+        match reused {
+            Ok(Some(mut reused)) => {
+                *reused = Some(value);
+                reused
+            }
+            _ => Box::new(Some(value)),
         }
-        Box::new(Some(value))
     }
 
     fn get(value: &Value) -> Option<&T> {
@@ -51,6 +56,18 @@ impl<T: Any + Send + Sync> Stored<T> {
         }
     }
 
+    /// Drops the value in its box, leaving the box empty (`None`); whether the box is worth
+    /// keeping as a spare (a zero-sized value's box allocated nothing).
+    fn empty(value: &mut Value) -> bool {
+        if Self::ZERO_SIZED {
+            return false;
+        }
+        value
+            .downcast_mut::<Option<T>>()
+            .map(|v| *v = None)
+            .is_some()
+    }
+
     /// The value out of its box; an emptied box becomes the thread's spare.
     fn take(value: Value) -> Option<T> {
         if Self::ZERO_SIZED {
@@ -58,15 +75,34 @@ impl<T: Any + Send + Sync> Stored<T> {
         }
         let mut emptied = value.downcast::<Option<T>>().ok()?;
         let taken = emptied.take();
-        // After thread-local destruction the box is simply dropped.
-        let _ = SPARE.try_with(|s| s.set(Some(emptied)));
+        keep_spare(emptied);
         taken
     }
 }
 
+/// Emptied boxes kept per thread: one each for the few types a request stores.
+const SPARE_BOXES: usize = 4;
+
 thread_local! {
-    /// One emptied value box per thread (holding `None`: no resource of the value's).
-    static SPARE: Cell<Option<Value>> = const { Cell::new(None) };
+    /// Emptied value boxes (holding `None`: no resource of the values'), of different types.
+    static SPARES: [Cell<Option<Value>>; SPARE_BOXES] = const { [const { Cell::new(None) }; SPARE_BOXES] };
+}
+
+/// Keeps an emptied box as a spare: in a free place, else in place of the first (which is
+/// freed). After thread-local destruction the box is simply dropped.
+fn keep_spare(emptied: Value) {
+    let _ = SPARES.try_with(|spares| {
+        let mut emptied = Some(emptied);
+        for slot in spares {
+            let current = slot.take();
+            if current.is_none() {
+                slot.set(emptied.take());
+                return;
+            }
+            slot.set(current);
+        }
+        spares[0].set(emptied);
+    });
 }
 
 /// A short list of values, one per type. A request carries a handful at most (a session,
@@ -75,22 +111,52 @@ thread_local! {
 /// allocation.
 #[derive(Default)]
 pub(crate) struct TypedData {
-    first: Option<(TypeId, Value)>,
-    more: Vec<(TypeId, Value)>,
+    first: Option<Entry>,
+    more: Vec<Entry>,
+}
+
+/// A value, its type, and how to empty its box ([`Stored::empty`]).
+type Entry = (TypeId, Value, fn(&mut Value) -> bool);
+
+/// Values still stored when the request ends are dropped in their boxes, and the boxes kept
+/// as spares: a value that lives to the end of every request (the trace) reuses its box too.
+/// (A second value in place would spare a request with a trace and a session its list, but
+/// the bigger context costs every request more: `/json` 11 537 instructions against 11 474,
+/// the user service's login 17 658 against 17 790.)
+impl Drop for TypedData {
+    fn drop(&mut self) {
+        if let Some((_, mut value, empty)) = self.first.take()
+            && empty(&mut value)
+        {
+            keep_spare(value);
+        }
+        if self.more.is_empty() {
+            return;
+        }
+        for (_, mut value, empty) in self.more.drain(..) {
+            if empty(&mut value) {
+                keep_spare(value);
+            }
+        }
+    }
 }
 
 impl TypedData {
     fn entry(&self, id: TypeId) -> Option<&Value> {
         match &self.first {
-            Some((first, value)) if *first == id => Some(value),
-            _ => self.more.iter().find(|(k, _)| *k == id).map(|(_, v)| v),
+            Some((first, value, _)) if *first == id => Some(value),
+            _ => self.more.iter().find(|(k, ..)| *k == id).map(|(_, v, _)| v),
         }
     }
 
     fn entry_mut(&mut self, id: TypeId) -> Option<&mut Value> {
         match &mut self.first {
-            Some((first, value)) if *first == id => Some(value),
-            _ => self.more.iter_mut().find(|(k, _)| *k == id).map(|(_, v)| v),
+            Some((first, value, _)) if *first == id => Some(value),
+            _ => self
+                .more
+                .iter_mut()
+                .find(|(k, ..)| *k == id)
+                .map(|(_, v, _)| v),
         }
     }
 
@@ -99,11 +165,15 @@ impl TypedData {
         if let Some(slot) = self.entry_mut(id) {
             return Stored::<T>::get_mut(slot).map(|old| std::mem::replace(old, value));
         }
-        let boxed = Stored::<T>::boxed(value);
+        let entry = (
+            id,
+            Stored::<T>::boxed(value),
+            Stored::<T>::empty as fn(&mut Value) -> bool,
+        );
         if self.first.is_none() {
-            self.first = Some((id, boxed));
+            self.first = Some(entry);
         } else {
-            self.more.push((id, boxed));
+            self.more.push(entry);
         }
         None
     }
@@ -119,9 +189,9 @@ impl TypedData {
     pub(crate) fn remove<T: Any + Send + Sync>(&mut self) -> Option<T> {
         let id = TypeId::of::<T>();
         let value = match &self.first {
-            Some((first, _)) if *first == id => self.first.take().map(|(_, v)| v),
+            Some((first, ..)) if *first == id => self.first.take().map(|(_, v, _)| v),
             _ => {
-                let index = self.more.iter().position(|(k, _)| *k == id)?;
+                let index = self.more.iter().position(|(k, ..)| *k == id)?;
                 Some(self.more.swap_remove(index).1)
             }
         }?;
@@ -131,7 +201,7 @@ impl TypedData {
 
 #[cfg(test)]
 mod tests {
-    use super::{SPARE, TypedData};
+    use super::{SPARES, TypedData};
 
     struct Marker;
 
@@ -159,7 +229,7 @@ mod tests {
     /// A taken value's box is kept, empty, and the next value of its type goes into it.
     #[test]
     fn an_emptied_box_is_reused_by_the_next_value_of_its_type() {
-        SPARE.set(None);
+        SPARES.with(|s| s.iter().for_each(|c| c.set(None)));
         let mut data = TypedData::default();
         data.insert(String::from("first"));
         let address = std::ptr::from_ref(data.get::<String>().unwrap()).cast::<u8>();
@@ -174,6 +244,53 @@ mod tests {
         let mut other = TypedData::default();
         other.insert(7u64);
         assert_eq!(other.remove::<u64>(), Some(7));
-        SPARE.set(None);
+        SPARES.with(|s| s.iter().for_each(|c| c.set(None)));
+    }
+
+    /// Two boxed types per request (a trace and a session): both boxes come back.
+    #[test]
+    fn two_types_keep_a_box_each() {
+        SPARES.with(|s| s.iter().for_each(|c| c.set(None)));
+        let mut data = TypedData::default();
+        data.insert(String::from("a"));
+        data.insert(5u64);
+        let (a, b) = (
+            std::ptr::from_ref(data.get::<String>().unwrap()).cast::<u8>(),
+            std::ptr::from_ref(data.get::<u64>().unwrap()).cast::<u8>(),
+        );
+        data.remove::<String>();
+        data.remove::<u64>();
+        let mut next = TypedData::default();
+        next.insert(6u64);
+        next.insert(String::from("b"));
+        assert_eq!(
+            std::ptr::from_ref(next.get::<u64>().unwrap()).cast::<u8>(),
+            b
+        );
+        assert_eq!(
+            std::ptr::from_ref(next.get::<String>().unwrap()).cast::<u8>(),
+            a
+        );
+        SPARES.with(|s| s.iter().for_each(|c| c.set(None)));
+    }
+
+    /// A value still stored when the list drops is dropped, and its box is the next one's.
+    #[test]
+    fn dropping_the_list_drops_its_values_and_keeps_their_boxes() {
+        use std::sync::Arc;
+        SPARES.with(|s| s.iter().for_each(|c| c.set(None)));
+        let held = Arc::new(());
+        let mut data = TypedData::default();
+        data.insert(Arc::clone(&held));
+        data.insert(Marker);
+        let address = std::ptr::from_ref(data.get::<Arc<()>>().unwrap()).cast::<u8>();
+        drop(data);
+        assert_eq!(Arc::strong_count(&held), 1, "the value was dropped");
+        let mut next = TypedData::default();
+        next.insert(Arc::clone(&held));
+        let reused = std::ptr::from_ref(next.get::<Arc<()>>().unwrap()).cast::<u8>();
+        assert_eq!(reused, address, "the same box");
+        drop(next);
+        SPARES.with(|s| s.iter().for_each(|c| c.set(None)));
     }
 }

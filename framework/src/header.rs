@@ -101,6 +101,13 @@ thread_local! {
         std::cell::RefCell::new((rand::SeedableRng::from_os_rng(), bytes::Bytes::new()));
 }
 
+/// 128 random bits from this thread's id generator (a small fast generator seeded from the
+/// OS, the one request ids come from): for ids that must not collide, not for secrets.
+#[doc(hidden)]
+pub fn random_128() -> u128 {
+    REQUEST_IDS.with(|cell| cell.borrow_mut().0.random())
+}
+
 /// 128 random bits as 32 lowercase hex characters.
 #[doc(hidden)]
 pub fn new_request_id() -> HeaderValue {

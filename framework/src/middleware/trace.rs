@@ -41,7 +41,6 @@
 use std::fmt::Write;
 
 use http::HeaderValue;
-use rand::RngCore;
 use tracing::Instrument;
 
 use crate::context::Context;
@@ -134,9 +133,12 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
+/// Ids come from the thread's fast generator that makes request ids (seeded from the OS):
+/// unique with overwhelming probability, as the specification asks, without a cryptographic
+/// generator's cost per request.
 fn random_span_id() -> [u8; 8] {
     loop {
-        let id = rand::rng().next_u64().to_be_bytes();
+        let id = (crate::header::random_128() as u64).to_be_bytes();
         if id != [0; 8] {
             return id;
         }
@@ -169,7 +171,7 @@ impl TraceContext {
     pub fn new_trace() -> Self {
         let mut trace_id = [0u8; 16];
         while trace_id == [0; 16] {
-            rand::rng().fill_bytes(&mut trace_id);
+            trace_id = crate::header::random_128().to_be_bytes();
         }
         Self {
             trace_id,
