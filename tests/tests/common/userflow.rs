@@ -3,6 +3,8 @@
 //! Not a module of `common`: it links `user_service`, whose controllers would then register in
 //! every test binary's apps. A test includes it with `#[path = "common/userflow.rs"]`.
 
+#![allow(dead_code, unreachable_pub)]
+
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
