@@ -20,6 +20,19 @@ use userflow::{Browser, PgSchema, sha256_hex, start, test_key};
 
 use common::proxy::Switch;
 
+/// `framework_store_errors_total{category="user-store"}` from the service's `/metrics`.
+async fn user_store_errors(server: &common::Running) -> u64 {
+    let text = reqwest::get(server.url("/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(r#"framework_store_errors_total{category="user-store"} "#))
+        .map_or(0, |n| n.parse().unwrap())
+}
+
 #[tokio::test]
 async fn sqlite_keeps_users_across_a_restart() {
     let path = std::env::temp_dir().join(format!("{}.db", common::unique("users-")));
@@ -349,6 +362,7 @@ async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
         StatusCode::CREATED
     );
 
+    let errors_before = user_store_errors(&server).await;
     switch.down();
     let req = browser
         .http
@@ -361,6 +375,8 @@ async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
         json!({"statusCode": 500, "category": "user-store",
                "message": "user store is unavailable", "exception": true})
     );
+    // The metrics count it by its category.
+    assert!(user_store_errors(&server).await > errors_before);
 
     switch.up();
     let mut status = StatusCode::INTERNAL_SERVER_ERROR;

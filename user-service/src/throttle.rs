@@ -29,6 +29,7 @@ pub const THROTTLE_CATEGORY: &str = "user-login-throttle";
 /// The 500 of a count store failure (the cause is logged, never sent).
 fn store_failed(err: &framework::Error) -> framework::Error {
     tracing::error!(error = %err, "failed-login count store failed");
+    framework::telemetry::counters().store_error(THROTTLE_CATEGORY);
     HttpError::with(
         StatusCode::INTERNAL_SERVER_ERROR,
         THROTTLE_CATEGORY,

@@ -132,8 +132,10 @@ fn unavailable(err: &sqlx::Error) -> framework::Error {
     store_unavailable()
 }
 
-/// The 500 of every store failure (the cause is logged, never sent).
+/// The 500 of every store failure (the cause is logged, never sent), counted in the
+/// `framework_store_errors_total` metric.
 fn store_unavailable() -> framework::Error {
+    framework::telemetry::counters().store_error(STORE_CATEGORY);
     HttpError::with(
         StatusCode::INTERNAL_SERVER_ERROR,
         STORE_CATEGORY,
