@@ -45,6 +45,8 @@ fn main() -> std::io::Result<()> {
                 .service(actix_files::Files::new("/static", &static_dir))
         })
         .workers(args.threads)
+        // TCP_NODELAY, as a deployment sets it (see the axum server).
+        .tcp_nodelay(true)
         .bind(args.addr())?;
         println!("listening on {}", args.addr());
         server.run().await
