@@ -343,6 +343,15 @@ impl Fault {
     }
 }
 
+/// `act` on a backend the plan shares, as a fault's start or end.
+fn on<T: Send + 'static>(
+    backend: &Arc<Mutex<T>>,
+    act: fn(&mut T),
+) -> impl FnMut() + Send + 'static {
+    let backend = Arc::clone(backend);
+    move || act(&mut backend.lock().unwrap())
+}
+
 /// The service's settings for the fault runs: the stores, a shared sealing key, rates off.
 fn service_env(database_url: String, redis_url: String) -> Vec<(&'static str, String)> {
     let mut key = [0u8; 32];
@@ -371,44 +380,31 @@ async fn two_instances_ride_out_backend_faults() {
             .await
             .unwrap();
     let env = service_env(postgres.url(), redis.url());
-    let redis = Arc::new(Mutex::new(redis));
-    let postgres = Arc::new(postgres);
-    let (r1, r2, r3, r4) = (
-        Arc::clone(&redis),
-        Arc::clone(&redis),
-        Arc::clone(&redis),
-        Arc::clone(&redis),
-    );
-    let (p1, p2, p3, p4) = (
-        Arc::clone(&postgres),
-        Arc::clone(&postgres),
-        Arc::clone(&postgres),
-        Arc::clone(&postgres),
-    );
+    let (redis, postgres) = (Arc::new(Mutex::new(redis)), Arc::new(Mutex::new(postgres)));
     let plan = vec![
         Fault::new(
             "Redis killed (SIGKILL), restarted",
             d.redis_down,
-            move || r1.lock().unwrap().kill(),
-            move || r2.lock().unwrap().restart(),
+            on(&redis, RedisServer::kill),
+            on(&redis, RedisServer::restart),
         ),
         Fault::new(
             "PostgreSQL stopped, started",
             d.postgres_down,
-            move || p1.stop(),
-            move || p2.restart(),
+            on(&postgres, |p| p.stop()),
+            on(&postgres, |p| p.restart()),
         ),
         Fault::new(
             "Redis paused (SIGSTOP/SIGCONT)",
             d.redis_pause,
-            move || r3.lock().unwrap().pause(),
-            move || r4.lock().unwrap().resume(),
+            on(&redis, |r| r.pause()),
+            on(&redis, |r| r.resume()),
         ),
         Fault::new(
             "PostgreSQL paused (SIGSTOP/SIGCONT)",
             d.postgres_pause,
-            move || p3.pause(),
-            move || p4.resume(),
+            on(&postgres, |p| p.pause()),
+            on(&postgres, |p| p.resume()),
         ),
     ];
     ride_out(env, plan, true).await;
@@ -430,24 +426,18 @@ async fn two_instances_on_a_redis_cluster_ride_out_redis_faults() {
             .unwrap();
     let env = service_env(postgres.url(), cluster.url());
     let cluster = Arc::new(Mutex::new(cluster));
-    let (c1, c2, c3, c4) = (
-        Arc::clone(&cluster),
-        Arc::clone(&cluster),
-        Arc::clone(&cluster),
-        Arc::clone(&cluster),
-    );
     let plan = vec![
         Fault::new(
             "Redis Cluster master killed (SIGKILL), restarted",
             d.redis_down,
-            move || c1.lock().unwrap().kill(1),
-            move || c2.lock().unwrap().restart(1),
+            on(&cluster, |c| c.kill(1)),
+            on(&cluster, |c| c.restart(1)),
         ),
         Fault::new(
             "Redis Cluster master paused (SIGSTOP/SIGCONT)",
             d.redis_pause,
-            move || c3.lock().unwrap().pause(1),
-            move || c4.lock().unwrap().resume(1),
+            on(&cluster, |c| c.pause(1)),
+            on(&cluster, |c| c.resume(1)),
         ),
     ];
     ride_out(env, plan, false).await;
@@ -484,14 +474,13 @@ async fn ride_out(env: Vec<(&'static str, String)>, plan: Vec<Fault>, instance_f
         let now = || schedule_load.started.elapsed().as_secs_f64();
         let mut plan = plan;
         if instance_fault {
-            let (b1, b2) = (Arc::clone(&b), Arc::clone(&b));
             plan.insert(
                 plan.len().min(2),
                 Fault::new(
                     "instance killed (SIGKILL), restarted",
                     d.instance_down,
-                    move || b1.lock().unwrap().kill(),
-                    move || b2.lock().unwrap().restart(),
+                    on(&b, Instance::kill),
+                    on(&b, Instance::restart),
                 ),
             );
         }

@@ -8,7 +8,8 @@
 //! `latency-ms`, `payload-size`, `payload-size-human`, `~cookie`, `>request-header`,
 //! `<response-header`, `:context-key` (a string value set with `Context::set_value`), `$ENV`,
 //! plus `request-id`, and `trace-id` and `span-id` (from the [trace](super::trace)
-//! middleware, mounted before the logger; its trace id is also a field of the default event). An unknown tag or a missing value renders `-`. The predefined formats are
+//! middleware, mounted before the logger; its trace id is also a field of the default event).
+//! An unknown tag or a missing value renders `-`. The predefined formats are
 //! [`LOGGER_COMBINED`], [`LOGGER_COMMON`], [`LOGGER_SHORT`] and [`LOGGER_TINY`].
 //!
 //! The format is compiled once, at construction (`$ENV` values are read then); each line is
