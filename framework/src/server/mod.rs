@@ -234,21 +234,31 @@ impl Service {
             async move {
                 signal.await;
                 service.start_draining();
-                tracing::info!(delay = ?drain_delay, "shutting down: draining");
-                tokio::time::sleep(drain_delay).await;
+                if !drain_delay.is_zero() {
+                    tracing::info!(delay = ?drain_delay, "shutting down: draining");
+                    tokio::time::sleep(drain_delay).await;
+                }
             }
         };
         let mut signal = std::pin::pin!(drained);
         loop {
+            // `biased`, the signal first: it is polled before anything is accepted, so a
+            // signal future that registers its handler on first poll (as `tokio::signal`'s do)
+            // has done so before the first request is served. Unbiased, a ready accept could
+            // win every turn and a SIGINT sent right after the first answer would find the
+            // default handler and kill the process.
             // Above `max_connections`, stop accepting: new connections wait in the backlog.
             let permit = tokio::select! {
+                biased;
+                () = &mut signal => break,
                 permit = Arc::clone(&slots).acquire_owned() => match permit {
                     Ok(permit) => permit,
                     Err(_) => break,
                 },
-                () = &mut signal => break,
             };
             let (mut stream, peer) = tokio::select! {
+                biased;
+                () = &mut signal => break,
                 accepted = listener.accept() => match accepted {
                     Ok(pair) => pair,
                     Err(err) => {
@@ -258,7 +268,6 @@ impl Service {
                         continue;
                     }
                 },
-                () = &mut signal => break,
             };
             if let Err(err) = stream.set_nodelay(true) {
                 tracing::debug!(%err, "set TCP_NODELAY failed");
