@@ -47,7 +47,8 @@ fn main() -> std::io::Result<()> {
         .workers(args.threads)
         // TCP_NODELAY, as a deployment sets it (see the axum server).
         .tcp_nodelay(true)
-        .bind(args.addr())?;
+        // HTTP/1.1, and HTTP/2 with prior knowledge (h2c) on the same port, as the others.
+        .bind_auto_h2c(args.addr())?;
         println!("listening on {}", args.addr());
         server.run().await
     })

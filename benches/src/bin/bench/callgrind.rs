@@ -66,24 +66,28 @@ fn total_instructions(
     let mut server = Server::from_child(kind, child);
     runtime.block_on(server.wait_ready(Duration::from_secs(120)))?;
     runtime.block_on(async {
-        let addr = server.addr();
-        let stream = tokio::net::TcpStream::connect(addr).await?;
-        stream.set_nodelay(true)?;
-        let (mut sender, connection) =
-            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
-                .await
-                .map_err(std::io::Error::other)?;
-        let driver = tokio::spawn(connection);
-        for _ in 0..requests {
-            let request = route.request();
-            sender.ready().await.map_err(std::io::Error::other)?;
-            let response = sender
-                .send_request(request)
-                .await
-                .map_err(std::io::Error::other)?;
-            http_body_util::BodyExt::collect(response.into_body())
-                .await
-                .map_err(std::io::Error::other)?;
+        let (mut sender, driver) = crate::load::connect_driven(server.addr(), route.is_h2())
+            .await
+            .ok_or_else(|| std::io::Error::other("cannot connect"))?;
+        let mut sent = 0;
+        while sent < requests {
+            if route.is_h2() {
+                // Batches of `H2_STREAMS` requests in flight at once on the one connection, as
+                // a multiplexing client sends them.
+                let now = (crate::load::H2_STREAMS as u64).min(requests - sent);
+                let mut streams = tokio::task::JoinSet::new();
+                for _ in 0..now {
+                    let mut stream = sender.stream().expect("an HTTP/2 connection");
+                    streams.spawn(async move { exchange(&mut stream, route).await });
+                }
+                while let Some(done) = streams.join_next().await {
+                    done.map_err(std::io::Error::other)??;
+                }
+                sent += now;
+            } else {
+                exchange(&mut sender, route).await?;
+                sent += 1;
+            }
         }
         drop(sender);
         let _ = driver.await;
@@ -109,4 +113,16 @@ fn total_instructions(
                 .or_else(|| l.strip_prefix("totals:"))
         })
         .and_then(|v| v.split_whitespace().next()?.parse().ok()))
+}
+
+/// One request to `route` and its whole answer.
+async fn exchange(sender: &mut crate::load::SendRequest, route: Route) -> std::io::Result<()> {
+    let response = sender
+        .send(route.request())
+        .await
+        .map_err(std::io::Error::other)?;
+    http_body_util::BodyExt::collect(response.into_body())
+        .await
+        .map_err(std::io::Error::other)?;
+    Ok(())
 }

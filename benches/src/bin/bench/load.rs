@@ -1,5 +1,7 @@
 //! The load generator: N keep-alive HTTP/1.1 connections on a hyper client, each sending its
-//! next request as soon as the previous answer is read, for a fixed time.
+//! next request as soon as the previous answer is read, for a fixed time. HTTP/2 routes use
+//! N / [`H2_STREAMS`] connections (prior knowledge) with [`H2_STREAMS`] streams in flight on
+//! each, so as many requests are in flight as over HTTP/1.1.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -9,8 +11,8 @@ use hdrhistogram::Histogram;
 use http::header::{ACCEPT_ENCODING, CONTENT_TYPE, COOKIE, HOST, SET_COOKIE};
 use http::{Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
+use hyper::client::conn::{http1, http2};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use sha2::{Digest, Sha256};
 
 use crate::servers::ServerKind;
@@ -32,14 +34,21 @@ pub(crate) enum Route {
     /// The user service's `GET /users/v1/login` with its full middleware stack (a new session
     /// and a login token each time); measured under callgrind only.
     UserLogin,
+    /// `GET /json` over HTTP/2 with prior knowledge, [`H2_STREAMS`] streams in flight per
+    /// connection.
+    JsonH2,
 }
+
+/// Streams in flight on each HTTP/2 connection.
+pub(crate) const H2_STREAMS: usize = 8;
 
 const ECHO_BODY: &str = r#"{"account":"bench_user","password":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#;
 
 impl Route {
-    pub(crate) const ALL: [Route; 7] = [
+    pub(crate) const ALL: [Route; 8] = [
         Self::Plaintext,
         Self::Json,
+        Self::JsonH2,
         Self::Echo,
         Self::Big,
         Self::StaticSmall,
@@ -58,6 +67,7 @@ impl Route {
             Self::ProxyJson => "proxy-json",
             Self::UserLogin => "user-login",
             Self::EchoTyped => "echo-typed",
+            Self::JsonH2 => "json-h2",
         }
     }
 
@@ -72,6 +82,7 @@ impl Route {
             Self::ProxyJson => "`GET /proxy/json`",
             Self::UserLogin => "`GET /users/v1/login` (user service, memory stores)",
             Self::EchoTyped => "`POST /ech2`: `/echo` with a `Json<T>` argument",
+            Self::JsonH2 => "`GET /json` over HTTP/2 (prior knowledge, 8 streams per connection)",
         }
     }
 
@@ -106,10 +117,22 @@ impl Route {
         )
     }
 
+    /// Whether the route is sent over HTTP/2.
+    pub(crate) fn is_h2(self) -> bool {
+        self == Self::JsonH2
+    }
+
     pub(crate) fn request(self) -> Request<Full<Bytes>> {
+        if self.is_h2() {
+            // HTTP/2 carries the authority in the URI (`:authority`), not in a Host header.
+            return Request::get("http://localhost/json")
+                .body(Full::new(Bytes::new()))
+                .expect("valid request");
+        }
         let (method, path) = match self {
             Self::Plaintext => (Method::GET, "/plaintext"),
             Self::Json => (Method::GET, "/json"),
+            Self::JsonH2 => unreachable!("answered above"),
             Self::Echo => (Method::POST, "/echo"),
             Self::Big => (Method::GET, "/big"),
             Self::StaticSmall => (Method::GET, "/static/4k.bin"),
@@ -149,26 +172,77 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 60_000_000, 3).expect("histogram bounds")
 }
 
-async fn connect(addr: SocketAddr) -> Option<SendRequest<Full<Bytes>>> {
+/// A client connection: HTTP/1.1, or HTTP/2 (cloned for each of its streams).
+#[derive(Debug)]
+pub(crate) enum SendRequest {
+    H1(http1::SendRequest<Full<Bytes>>),
+    H2(http2::SendRequest<Full<Bytes>>),
+}
+
+impl SendRequest {
+    /// Another stream on the same HTTP/2 connection; `None` for HTTP/1.1.
+    pub(crate) fn stream(&self) -> Option<Self> {
+        match self {
+            Self::H1(_) => None,
+            Self::H2(sender) => Some(Self::H2(sender.clone())),
+        }
+    }
+
+    pub(crate) async fn send(
+        &mut self,
+        request: Request<Full<Bytes>>,
+    ) -> hyper::Result<http::Response<hyper::body::Incoming>> {
+        match self {
+            Self::H1(sender) => {
+                sender.ready().await?;
+                sender.send_request(request).await
+            }
+            Self::H2(sender) => {
+                sender.ready().await?;
+                sender.send_request(request).await
+            }
+        }
+    }
+}
+
+/// A connection to `addr` over HTTP/1.1, or HTTP/2 with prior knowledge.
+pub(crate) async fn connect(addr: SocketAddr, h2: bool) -> Option<SendRequest> {
+    connect_driven(addr, h2).await.map(|(sender, _)| sender)
+}
+
+/// [`connect`], with the task that drives the connection: it ends once every sender is
+/// dropped and the connection is closed.
+pub(crate) async fn connect_driven(
+    addr: SocketAddr,
+    h2: bool,
+) -> Option<(SendRequest, tokio::task::JoinHandle<()>)> {
     let stream = tokio::net::TcpStream::connect(addr).await.ok()?;
     stream.set_nodelay(true).ok()?;
-    let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-        .await
-        .ok()?;
-    tokio::spawn(connection);
-    Some(sender)
+    let io = TokioIo::new(stream);
+    if h2 {
+        let (sender, connection) = http2::handshake(TokioExecutor::new(), io).await.ok()?;
+        let driver = tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Some((SendRequest::H2(sender), driver))
+    } else {
+        let (sender, connection) = http1::handshake(io).await.ok()?;
+        let driver = tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        Some((SendRequest::H1(sender), driver))
+    }
 }
 
 /// Sends one request and reads the whole answer; the status, set-cookie and body. A
 /// compressed body reports its status as 415 unless the request asked for compression, so a
 /// server that skips or misapplies compression shows up as errors, not as a fast result.
 async fn exchange(
-    sender: &mut SendRequest<Full<Bytes>>,
+    sender: &mut SendRequest,
     request: Request<Full<Bytes>>,
 ) -> Option<(StatusCode, Option<String>, Bytes)> {
     let wants_gzip = request.headers().contains_key(ACCEPT_ENCODING);
-    sender.ready().await.ok()?;
-    let response = sender.send_request(request).await.ok()?;
+    let response = sender.send(request).await.ok()?;
     let gzipped = response
         .headers()
         .get(http::header::CONTENT_ENCODING)
@@ -204,12 +278,7 @@ pub(crate) enum Work {
 
 /// One iteration of `work` on `sender`: `Some(true)` when it succeeded, `Some(false)` when the
 /// server answered wrongly, `None` when the connection failed.
-async fn once(
-    work: Work,
-    sender: &mut SendRequest<Full<Bytes>>,
-    conn: usize,
-    i: u64,
-) -> Option<bool> {
+async fn once(work: Work, sender: &mut SendRequest, conn: usize, i: u64) -> Option<bool> {
     match work {
         Work::Route(route) => exchange(sender, route.request())
             .await
@@ -223,7 +292,9 @@ async fn once(
     }
 }
 
-/// Runs `work` on `addr` from `connections` connections for `duration`.
+/// Runs `work` on `addr` from `connections` requests in flight for `duration`: as many
+/// HTTP/1.1 connections, or for an HTTP/2 route `connections / H2_STREAMS` connections with
+/// [`H2_STREAMS`] streams each.
 pub(crate) async fn run(
     addr: SocketAddr,
     work: Work,
@@ -231,42 +302,78 @@ pub(crate) async fn run(
     duration: Duration,
 ) -> Run {
     let deadline = Instant::now() + duration;
-    let tasks: Vec<_> = (0..connections)
-        .map(|conn| {
-            tokio::spawn(async move {
-                let mut run = Run {
-                    ok: 0,
-                    errors: 0,
-                    latency: histogram(),
-                };
-                let Some(mut sender) = connect(addr).await else {
-                    run.errors += 1;
-                    return run;
-                };
-                let mut i = 0u64;
-                while Instant::now() < deadline {
-                    i += 1;
-                    let started = Instant::now();
-                    match once(work, &mut sender, conn, i).await {
-                        Some(true) => {
-                            run.ok += 1;
-                            let _ = run.latency.record(started.elapsed().as_micros() as u64);
-                        }
-                        Some(false) => run.errors += 1,
-                        None => {
-                            run.errors += 1;
-                            match connect(addr).await {
-                                Some(s) => sender = s,
-                                None => break,
-                            }
-                        }
-                    }
+    let h2 = matches!(work, Work::Route(route) if route.is_h2());
+    let mut tasks = Vec::new();
+    if h2 {
+        for conn in 0..connections.div_ceil(H2_STREAMS) {
+            let Some(sender) = connect(addr, true).await else {
+                tasks.push(tokio::spawn(async { failed_run() }));
+                continue;
+            };
+            for stream in 0..H2_STREAMS {
+                let sender = sender.stream().expect("an HTTP/2 connection");
+                let conn = conn * H2_STREAMS + stream;
+                tasks.push(tokio::spawn(drive(
+                    addr, work, sender, conn, deadline, true,
+                )));
+            }
+        }
+    } else {
+        for conn in 0..connections {
+            tasks.push(tokio::spawn(async move {
+                match connect(addr, false).await {
+                    Some(sender) => drive(addr, work, sender, conn, deadline, false).await,
+                    None => failed_run(),
                 }
-                run
-            })
-        })
-        .collect();
+            }));
+        }
+    }
     merge(tasks).await
+}
+
+fn failed_run() -> Run {
+    Run {
+        ok: 0,
+        errors: 1,
+        latency: histogram(),
+    }
+}
+
+/// One connection's (or one HTTP/2 stream's) loop until `deadline`; a failed connection is
+/// made again.
+async fn drive(
+    addr: SocketAddr,
+    work: Work,
+    mut sender: SendRequest,
+    conn: usize,
+    deadline: Instant,
+    h2: bool,
+) -> Run {
+    let mut run = Run {
+        ok: 0,
+        errors: 0,
+        latency: histogram(),
+    };
+    let mut i = 0u64;
+    while Instant::now() < deadline {
+        i += 1;
+        let started = Instant::now();
+        match once(work, &mut sender, conn, i).await {
+            Some(true) => {
+                run.ok += 1;
+                let _ = run.latency.record(started.elapsed().as_micros() as u64);
+            }
+            Some(false) => run.errors += 1,
+            None => {
+                run.errors += 1;
+                match connect(addr, h2).await {
+                    Some(s) => sender = s,
+                    None => break,
+                }
+            }
+        }
+    }
+    run
 }
 
 async fn merge(tasks: Vec<tokio::task::JoinHandle<Run>>) -> Run {
@@ -334,7 +441,7 @@ fn get_request(path: &str) -> Request<Full<Bytes>> {
 }
 
 /// One register → token → login sequence; true when all three answered as expected.
-async fn register_and_login(sender: &mut SendRequest<Full<Bytes>>, account: &str) -> Option<bool> {
+async fn register_and_login(sender: &mut SendRequest, account: &str) -> Option<bool> {
     let digest = hex_sha256(b"benchmark password");
     let body = format!(r#"{{"account":"{account}","password":"{digest}"}}"#);
     let (status, _, _) = exchange(sender, json_request("/users/v1/me", None, body)).await?;

@@ -140,6 +140,7 @@ fn main() -> std::io::Result<()> {
         for (route, counts) in [
             (load::Route::Plaintext, options.callgrind_requests),
             (load::Route::Json, options.callgrind_requests),
+            (load::Route::JsonH2, options.callgrind_requests),
             (load::Route::UserLogin, options.callgrind_requests),
             // The same echo written against the context and with a typed argument.
             (load::Route::Echo, options.callgrind_requests),
