@@ -43,6 +43,9 @@ pub struct Config {
     pub database_url: String,
     /// `DATABASE_MAX_CONNECTIONS`: pool size. Default 10.
     pub database_max_connections: u32,
+    /// `MEMORY_USERS`: with `DATABASE_URL=memory`, how many accounts the store holds at most;
+    /// a registration past it gets 507. Default [`crate::store::DEFAULT_MEMORY_USERS`].
+    pub memory_users: usize,
     /// `USER_STORE_KEY`: the key that seals stored login secrets in the SQL store (64 hex
     /// digits or base64 of 32 bytes; `openssl rand -hex 32` makes one). Every instance on one
     /// database needs the same key. Required with PostgreSQL; with SQLite the default is a key
@@ -94,6 +97,7 @@ impl Default for Config {
             login_rate: RateQuota::per_minute(60),
             database_url: DEFAULT_DATABASE_URL.to_owned(),
             database_max_connections: 10,
+            memory_users: crate::store::DEFAULT_MEMORY_USERS,
             store_key: None,
             store_key_file: None,
             store_previous_keys: Vec::new(),
@@ -219,6 +223,13 @@ impl Config {
                 n.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
                     format!("DATABASE_MAX_CONNECTIONS=`{n}` is not a positive number")
                 })?;
+        }
+        if let Some(n) = lookup("MEMORY_USERS") {
+            config.memory_users = n
+                .parse()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| format!("MEMORY_USERS=`{n}` is not a positive number"))?;
         }
         if let Some(v) = lookup("TOKEN_RATE_LIMIT") {
             config.token_rate = parse_rate(&v).map_err(|e| format!("TOKEN_RATE_LIMIT: {e}"))?;

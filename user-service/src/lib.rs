@@ -73,7 +73,10 @@ impl Stores {
     /// store (and its URL without password) when one cannot be reached.
     pub async fn connect(config: &Config) -> Result<Self, String> {
         let (users, users_desc): (Arc<dyn UserStore>, String) = if config.database_url == "memory" {
-            (Arc::new(store::MemoryUserStore::new()), "memory".to_owned())
+            (
+                Arc::new(store::MemoryUserStore::with_capacity(config.memory_users)),
+                "memory".to_owned(),
+            )
         } else {
             connect_sql(config).await?
         };

@@ -106,7 +106,7 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
         (&json!(64), &json!(64))
     );
     // Each operation lists what it can answer: the handler's own errors (409 for a taken
-    // account, 429 from the failed-login throttle), the submit lock's and the rate limits'
+    // account, 507 for a full memory store, 429 from the failed-login throttle), the submit lock's and the rate limits'
     // 429, the body's 400/413/415; every route takes the optional session cookie.
     let statuses = |path: &str, method: &str| -> Vec<String> {
         doc["paths"][path][method]["responses"]
@@ -118,7 +118,7 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
     };
     assert_eq!(
         statuses("/users/v1/me", "post"),
-        ["201", "400", "409", "413", "415", "429", "500"]
+        ["201", "400", "409", "413", "415", "429", "500", "507"]
     );
     assert_eq!(
         statuses("/users/v1/login", "post"),

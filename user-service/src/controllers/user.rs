@@ -179,9 +179,10 @@ impl UserController {
         })
     }
 
-    /// Registration: 201 with the user record; 409 when the account exists (ignoring case).
+    /// Registration: 201 with the user record; 409 when the account exists (ignoring case);
+    /// 507 when the memory store is full (`MEMORY_USERS`).
     /// The digest is stored lowercase, so the client's hex case never matters.
-    #[post("/v1/me", middleware(submit_once), errors(409))]
+    #[post("/v1/me", middleware(submit_once), errors(409, 507))]
     pub async fn register(&self, params: Json<UserParams>) -> Result<Created<User>> {
         let digest = params.password.to_ascii_lowercase();
         let user = self.store.create(&params.account, &digest).await?;

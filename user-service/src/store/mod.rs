@@ -46,17 +46,50 @@ pub trait UserStore: Send + Sync + 'static {
     async fn find(&self, account: &str) -> Result<Option<User>>;
 }
 
+/// How many accounts [`MemoryUserStore::new`] holds at most.
+pub const DEFAULT_MEMORY_USERS: usize = 100_000;
+
+/// The 507 for a registration the memory store has no room for.
+pub fn store_full() -> HttpError {
+    HttpError::with(
+        StatusCode::INSUFFICIENT_STORAGE,
+        CATEGORY,
+        "the user store is full",
+    )
+}
+
 /// Users in process memory: lost on restart, one instance only. Keyed by the lowercased
 /// account, so accounts are unique ignoring case, as in the SQL store.
-#[derive(Debug, Default)]
+///
+/// Bounded, as everything a client can make the server hold: at most `capacity` accounts
+/// ([`DEFAULT_MEMORY_USERS`] by default, `MEMORY_USERS` in the service's settings), about
+/// 200 bytes each. A registration past it is refused with 507 Insufficient Storage
+/// ([`store_full`]); nobody is evicted, since an account is data, not a cached copy. A store
+/// that must grow without bound is a database (`DATABASE_URL`).
+#[derive(Debug)]
 pub struct MemoryUserStore {
     users: Mutex<HashMap<String, User>>,
+    capacity: usize,
+}
+
+impl Default for MemoryUserStore {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl MemoryUserStore {
-    /// An empty store.
+    /// An empty store of at most [`DEFAULT_MEMORY_USERS`] accounts.
     pub fn new() -> Self {
-        Self::default()
+        Self::with_capacity(DEFAULT_MEMORY_USERS)
+    }
+
+    /// An empty store of at most `capacity` accounts.
+    pub fn with_capacity(capacity: usize) -> Self {
+        Self {
+            users: Mutex::default(),
+            capacity,
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, User>> {
@@ -74,6 +107,9 @@ impl UserStore for MemoryUserStore {
         let mut users = self.lock();
         if users.contains_key(&key) {
             return Err(account_exists().into());
+        }
+        if users.len() >= self.capacity {
+            return Err(store_full().into());
         }
         let user = User {
             account: account.to_owned(),

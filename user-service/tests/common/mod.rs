@@ -15,8 +15,16 @@ impl Drop for Service {
 
 /// Starts the binary on a free port with in-memory stores; returns it and its address, read
 /// from the `listening` log line.
+#[allow(dead_code)] // not every test binary that includes this module uses it
 pub(crate) fn start() -> (Service, String) {
+    start_with(&[])
+}
+
+/// [`start`] with more settings.
+#[allow(dead_code)] // not every test binary that includes this module uses it
+pub(crate) fn start_with(env: &[(&str, &str)]) -> (Service, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_user-service"))
+        .envs(env.iter().copied())
         .env("BIND", "127.0.0.1:0")
         .env("DATABASE_URL", "memory")
         .env_remove("REDIS_URL")

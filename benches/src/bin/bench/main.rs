@@ -20,6 +20,7 @@ mod callgrind;
 mod check;
 mod load;
 mod machine;
+mod memory;
 mod options;
 mod report;
 mod servers;
@@ -104,13 +105,17 @@ fn main() -> std::io::Result<()> {
     } else {
         &load::Flow::ALL[..]
     };
+    // Accounts the register flow made, and the resident memory they added.
+    let mut accounts = None;
     for &flow in flow_list {
-        runtime.block_on(load::run(
+        let rss_before = memory::rss_kib(service.pid());
+        let warm = runtime.block_on(load::run(
             service.addr(),
             load::Work::Flow(flow, 0),
             options.connections,
             options.warmup,
         ));
+        let mut made = warm.ok;
         let mut samples = Vec::new();
         for round in 0..options.rounds {
             let before = service.cpu_ticks()?;
@@ -121,7 +126,12 @@ fn main() -> std::io::Result<()> {
                 options.duration,
             ));
             let ticks = service.cpu_ticks()? - before;
+            made += run.ok;
             samples.push(load::Sample::new(&run, ticks, options.duration));
+        }
+        if flow == load::Flow::RegisterLogin && made > 0 {
+            let added = memory::rss_kib(service.pid()).saturating_sub(rss_before);
+            accounts = Some((added as f64 * 1024.0 / made as f64, made));
         }
         flows.push(FlowRow {
             flow,
@@ -130,10 +140,32 @@ fn main() -> std::io::Result<()> {
     }
 
     let mut peak_rss = Vec::new();
+    let mut per_connection = Vec::new();
     for server in peers.iter_mut().chain(std::iter::once(&mut service)) {
         peak_rss.push((server.kind, server.peak_rss_kib()?));
+        if !options.callgrind_only {
+            per_connection.push((
+                server.kind,
+                runtime.block_on(memory::per_idle_connection(server))?,
+            ));
+        }
         server.stop();
     }
+    // A fresh user service for the flood, at its default capacity.
+    let flood = if options.callgrind_only {
+        None
+    } else {
+        let mut fresh = Server::start(ServerKind::UserService, options.threads)?;
+        let flood = runtime.block_on(memory::session_flood(&mut fresh))?;
+        fresh.stop();
+        Some(flood)
+    };
+    let memory = report::Memory {
+        peak_rss,
+        per_connection,
+        accounts,
+        flood,
+    };
 
     let mut instructions = Vec::new();
     if options.callgrind {
@@ -180,7 +212,7 @@ fn main() -> std::io::Result<()> {
         machine: machine::describe(),
         rows,
         flows,
-        peak_rss,
+        memory,
         instructions,
         allocations,
         micro,

@@ -69,13 +69,23 @@ pub(crate) struct FlowRow {
 /// per request.
 pub(crate) type InstructionCounts = (Route, (u64, u64), Vec<(ServerKind, f64)>);
 
+/// Memory figures: peak RSS per server, bytes per idle connection, and the user service's
+/// accounts and session flood ([`crate::memory`]).
+pub(crate) struct Memory {
+    pub(crate) peak_rss: Vec<(ServerKind, u64)>,
+    pub(crate) per_connection: Vec<(ServerKind, f64)>,
+    /// Bytes per account and accounts made, from the register flow.
+    pub(crate) accounts: Option<(f64, u64)>,
+    pub(crate) flood: Option<crate::memory::SessionFlood>,
+}
+
 /// Everything the report shows.
 pub(crate) struct Report<'a> {
     pub(crate) options: &'a Options,
     pub(crate) machine: Vec<String>,
     pub(crate) rows: Vec<LoadRow>,
     pub(crate) flows: Vec<FlowRow>,
-    pub(crate) peak_rss: Vec<(ServerKind, u64)>,
+    pub(crate) memory: Memory,
     pub(crate) instructions: Vec<InstructionCounts>,
     pub(crate) allocations: Vec<String>,
     pub(crate) micro: Vec<(String, String)>,
@@ -83,6 +93,56 @@ pub(crate) struct Report<'a> {
 }
 
 impl Report<'_> {
+    fn render_memory(&self, s: &mut String) {
+        let m = &self.memory;
+        let _ = writeln!(
+            s,
+            "\n## Memory\n\n\
+             Peak RSS (`VmHWM`) over the whole run above; per idle connection: the growth of \
+             resident memory (`VmRSS`) while {} more keep-alive HTTP/1.1 connections are held \
+             open after one request each (`GET /json`; the user service's `GET \
+             /users/v1/login`), divided by their number.\n\n\
+             | server | peak RSS | per idle connection |\n|---|---:|---:|",
+            crate::memory::IDLE_CONNECTIONS
+        );
+        for (kind, kib) in &m.peak_rss {
+            let per = m
+                .per_connection
+                .iter()
+                .find(|(k, _)| k == kind)
+                .map_or_else(|| "–".to_owned(), |(_, b)| format!("{:.1} KiB", b / 1024.0));
+            let _ = writeln!(
+                s,
+                "| {} | {:.1} MiB | {per} |",
+                kind.name(),
+                *kib as f64 / 1024.0
+            );
+        }
+        if let Some((per, made)) = m.accounts {
+            let _ = writeln!(
+                s,
+                "\n- User service, accounts: the register flow made {made} accounts in its \
+                 memory store (started with `MEMORY_USERS=4000000` so that it can: the \
+                 default bound is far lower); resident memory grew {per:.0} bytes per account. \
+                 Its peak RSS above holds them."
+            );
+        }
+        if let Some(flood) = m.flood {
+            let _ = writeln!(
+                s,
+                "- User service, session flood: a fresh instance (in-memory stores, default \
+                 session capacity {}) answered {} `GET /users/v1/login` without a cookie, each \
+                 a new session: {:.1} MiB warmed up, {:.0} bytes per new session (the first \
+                 40 000), **peak {:.1} MiB** (target: at most 64 MiB).",
+                framework::middleware::session::DEFAULT_MEMORY_CAPACITY,
+                crate::memory::FLOOD_SESSIONS,
+                flood.start_kib as f64 / 1024.0,
+                flood.per_session,
+                flood.peak_kib as f64 / 1024.0
+            );
+        }
+    }
+
     fn row(&self, route: Route, server: ServerKind) -> Option<&LoadRow> {
         self.rows
             .iter()
@@ -242,10 +302,7 @@ impl Report<'_> {
             );
         }
 
-        let _ = writeln!(s, "\n## Peak memory\n\n| server | peak RSS |\n|---|---:|");
-        for (kind, kib) in &self.peak_rss {
-            let _ = writeln!(s, "| {} | {:.1} MiB |", kind.name(), *kib as f64 / 1024.0);
-        }
+        self.render_memory(&mut s);
 
         let _ = writeln!(s, "\n## Instructions per request (callgrind)\n");
         if self.instructions.is_empty() {
