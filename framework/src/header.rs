@@ -108,6 +108,16 @@ pub fn random_128() -> u128 {
     REQUEST_IDS.with(|cell| cell.borrow_mut().0.random())
 }
 
+/// `N` random bytes from this thread's id generator ([`random_128`]'s), in one draw.
+#[doc(hidden)]
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    REQUEST_IDS.with(|cell| {
+        let mut bytes = [0u8; N];
+        rand::RngCore::fill_bytes(&mut cell.borrow_mut().0, &mut bytes);
+        bytes
+    })
+}
+
 /// 128 random bits as 32 lowercase hex characters.
 #[doc(hidden)]
 pub fn new_request_id() -> HeaderValue {

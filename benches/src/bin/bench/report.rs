@@ -93,6 +93,97 @@ pub(crate) struct Report<'a> {
 }
 
 impl Report<'_> {
+    /// Instructions per request of `server` on `route`, from the callgrind runs.
+    fn instructions_of(&self, route: Route, server: ServerKind) -> Option<f64> {
+        self.instructions
+            .iter()
+            .find(|(r, _, _)| *r == route)
+            .and_then(|(_, _, counts)| counts.iter().find(|(k, _)| *k == server))
+            .map(|(_, n)| *n)
+    }
+
+    /// The hot-path goals (issue 34) beside this run's figures.
+    fn render_goals(&self, s: &mut String) {
+        let ratio = |route: Route, server: ServerKind, base: Route| {
+            Some(
+                self.instructions_of(route, server)?
+                    / self.instructions_of(base, ServerKind::Hyper)?,
+            )
+        };
+        let peak = |kind: ServerKind| {
+            self.memory
+                .peak_rss
+                .iter()
+                .find(|(k, _)| *k == kind)
+                .map(|(_, kib)| *kib as f64 / 1024.0)
+        };
+        let mut rows: Vec<(String, Option<String>, String, Option<bool>)> = Vec::new();
+        for (name, route) in [
+            ("`GET /json`", Route::Json),
+            ("`GET /plaintext`", Route::Plaintext),
+        ] {
+            let r = ratio(route, ServerKind::Framework, route);
+            rows.push((
+                format!("{name}: framework vs raw hyper, instructions"),
+                r.map(|r| format!("{r:.3}×")),
+                "≤ 1.10×".into(),
+                r.map(|r| r <= 1.10),
+            ));
+        }
+        let r = ratio(Route::UserLogin, ServerKind::UserService, Route::Json);
+        rows.push((
+            "user service `GET /users/v1/login` vs raw hyper's `/json`, instructions".into(),
+            r.map(|r| format!("{r:.3}×")),
+            "≤ 1.45×".into(),
+            r.map(|r| r <= 1.45),
+        ));
+        let r = ratio(Route::JsonH2, ServerKind::Framework, Route::JsonH2);
+        rows.push((
+            "`GET /json` over HTTP/2: framework vs raw hyper, instructions".into(),
+            r.map(|r| format!("{r:.3}×")),
+            "≤ 1.2×".into(),
+            r.map(|r| r <= 1.2),
+        ));
+        let (framework, axum) = (peak(ServerKind::Framework), peak(ServerKind::Axum));
+        rows.push((
+            "peak RSS of the benchmark server: framework vs axum".into(),
+            framework
+                .zip(axum)
+                .map(|(f, a)| format!("{f:.1} vs {a:.1} MiB")),
+            "≤ axum's".into(),
+            framework.zip(axum).map(|(f, a)| f <= a),
+        ));
+        let flood = self.memory.flood.map(|f| f.peak_kib as f64 / 1024.0);
+        rows.push((
+            "user service's peak under the session flood, default capacity".into(),
+            flood.map(|f| format!("{f:.1} MiB")),
+            "≤ 64 MiB".into(),
+            flood.map(|f| f <= 64.0),
+        ));
+        if rows.iter().all(|r| r.1.is_none()) {
+            return;
+        }
+        let _ = writeln!(
+            s,
+            "## Goals\n\nThe hot-path goals beside this run's figures (callgrind ratios from the \
+             instructions table, memory from the memory section).\n\n\
+             | goal | this run | target | met |\n|---|---:|---:|:---:|"
+        );
+        for (goal, figure, target, met) in rows {
+            let _ = writeln!(
+                s,
+                "| {goal} | {} | {target} | {} |",
+                figure.unwrap_or_else(|| "not measured".into()),
+                match met {
+                    Some(true) => "yes",
+                    Some(false) => "**no**",
+                    None => "–",
+                }
+            );
+        }
+        let _ = writeln!(s);
+    }
+
     fn render_memory(&self, s: &mut String) {
         let m = &self.memory;
         let _ = writeln!(
@@ -215,6 +306,7 @@ impl Report<'_> {
              Reproduce with:\n\n```sh\n{}\n```\n",
             o.command()
         );
+        self.render_goals(&mut s);
         let _ = writeln!(s, "## Machine and method\n");
         for line in &self.machine {
             let _ = writeln!(s, "- {line}");
