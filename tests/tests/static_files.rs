@@ -627,3 +627,46 @@ async fn names_too_long_for_the_file_system_are_404_without_os_words() {
     }
     server.stop().await;
 }
+
+/// A file larger than what the directory source reads along with opening it (64 KiB): the
+/// first chunk and the rest from the file join up, whole and by ranges on either side of the
+/// seam and across it; and a file of exactly that size.
+#[tokio::test]
+async fn files_past_the_first_chunk() {
+    let root = fixture();
+    let big: Vec<u8> = (0..200_000u32).map(|i| (i % 253) as u8).collect();
+    std::fs::write(root.join("big.bin"), &big).unwrap();
+    std::fs::write(root.join("exact.bin"), &big[..65_536]).unwrap();
+    let server = common::start(service(&root)).await;
+    let client = reqwest::Client::new();
+    let get = |path: &str, range: Option<&str>| {
+        let mut req = client.get(server.url(path));
+        if let Some(range) = range {
+            req = req.header("range", range);
+        }
+        async move {
+            let res = req.send().await.unwrap();
+            (res.status().as_u16(), res.bytes().await.unwrap())
+        }
+    };
+    let (status, body) = get("/static/big.bin", None).await;
+    assert_eq!(status, 200);
+    assert!(body[..] == big[..], "whole file");
+    let (status, body) = get("/static/exact.bin", None).await;
+    assert_eq!(status, 200);
+    assert!(
+        body[..] == big[..65_536],
+        "a file of exactly the first chunk"
+    );
+    for (range, from, to) in [
+        ("bytes=60000-140000", 60_000, 140_001),
+        ("bytes=65536-", 65_536, 200_000),
+        ("bytes=100000-100009", 100_000, 100_010),
+        ("bytes=-10", 199_990, 200_000),
+    ] {
+        let (status, body) = get("/static/big.bin", Some(range)).await;
+        assert_eq!(status, 206, "{range}");
+        assert!(body[..] == big[from..to], "{range}");
+    }
+    server.stop().await;
+}

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use async_trait::async_trait;
 use bytes::Bytes;
-use tokio::io::{AsyncRead, AsyncSeekExt};
+use tokio::io::AsyncRead;
 
 /// A file's metadata.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,14 +141,57 @@ impl FileSource for DirectorySource {
         .await
     }
 
+    /// Opens the file, seeks and reads its first chunk (up to [`FIRST_CHUNK`]) in the same
+    /// blocking call: a small file is then sent without another trip to the blocking pool
+    /// (each costs thread hand-offs; a 4 KiB file took four, ~77 µs of CPU per request in the
+    /// bench's load run). The rest, if any, is read through tokio's file.
     async fn reader(&self, file: &str, offset: u64) -> Result<FileReader, SourceError> {
-        let std_file = self
-            .blocking(file, |path| Ok(std::fs::File::open(path)?))
+        let (std_file, first) = self
+            .blocking(file, move |path| {
+                use std::io::{Read, Seek};
+                let mut file = std::fs::File::open(path)?;
+                if offset > 0 {
+                    file.seek(io::SeekFrom::Start(offset))?;
+                }
+                let left = file.metadata()?.len().saturating_sub(offset);
+                let want = usize::try_from(left).map_or(FIRST_CHUNK, |l| l.min(FIRST_CHUNK));
+                let mut first = Vec::with_capacity(want);
+                (&mut file).take(want as u64).read_to_end(&mut first)?;
+                Ok((file, first))
+            })
             .await?;
-        let mut file = tokio::fs::File::from_std(std_file);
-        if offset > 0 {
-            file.seek(io::SeekFrom::Start(offset)).await?;
+        Ok(Box::pin(Prefetched {
+            first: Bytes::from(first),
+            rest: tokio::fs::File::from_std(std_file),
+        }))
+    }
+}
+
+/// The most [`DirectorySource::reader`] reads along with opening the file.
+const FIRST_CHUNK: usize = 64 * 1024;
+
+/// A file whose first bytes were read when it was opened: those first, then the rest from the
+/// file (positioned just past them).
+struct Prefetched {
+    first: Bytes,
+    rest: tokio::fs::File,
+}
+
+impl AsyncRead for Prefetched {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        if self.first.is_empty() {
+            return Pin::new(&mut self.rest).poll_read(cx, buf);
         }
-        Ok(Box::pin(file))
+        let n = self.first.len().min(buf.remaining());
+        buf.put_slice(&self.first.split_to(n));
+        if self.first.is_empty() {
+            // Let go of the buffer itself, not only its bytes: a long file's stream lives on.
+            self.first = Bytes::new();
+        }
+        std::task::Poll::Ready(Ok(()))
     }
 }
