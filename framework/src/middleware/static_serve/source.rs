@@ -141,7 +141,7 @@ impl FileSource for DirectorySource {
         .await
     }
 
-    /// Opens the file, seeks and reads its first chunk (up to [`FIRST_CHUNK`]) in the same
+    /// Opens the file, seeks and reads its first chunk (up to 64 KiB) in the same
     /// blocking call: a small file is then sent without another trip to the blocking pool
     /// (each costs thread hand-offs; a 4 KiB file took four, ~77 µs of CPU per request in the
     /// bench's load run). The rest, if any, is read through tokio's file.
