@@ -78,14 +78,14 @@ fn total_instructions(
                 let mut streams = tokio::task::JoinSet::new();
                 for _ in 0..now {
                     let mut stream = sender.stream().expect("an HTTP/2 connection");
-                    streams.spawn(async move { exchange(&mut stream, route).await });
+                    streams.spawn(async move { crate::load::fetch(&mut stream, route).await });
                 }
                 while let Some(done) = streams.join_next().await {
                     done.map_err(std::io::Error::other)??;
                 }
                 sent += now;
             } else {
-                exchange(&mut sender, route).await?;
+                crate::load::fetch(&mut sender, route).await?;
                 sent += 1;
             }
         }
@@ -113,16 +113,4 @@ fn total_instructions(
                 .or_else(|| l.strip_prefix("totals:"))
         })
         .and_then(|v| v.split_whitespace().next()?.parse().ok()))
-}
-
-/// One request to `route` and its whole answer.
-async fn exchange(sender: &mut crate::load::SendRequest, route: Route) -> std::io::Result<()> {
-    let response = sender
-        .send(route.request())
-        .await
-        .map_err(std::io::Error::other)?;
-    http_body_util::BodyExt::collect(response.into_body())
-        .await
-        .map_err(std::io::Error::other)?;
-    Ok(())
 }

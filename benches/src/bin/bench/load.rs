@@ -234,6 +234,21 @@ pub(crate) async fn connect_driven(
     }
 }
 
+/// One request to `route` on `sender`, its whole answer read; its status.
+pub(crate) async fn fetch(sender: &mut SendRequest, route: Route) -> std::io::Result<StatusCode> {
+    let response = sender
+        .send(route.request())
+        .await
+        .map_err(std::io::Error::other)?;
+    let status = response.status();
+    response
+        .into_body()
+        .collect()
+        .await
+        .map_err(std::io::Error::other)?;
+    Ok(status)
+}
+
 /// Sends one request and reads the whole answer; the status, set-cookie and body. A
 /// compressed body reports its status as 415 unless the request asked for compression, so a
 /// server that skips or misapplies compression shows up as errors, not as a fast result.

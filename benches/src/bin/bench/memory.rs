@@ -52,22 +52,23 @@ pub(crate) fn rss_kib(pid: u32) -> u64 {
 pub(crate) async fn per_idle_connection(server: &Server) -> std::io::Result<f64> {
     // The first connections after a load may reuse memory the load left free: a few hundred
     // first, then the counted ones.
-    let _warm = open_idle(server.addr(), 100).await?;
+    // The user service has no `/json`: its own cheapest route.
+    let route = if server.kind == ServerKind::UserService {
+        Route::UserLogin
+    } else {
+        Route::Json
+    };
+    let _warm = open_idle(server.addr(), route, 100).await?;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let before = rss_kib(server.pid());
-    let held = open_idle(server.addr(), IDLE_CONNECTIONS).await?;
+    let held = open_idle(server.addr(), route, IDLE_CONNECTIONS).await?;
     tokio::time::sleep(Duration::from_millis(300)).await;
     let after = rss_kib(server.pid());
     drop(held);
     Ok(after.saturating_sub(before) as f64 * 1024.0 / IDLE_CONNECTIONS as f64)
 }
 
-async fn open_idle(addr: SocketAddr, n: usize) -> std::io::Result<Vec<SendRequest>> {
-    let route = if addr.port() == ServerKind::UserService.port() {
-        Route::UserLogin
-    } else {
-        Route::Json
-    };
+async fn open_idle(addr: SocketAddr, route: Route, n: usize) -> std::io::Result<Vec<SendRequest>> {
     let mut held = Vec::with_capacity(n);
     for _ in 0..n {
         let mut sender = connect(addr, false)
@@ -79,21 +80,16 @@ async fn open_idle(addr: SocketAddr, n: usize) -> std::io::Result<Vec<SendReques
     Ok(held)
 }
 
+/// One request to `route`, which must succeed.
 async fn exchange(sender: &mut SendRequest, route: Route) -> std::io::Result<()> {
-    let response = sender
-        .send(route.request())
-        .await
-        .map_err(std::io::Error::other)?;
-    if !response.status().is_success() {
-        return Err(std::io::Error::other(format!(
-            "{route:?} answered {}",
-            response.status()
-        )));
+    let status = crate::load::fetch(sender, route).await?;
+    if status.is_success() {
+        Ok(())
+    } else {
+        Err(std::io::Error::other(format!(
+            "{route:?} answered {status}"
+        )))
     }
-    http_body_util::BodyExt::collect(response.into_body())
-        .await
-        .map_err(std::io::Error::other)?;
-    Ok(())
 }
 
 /// `total` requests to `route`, from `connections` connections.

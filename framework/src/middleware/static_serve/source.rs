@@ -143,10 +143,10 @@ impl FileSource for DirectorySource {
 
     /// Opens the file and seeks in one blocking call, and when what is left from `offset` is
     /// 64 KiB or less, reads it all there too: a small file is then sent without another trip
-    /// to the blocking pool (each costs thread hand-offs; a 4 KiB file took four, ~77 µs of CPU
-    /// per request in the bench's load run). A larger one is read through tokio's file: a
-    /// first chunk read ahead for it too cost each stream a third 64 KiB buffer (32 streams
-    /// of a 1 MiB file: 19.4 MiB peak against 17.5, `wrk -c32` on the bench server).
+    /// to the blocking pool (each costs thread hand-offs; a 4 KiB file took three: stat, open,
+    /// read). A larger one is read through tokio's file: a first chunk read ahead for it too
+    /// cost each stream a third 64 KiB buffer (32 streams of a 1 MiB file: 19.4 MiB peak
+    /// against 17.5, `wrk -c32` on the bench server).
     async fn reader(&self, file: &str, offset: u64) -> Result<FileReader, SourceError> {
         let (std_file, first) = self
             .blocking(file, move |path| {
