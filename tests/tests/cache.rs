@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
+use common::backends::TestRedis;
 use framework::middleware::cache::{
     Cache, CacheConfig, CacheStore, MemoryCacheStore, RedisCacheStore,
 };
@@ -478,7 +479,20 @@ async fn authorization_needs_public_or_s_maxage() {
     ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
 )]
 async fn the_redis_store_is_shared_by_two_instances() {
-    let url = common::store_url("TEST_REDIS_URL");
+    the_redis_store_is_shared_by_two_instances_on(TestRedis::server()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn the_redis_store_is_shared_by_two_instances_on_a_cluster() {
+    the_redis_store_is_shared_by_two_instances_on(TestRedis::cluster().await).await;
+}
+
+async fn the_redis_store_is_shared_by_two_instances_on(backend: TestRedis) {
+    let url = backend.url();
     let prefix = common::unique("test-cache-") + ":";
     let store = || async {
         Arc::new(
@@ -502,25 +516,16 @@ async fn the_redis_store_is_shared_by_two_instances() {
     assert_eq!(hit.body, fetched.body);
     assert_eq!(calls(&counter), 1);
     // The entry carries the TTL in Redis.
-    let redis = redis::Client::open(url.as_str()).unwrap();
-    let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{prefix}*"))
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    let keys = backend.keys(&prefix).await;
     assert_eq!(keys.len(), 1, "{keys:?}");
-    let ttl: i64 = redis::cmd("PTTL")
-        .arg(&keys[0])
-        .query_async(&mut conn)
+    let ttl: i64 = backend
+        .connection()
+        .await
+        .query(redis::cmd("PTTL").arg(&keys[0]))
         .await
         .unwrap();
     assert!((1..=60_000).contains(&ttl), "pttl {ttl}");
-    let _: i64 = redis::cmd("DEL")
-        .arg(&keys[0])
-        .query_async(&mut conn)
-        .await
-        .unwrap();
+    backend.remove_keys(&prefix).await;
     a.stop().await;
     b.stop().await;
 }

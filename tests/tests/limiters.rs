@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use bytes::Bytes;
+use common::backends::TestRedis;
 use framework::body::BodyStream;
 use framework::middleware::basic_auth::{BasicAuth, BasicAuthConfig};
 use framework::middleware::body_parser::BodyParser;
@@ -278,7 +279,20 @@ async fn concurrent_limiter_by_body_field() {
     ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
 )]
 async fn redis_lock_shared_by_two_instances() {
-    let url = common::store_url("TEST_REDIS_URL");
+    redis_lock_shared_by_two_instances_on(TestRedis::server()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn redis_lock_shared_by_two_instances_on_a_cluster() {
+    redis_lock_shared_by_two_instances_on(TestRedis::cluster().await).await;
+}
+
+async fn redis_lock_shared_by_two_instances_on(backend: TestRedis) {
+    let url = backend.url();
     let prefix = common::unique("test-lock-") + ":";
     let (open, gate) = watch::channel(false);
     let lock_a: Arc<dyn Lock> = Arc::new(RedisLock::connect(&url, prefix.clone()).await.unwrap());
@@ -288,19 +302,11 @@ async fn redis_lock_shared_by_two_instances() {
     let client = common::browser();
     let body = json!({"account": "shared"});
     let first = tokio::spawn(client.post(a.url("/submit")).json(&body).send());
-    let mut redis = redis::Client::open(url.as_str())
-        .unwrap()
-        .get_multiplexed_async_connection()
-        .await
-        .unwrap();
+    let redis = backend.connection().await;
     let key = format!("{prefix}shared");
+    let exists = async || -> bool { redis.query(redis::cmd("EXISTS").arg(&key)).await.unwrap() };
     for _ in 0..500 {
-        let exists: bool = redis::cmd("EXISTS")
-            .arg(&key)
-            .query_async(&mut redis)
-            .await
-            .unwrap();
-        if exists {
+        if exists().await {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -319,13 +325,8 @@ async fn redis_lock_shared_by_two_instances() {
     open.send_replace(true);
     assert_eq!(first.await.unwrap().unwrap().status(), 200);
     // Released before the response was written: gone by the time the client has the answer.
-    let exists: bool = redis::cmd("EXISTS")
-        .arg(&key)
-        .query_async(&mut redis)
-        .await
-        .unwrap();
     assert!(
-        !exists,
+        !exists().await,
         "the lock was released in Redis before the response"
     );
     a.stop().await;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
+use common::backends::TestRedis;
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::rate_limiter::{
     Decision, MemoryRateStore, RateLimiter, RateLimiterConfig, RateQuota, RateStore, RedisRateStore,
@@ -197,7 +198,20 @@ async fn a_failing_store_lets_requests_through() {
     ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
 )]
 async fn the_redis_store_is_one_budget_for_two_instances() {
-    let url = common::store_url("TEST_REDIS_URL");
+    the_redis_store_is_one_budget_for_two_instances_on(TestRedis::server()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn the_redis_store_is_one_budget_for_two_instances_on_a_cluster() {
+    the_redis_store_is_one_budget_for_two_instances_on(TestRedis::cluster().await).await;
+}
+
+async fn the_redis_store_is_one_budget_for_two_instances_on(backend: TestRedis) {
+    let url = backend.url();
     let prefix = common::unique("test-rate-") + ":";
     let q = quota(4, Duration::from_secs(60));
     let store = |prefix: String| {
@@ -243,11 +257,10 @@ async fn the_redis_store_is_one_budget_for_two_instances() {
     assert_eq!(get(&client, &b.url("/"), Some("dave")).await.status(), 200);
 
     // The key expires when its bucket would be full again (at most the period).
-    let redis = redis::Client::open(url.as_str()).unwrap();
-    let mut conn = redis.get_multiplexed_async_connection().await.unwrap();
-    let ttl: i64 = redis::cmd("PTTL")
-        .arg(format!("{prefix}carol"))
-        .query_async(&mut conn)
+    let ttl: i64 = backend
+        .connection()
+        .await
+        .query(redis::cmd("PTTL").arg(format!("{prefix}carol")))
         .await
         .unwrap();
     assert!((1..=60_000).contains(&ttl), "pttl {ttl}");
@@ -344,11 +357,24 @@ async fn the_user_service_limits_can_be_turned_off() {
     ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
 )]
 async fn user_service_instances_share_the_token_budget_in_redis() {
-    let url = common::store_url("TEST_REDIS_URL");
+    user_service_instances_share_the_token_budget_on(TestRedis::server()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn user_service_instances_share_the_token_budget_on_a_cluster() {
+    user_service_instances_share_the_token_budget_on(TestRedis::cluster().await).await;
+}
+
+async fn user_service_instances_share_the_token_budget_on(backend: TestRedis) {
+    let prefix = common::unique("test-rate-svc-") + ":";
     let config = user_service::Config {
         database_url: "memory".into(),
-        redis_url: Some(url),
-        session_key_prefix: common::unique("test-rate-svc-") + ":",
+        redis_url: Some(backend.url()),
+        session_key_prefix: prefix.clone(),
         ..user_config("4/1m", "off")
     };
     let mut servers = Vec::new();
@@ -369,4 +395,5 @@ async fn user_service_instances_share_the_token_budget_in_redis() {
     for server in servers {
         server.stop().await;
     }
+    backend.remove_keys(&prefix).await;
 }

@@ -1,9 +1,11 @@
 //! Every Redis-backed store on a Redis Cluster of the test's own (three masters started here
 //! with `redis-server --cluster-enabled yes` and joined with `redis-cli --cluster create`),
 //! named by its nodes' URLs separated by commas: sessions, cache entries, lock keys, rate
-//! budgets and WebSocket fan-out; then two user-service instances on the cluster pass the user
-//! flow while a thousand slots move between masters under a load of logins, and no session is
-//! lost.
+//! budgets, failed-login counters and WebSocket fan-out; then two user-service instances on the
+//! cluster pass the user flow while a thousand slots move between masters under a load of
+//! logins, and no session is lost. (The Redis tests of `stores.rs`, `cache.rs`, `limiters.rs`,
+//! `rate_limit.rs`, `store_faults.rs`, `submit_once.rs` and `websocket.rs` also run on a
+//! cluster of their own.)
 
 mod common;
 /// Links the user service into this test only: its controllers register themselves.
@@ -24,6 +26,7 @@ use framework::redis_connection::{RedisConnection, RedisPolicy};
 use framework::ws::Broadcast;
 use reqwest::StatusCode;
 use user_service::Config;
+use user_service::throttle::{AttemptStore, RedisAttempts};
 use userflow::{Browser, PgSchema, proof, sha256_hex, start, test_key};
 
 async fn start_cluster() -> RedisCluster {
@@ -135,6 +138,29 @@ async fn every_store_works_on_a_cluster() {
         assert!(rates.check(key.clone()).await.unwrap().allowed);
         assert!(rates.check(key.clone()).await.unwrap().allowed);
         assert!(!rates.check(key).await.unwrap().allowed);
+    }
+
+    // Failed-login counters: counted, with their window, and cleared, on every master.
+    let attempts = RedisAttempts::new(redis.clone(), "login:");
+    for i in 0..20 {
+        let key = format!("account:user{i}");
+        assert_eq!(attempts.count(&key).await.unwrap(), None);
+        attempts
+            .record(&key, Duration::from_secs(60))
+            .await
+            .unwrap();
+        attempts
+            .record(&key, Duration::from_secs(60))
+            .await
+            .unwrap();
+        let (n, left) = attempts.count(&key).await.unwrap().expect("counted");
+        assert_eq!(n, 2);
+        assert!(
+            left <= Duration::from_secs(60) && left > Duration::ZERO,
+            "{left:?}"
+        );
+        attempts.clear(&key).await.unwrap();
+        assert_eq!(attempts.count(&key).await.unwrap(), None);
     }
 
     // WebSocket fan-out: published through one connection, received through another.

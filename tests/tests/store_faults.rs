@@ -205,6 +205,17 @@ async fn redis_lock_guarantees() {
     lock_guarantees(Arc::new(lock)).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn redis_lock_guarantees_on_a_cluster() {
+    let cluster = common::backends::TestRedis::cluster().await;
+    let lock = RedisLock::connect(&cluster.url(), "lockg:").await.unwrap();
+    lock_guarantees(Arc::new(lock)).await;
+}
+
 /// A lock whose acquisition takes effect but whose answer never comes.
 struct LostAnswer(MemoryLock);
 

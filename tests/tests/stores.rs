@@ -3,7 +3,8 @@
 //!
 //! The PostgreSQL and Redis tests read `TEST_DATABASE_URL` and `TEST_REDIS_URL` (`.ci/run`
 //! sets both) and print that they were skipped when those are unset. Each test works in its
-//! own PostgreSQL schema and Redis key prefix, and removes them at the end.
+//! own PostgreSQL schema and Redis key prefix, and removes them at the end. The Redis tests run
+//! twice: on that server and on a three-master Redis Cluster of their own.
 
 mod common;
 /// Links the user service into this test only: its controllers register themselves.
@@ -18,7 +19,9 @@ use user_service::{Config, Stores};
 
 use userflow::{Browser, PgSchema, sha256_hex, start, test_key};
 
+use common::backends::TestRedis;
 use common::proxy::Switch;
+use framework::redis_connection::{RedisConnection, RedisPolicy};
 
 /// `framework_store_errors_total{category="user-store"}` from the service's `/metrics`.
 async fn user_store_errors(server: &common::Running) -> u64 {
@@ -31,6 +34,26 @@ async fn user_store_errors(server: &common::Running) -> u64 {
     text.lines()
         .find_map(|l| l.strip_prefix(r#"framework_store_errors_total{category="user-store"} "#))
         .map_or(0, |n| n.parse().unwrap())
+}
+
+/// `/readyz`'s status once it is `want`, or its last status after 5 s. Its checks run at most
+/// once a second (probes in between get the last report) and each within 1 s, so a change
+/// shows within about 2 s.
+async fn readiness(server: &common::Running, want: StatusCode) -> StatusCode {
+    let mut status = StatusCode::OK;
+    for _ in 0..25 {
+        status = reqwest::get(server.url("/readyz")).await.unwrap().status();
+        if status == want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    status
+}
+
+/// `/livez`'s status.
+async fn liveness(server: &common::Running) -> StatusCode {
+    reqwest::get(server.url("/livez")).await.unwrap().status()
 }
 
 #[tokio::test]
@@ -73,26 +96,6 @@ async fn sqlite_keeps_users_across_a_restart() {
     }
 }
 
-async fn remove_redis_keys(redis_url: &str, prefix: &str) {
-    let client = redis::Client::open(redis_url).expect("redis url");
-    let mut conn = client
-        .get_multiplexed_async_connection()
-        .await
-        .expect("redis");
-    let keys: Vec<String> = redis::cmd("KEYS")
-        .arg(format!("{prefix}*"))
-        .query_async(&mut conn)
-        .await
-        .expect("keys");
-    if !keys.is_empty() {
-        let _: i64 = redis::cmd("DEL")
-            .arg(&keys)
-            .query_async(&mut conn)
-            .await
-            .expect("del");
-    }
-}
-
 fn shared_config(schema: &PgSchema, redis_url: &str, prefix: &str) -> Config {
     Config {
         database_url: schema.url.clone(),
@@ -103,28 +106,28 @@ fn shared_config(schema: &PgSchema, redis_url: &str, prefix: &str) -> Config {
     }
 }
 
-/// Two instances sharing a fresh PostgreSQL schema and Redis key prefix.
-struct Cluster {
+/// Two instances sharing a fresh PostgreSQL schema and a Redis key prefix, on the machine's
+/// Redis server or on a cluster.
+struct Pair {
     a: common::Running,
     b: common::Running,
     schema: PgSchema,
-    redis_url: String,
+    backend: TestRedis,
     prefix: String,
 }
 
-impl Cluster {
-    async fn start() -> Self {
+impl Pair {
+    async fn start(backend: TestRedis) -> Self {
         let db = common::store_url("TEST_DATABASE_URL");
-        let redis_url = common::store_url("TEST_REDIS_URL");
         let schema = PgSchema::create(&db).await;
         let prefix = common::unique("test:") + ":session:";
-        let config = shared_config(&schema, &redis_url, &prefix);
+        let config = shared_config(&schema, &backend.url(), &prefix);
         let (a, b) = (start(&config).await, start(&config).await);
         Self {
             a,
             b,
             schema,
-            redis_url,
+            backend,
             prefix,
         }
     }
@@ -134,7 +137,7 @@ impl Cluster {
         self.a.stop().await;
         self.b.stop().await;
         self.schema.drop_schema().await;
-        remove_redis_keys(&self.redis_url, &self.prefix).await;
+        self.backend.remove_keys(&self.prefix).await;
     }
 }
 
@@ -144,8 +147,21 @@ impl Cluster {
     ignore = "needs PostgreSQL and Redis: set TEST_DATABASE_URL and TEST_REDIS_URL"
 )]
 async fn two_instances_act_as_one_service() {
-    let cluster = Cluster::start().await;
-    let (a, b) = (&cluster.a, &cluster.b);
+    two_instances_act_as_one_service_on(TestRedis::server()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    any(no_test_database, no_test_redis),
+    ignore = "needs PostgreSQL, redis-server and redis-cli: set TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
+async fn two_instances_act_as_one_service_on_a_cluster() {
+    two_instances_act_as_one_service_on(TestRedis::cluster().await).await;
+}
+
+async fn two_instances_act_as_one_service_on(backend: TestRedis) {
+    let pair = Pair::start(backend).await;
+    let (a, b) = (&pair.a, &pair.b);
 
     let digest = sha256_hex("pw");
     let mut browser = Browser::default();
@@ -176,7 +192,7 @@ async fn two_instances_act_as_one_service() {
         (StatusCode::OK, json!({"name": "tess"}))
     );
 
-    cluster.stop().await;
+    pair.stop().await;
 }
 
 #[tokio::test]
@@ -185,8 +201,21 @@ async fn two_instances_act_as_one_service() {
     ignore = "needs PostgreSQL and Redis: set TEST_DATABASE_URL and TEST_REDIS_URL"
 )]
 async fn concurrent_registrations_race_to_exactly_one_winner_each() {
-    let cluster = Cluster::start().await;
-    let (a, b) = (&cluster.a, &cluster.b);
+    concurrent_registrations_race_to_exactly_one_winner_each_on(TestRedis::server()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    any(no_test_database, no_test_redis),
+    ignore = "needs PostgreSQL, redis-server and redis-cli: set TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
+async fn concurrent_registrations_race_to_exactly_one_winner_each_on_a_cluster() {
+    concurrent_registrations_race_to_exactly_one_winner_each_on(TestRedis::cluster().await).await;
+}
+
+async fn concurrent_registrations_race_to_exactly_one_winner_each_on(backend: TestRedis) {
+    let pair = Pair::start(backend).await;
+    let (a, b) = (&pair.a, &pair.b);
     let urls = [a.url("/users/v1/me"), b.url("/users/v1/me")];
     let http = reqwest::Client::new();
     let digest = sha256_hex("pw");
@@ -214,9 +243,9 @@ async fn concurrent_registrations_race_to_exactly_one_winner_each() {
     }
     assert_eq!((created, refused), (100, 100), "others: {other:?}");
     assert!(other.is_empty(), "{other:?}");
-    assert_eq!(cluster.schema.users().await, 100);
+    assert_eq!(pair.schema.users().await, 100);
 
-    cluster.stop().await;
+    pair.stop().await;
 }
 
 #[tokio::test]
@@ -247,11 +276,17 @@ async fn redis_outage_is_a_500_then_the_service_recovers_by_itself() {
     browser.register(&server, "rita", &digest).await;
     let token = browser.token(&server).await;
 
+    assert_eq!(readiness(&server, StatusCode::OK).await, StatusCode::OK);
+
     switch.down();
     let (status, body) = browser.me(&server).await;
     assert_eq!(status, StatusCode::INTERNAL_SERVER_ERROR, "{body}");
     assert_eq!(body["category"], "framework-session");
     assert_eq!(body["exception"], true);
+    // Out of the balancer while its session store is down, but alive: no restart wanted.
+    let unavailable = StatusCode::SERVICE_UNAVAILABLE;
+    assert_eq!(readiness(&server, unavailable).await, unavailable);
+    assert_eq!(liveness(&server).await, StatusCode::OK);
 
     switch.up();
     // The shared connection reconnects on its own (the probe); no restart. Bounded wait.
@@ -264,6 +299,7 @@ async fn redis_outage_is_a_500_then_the_service_recovers_by_itself() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     assert!(recovered, "the service did not recover within 10 s");
+    assert_eq!(readiness(&server, StatusCode::OK).await, StatusCode::OK);
     // The session survived in Redis: the token taken before the outage still logs in.
     let (status, _) = browser
         .login(&server, "rita", &sha256_hex(&format!("{digest}{token}")))
@@ -271,7 +307,7 @@ async fn redis_outage_is_a_500_then_the_service_recovers_by_itself() {
     assert_eq!(status, StatusCode::OK);
 
     server.stop().await;
-    remove_redis_keys(&redis_url, &prefix).await;
+    TestRedis::server().remove_keys(&prefix).await;
 }
 
 #[tokio::test]
@@ -377,6 +413,10 @@ async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
     );
     // The metrics count it by its category.
     assert!(user_store_errors(&server).await > errors_before);
+    // Not ready while its user store is down, still alive.
+    let unavailable = StatusCode::SERVICE_UNAVAILABLE;
+    assert_eq!(readiness(&server, unavailable).await, unavailable);
+    assert_eq!(liveness(&server).await, StatusCode::OK);
 
     switch.up();
     let mut status = StatusCode::INTERNAL_SERVER_ERROR;
@@ -392,6 +432,7 @@ async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
         StatusCode::CREATED,
         "the service did not recover within 10 s"
     );
+    assert_eq!(readiness(&server, StatusCode::OK).await, StatusCode::OK);
     assert_eq!(schema.users().await, 2);
 
     server.stop().await;
@@ -404,7 +445,20 @@ async fn postgres_outage_is_a_500_then_the_service_recovers_by_itself() {
     ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
 )]
 async fn a_token_only_session_lives_ten_minutes_in_redis() {
-    let redis_url = common::store_url("TEST_REDIS_URL");
+    a_token_only_session_lives_ten_minutes_on(TestRedis::server()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn a_token_only_session_lives_ten_minutes_on_a_cluster() {
+    a_token_only_session_lives_ten_minutes_on(TestRedis::cluster().await).await;
+}
+
+async fn a_token_only_session_lives_ten_minutes_on(backend: TestRedis) {
+    let redis_url = backend.url();
     let prefix = common::unique("ttl-") + ":";
     let config = Config {
         database_url: "memory".into(),
@@ -413,11 +467,11 @@ async fn a_token_only_session_lives_ten_minutes_in_redis() {
         ..Config::default()
     };
     let server = start(&config).await;
-    let mut redis = redis::Client::open(redis_url.as_str())
-        .unwrap()
-        .get_multiplexed_async_connection()
+    let conn = RedisConnection::connect(&redis_url, RedisPolicy::default())
         .await
         .unwrap();
+    let ttl_of =
+        async |key: String| -> i64 { conn.query(redis::cmd("PTTL").arg(key)).await.unwrap() };
     let mut browser = Browser::default();
     let digest = sha256_hex("pw");
     assert_eq!(
@@ -427,24 +481,17 @@ async fn a_token_only_session_lives_ten_minutes_in_redis() {
     let token = browser.token(&server).await;
     let sid = browser.sid.clone().expect("a session cookie");
     let id = sid.trim_start_matches("sid=");
-    let pttl: i64 = redis::cmd("PTTL")
-        .arg(format!("{prefix}{id}"))
-        .query_async(&mut redis)
-        .await
-        .unwrap();
+    let pttl = ttl_of(format!("{prefix}{id}")).await;
     assert!((1..=600_000).contains(&pttl), "token session TTL {pttl} ms");
     let (status, _) = browser
         .login(&server, "tina", &sha256_hex(&format!("{digest}{token}")))
         .await;
     assert_eq!(status, StatusCode::OK);
     let sid = browser.sid.clone().expect("a new session cookie");
-    let pttl: i64 = redis::cmd("PTTL")
-        .arg(format!("{prefix}{}", sid.trim_start_matches("sid=")))
-        .query_async(&mut redis)
-        .await
-        .unwrap();
+    let pttl = ttl_of(format!("{prefix}{}", sid.trim_start_matches("sid="))).await;
     assert!(pttl > 600_000, "logged-in session TTL {pttl} ms");
     server.stop().await;
+    backend.remove_keys(&prefix).await;
 }
 
 #[tokio::test]
@@ -453,11 +500,25 @@ async fn a_token_only_session_lives_ten_minutes_in_redis() {
     ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
 )]
 async fn failed_logins_are_counted_across_instances_in_redis() {
-    let redis_url = common::store_url("TEST_REDIS_URL");
+    failed_logins_are_counted_across_instances_on(TestRedis::server()).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn failed_logins_are_counted_across_instances_on_a_cluster() {
+    failed_logins_are_counted_across_instances_on(TestRedis::cluster().await).await;
+}
+
+/// The failed-login counters (per account and per IP) live in Redis when it is configured.
+async fn failed_logins_are_counted_across_instances_on(backend: TestRedis) {
+    let prefix = common::unique("throttle-") + ":";
     let config = Config {
         database_url: "memory".into(),
-        redis_url: Some(redis_url),
-        session_key_prefix: common::unique("throttle-") + ":",
+        redis_url: Some(backend.url()),
+        session_key_prefix: prefix.clone(),
         login_limits: user_service::throttle::LoginLimits {
             per_account: 2,
             per_ip: 100,
@@ -482,4 +543,5 @@ async fn failed_logins_are_counted_across_instances_in_redis() {
     }
     a.stop().await;
     b.stop().await;
+    backend.remove_keys(&prefix).await;
 }

@@ -122,7 +122,21 @@ async fn same_account_twice_at_once_in_one_instance() {
     ignore = "needs Redis: set TEST_REDIS_URL=redis://127.0.0.1:6379"
 )]
 async fn same_account_on_two_instances_sharing_redis() {
-    let url = common::store_url("TEST_REDIS_URL");
+    same_account_on_two_instances_sharing(common::store_url("TEST_REDIS_URL")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn same_account_on_two_instances_sharing_a_redis_cluster() {
+    let cluster = common::backends::TestRedis::cluster().await;
+    same_account_on_two_instances_sharing(cluster.url()).await;
+}
+
+/// Two instances whose submit locks live in the Redis at `url`.
+async fn same_account_on_two_instances_sharing(url: String) {
     let prefix = common::unique("test-submit-") + ":";
     let (open, gate) = watch::channel(false);
     let (entered_tx, mut entered) = watch::channel(0u32);

@@ -243,12 +243,22 @@ async fn shutdown_closes_with_1001_and_upgraded_connections_count_against_the_li
 #[tokio::test]
 #[cfg_attr(no_test_redis, ignore = "needs Redis: set TEST_REDIS_URL")]
 async fn a_broadcast_reaches_clients_of_another_instance_through_redis() {
-    let redis = framework::redis_connection::RedisConnection::connect(
-        &common::store_url("TEST_REDIS_URL"),
-        framework::redis_connection::RedisPolicy::default(),
-    )
-    .await
-    .unwrap();
+    a_broadcast_reaches_clients_of_another_instance(common::backends::TestRedis::server()).await;
+}
+
+/// The same through a Redis Cluster (publish and subscribe on any node reach every node).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn a_broadcast_reaches_clients_of_another_instance_through_a_redis_cluster() {
+    a_broadcast_reaches_clients_of_another_instance(common::backends::TestRedis::cluster().await)
+        .await;
+}
+
+async fn a_broadcast_reaches_clients_of_another_instance(backend: common::backends::TestRedis) {
+    let (one_link, two_link) = (backend.connection().await, backend.connection().await);
     let channel = common::unique("ws-test");
     let instance = |hub: Broadcast| {
         App::new()
@@ -285,11 +295,11 @@ async fn a_broadcast_reaches_clients_of_another_instance_through_redis() {
             .unwrap()
     };
     let one = common::start(instance(
-        Broadcast::redis(redis.clone(), &channel, 64).await.unwrap(),
+        Broadcast::redis(one_link, &channel, 64).await.unwrap(),
     ))
     .await;
     let two = common::start(instance(
-        Broadcast::redis(redis.clone(), &channel, 64).await.unwrap(),
+        Broadcast::redis(two_link, &channel, 64).await.unwrap(),
     ))
     .await;
     let mut alice = connect(&one, "/room").await;

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use framework::redis_connection::{RedisConnection, RedisPolicy};
+
 /// A port nobody listens on now.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -285,6 +287,75 @@ impl RedisCluster {
             String::from_utf8_lossy(&out.stderr)
         );
         self.wait_ok();
+    }
+}
+
+/// The Redis a store test runs on: the machine's server (`TEST_REDIS_URL`), or a 3-master
+/// cluster of the test's own, so one test body checks a store on both.
+pub enum TestRedis {
+    Server(String),
+    Cluster(RedisCluster),
+}
+
+impl TestRedis {
+    /// The machine's server, from `TEST_REDIS_URL`.
+    pub fn server() -> Self {
+        Self::Server(super::store_url("TEST_REDIS_URL"))
+    }
+
+    /// A 3-master cluster of the test's own, started off the async runtime.
+    pub async fn cluster() -> Self {
+        let cluster = tokio::task::spawn_blocking(|| RedisCluster::start(3))
+            .await
+            .expect("start the cluster");
+        Self::Cluster(cluster)
+    }
+
+    /// The URL a service is given: the server's, or the cluster's nodes comma-separated.
+    pub fn url(&self) -> String {
+        match self {
+            Self::Server(url) => url.clone(),
+            Self::Cluster(cluster) => cluster.url(),
+        }
+    }
+
+    /// A connection as the stores make one: on a cluster it follows the redirections, so any
+    /// single-key command goes to the key's master.
+    pub async fn connection(&self) -> RedisConnection {
+        RedisConnection::connect(&self.url(), RedisPolicy::default())
+            .await
+            .expect("redis")
+    }
+
+    /// The keys starting with `prefix`, from every master.
+    pub async fn keys(&self, prefix: &str) -> Vec<String> {
+        let nodes = match self {
+            Self::Server(url) => vec![url.clone()],
+            Self::Cluster(cluster) => cluster.url().split(',').map(str::to_owned).collect(),
+        };
+        let mut keys = Vec::new();
+        for node in nodes {
+            let client = redis::Client::open(node.as_str()).expect("redis url");
+            let mut conn = client
+                .get_multiplexed_async_connection()
+                .await
+                .expect("redis");
+            let found: Vec<String> = redis::cmd("KEYS")
+                .arg(format!("{prefix}*"))
+                .query_async(&mut conn)
+                .await
+                .expect("keys");
+            keys.extend(found);
+        }
+        keys
+    }
+
+    /// Removes the keys starting with `prefix`.
+    pub async fn remove_keys(&self, prefix: &str) {
+        let conn = self.connection().await;
+        for key in self.keys(prefix).await {
+            let _: i64 = conn.query(redis::cmd("DEL").arg(key)).await.expect("del");
+        }
     }
 }
 
