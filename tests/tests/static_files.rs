@@ -4,12 +4,14 @@
 mod common;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::responder::Responder;
 use framework::middleware::static_serve::{
-    DirectorySource, EmbeddedSource, StaticServe, StaticServeConfig,
+    DirectorySource, EmbeddedSource, FileInfo, FileReader, FileSource, SourceError, StaticServe,
+    StaticServeConfig,
 };
 use framework::{App, Context, Group, Result, Service};
 use http::Method;
@@ -668,5 +670,132 @@ async fn files_past_the_first_chunk() {
         assert_eq!(status, 206, "{range}");
         assert!(body[..] == big[from..to], "{range}");
     }
+    server.stop().await;
+}
+
+/// A directory source that counts how the static middleware asks it for files.
+struct Counting {
+    inner: DirectorySource,
+    calls: std::sync::Arc<Calls>,
+}
+
+#[derive(Default)]
+struct Calls {
+    stat: AtomicUsize,
+    stat_with_bytes: AtomicUsize,
+    bytes_given: AtomicUsize,
+    reader: AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl FileSource for Counting {
+    async fn exists(&self, file: &str) -> bool {
+        self.inner.exists(file).await
+    }
+    async fn get(&self, file: &str) -> std::result::Result<bytes::Bytes, SourceError> {
+        self.inner.get(file).await
+    }
+    async fn stat(&self, file: &str) -> std::result::Result<Option<FileInfo>, SourceError> {
+        self.calls.stat.fetch_add(1, Ordering::SeqCst);
+        self.inner.stat(file).await
+    }
+    async fn stat_with_bytes(
+        &self,
+        file: &str,
+        up_to: u64,
+    ) -> std::result::Result<Option<(FileInfo, Option<bytes::Bytes>)>, SourceError> {
+        self.calls.stat_with_bytes.fetch_add(1, Ordering::SeqCst);
+        let found = self.inner.stat_with_bytes(file, up_to).await?;
+        if matches!(found, Some((_, Some(_)))) {
+            self.calls.bytes_given.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(found)
+    }
+    async fn reader(
+        &self,
+        file: &str,
+        offset: u64,
+    ) -> std::result::Result<FileReader, SourceError> {
+        self.calls.reader.fetch_add(1, Ordering::SeqCst);
+        self.inner.reader(file, offset).await
+    }
+}
+
+/// A plain `GET` of a file of at most 64 KiB is answered from one request to the source (its
+/// metadata and bytes together: one trip to the blocking pool); a larger file, a range, a
+/// `HEAD` and a request with validators read the metadata alone and the bytes (if any) through
+/// a reader, as before. Every answer has the file's bytes.
+#[tokio::test]
+async fn small_files_come_with_their_metadata() {
+    let root = fixture();
+    let data: Vec<u8> = (0..65_537u32).map(|i| (i % 241) as u8).collect();
+    std::fs::write(root.join("at-limit.bin"), &data[..65_536]).unwrap();
+    std::fs::write(root.join("past-limit.bin"), &data).unwrap();
+    let calls = std::sync::Arc::new(Calls::default());
+    let source = Counting {
+        inner: DirectorySource::new(&root).unwrap(),
+        calls: calls.clone(),
+    };
+    let service = App::new()
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(Responder::default())
+        .endpoint(
+            Method::GET,
+            "/counted/*",
+            StaticServe::new(source, StaticServeConfig::default()),
+        )
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+    let seen = || {
+        [
+            calls.stat.swap(0, Ordering::SeqCst),
+            calls.stat_with_bytes.swap(0, Ordering::SeqCst),
+            calls.bytes_given.swap(0, Ordering::SeqCst),
+            calls.reader.swap(0, Ordering::SeqCst),
+        ]
+    };
+    let send = |req: reqwest::RequestBuilder| async move {
+        let res = req.send().await.unwrap();
+        let etag = res.headers().get("etag").cloned();
+        let length = res.headers().get("content-length").cloned();
+        (
+            res.status().as_u16(),
+            etag,
+            length,
+            res.bytes().await.unwrap(),
+        )
+    };
+
+    // [stat, stat_with_bytes, bytes given, reader]
+    let (status, etag, _, body) = send(client.get(server.url("/counted/hello.txt"))).await;
+    assert_eq!((status, &body[..]), (200, &b"hello world"[..]));
+    assert_eq!(seen(), [0, 1, 1, 0], "small file: one call");
+    let (status, _, _, body) = send(client.get(server.url("/counted/at-limit.bin"))).await;
+    assert!(status == 200 && body[..] == data[..65_536]);
+    assert_eq!(seen(), [0, 1, 1, 0], "64 KiB exactly: one call");
+    let (status, _, _, body) = send(client.get(server.url("/counted/past-limit.bin"))).await;
+    assert!(status == 200 && body[..] == data[..]);
+    assert_eq!(seen(), [0, 1, 0, 1], "one byte more: streamed");
+
+    let ranged = client
+        .get(server.url("/counted/hello.txt"))
+        .header("range", "bytes=6-");
+    let (status, _, _, body) = send(ranged).await;
+    assert_eq!((status, &body[..]), (206, &b"world"[..]));
+    assert_eq!(seen(), [1, 0, 0, 1], "range: metadata, then a reader");
+    let (status, _, length, body) = send(client.head(server.url("/counted/hello.txt"))).await;
+    assert_eq!(
+        (status, length.unwrap(), body.len()),
+        (200, "11".parse().unwrap(), 0)
+    );
+    assert_eq!(seen(), [1, 0, 0, 1], "HEAD: nothing read ahead");
+    let revalidate = client
+        .get(server.url("/counted/hello.txt"))
+        .header("if-none-match", etag.unwrap());
+    let (status, _, _, body) = send(revalidate).await;
+    assert_eq!((status, body.len()), (304, 0));
+    assert_eq!(seen(), [1, 0, 0, 0], "a likely 304: metadata alone");
     server.stop().await;
 }

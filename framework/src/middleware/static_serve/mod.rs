@@ -1,8 +1,11 @@
 //! Serves static files from a [`FileSource`]: a directory ([`DirectorySource`]) or files
 //! compiled into the binary (`EmbeddedSource`, feature `static-embed`).
 //!
-//! Put it on a wildcard route (`/static/*`): the wildcard is the file path. Files are streamed
-//! in 64 KiB chunks, never read whole, with `Content-Type` from the extension (text types get
+//! Put it on a wildcard route (`/static/*`): the wildcard is the file path. A plain `GET` of a
+//! file of at most 64 KiB is read whole along with its metadata (one call to the source, one
+//! trip to the blocking pool for a directory) and sent from memory; larger files, ranges,
+//! `HEAD` and requests with validators are streamed in 64 KiB chunks, never read whole. Every
+//! answer has `Content-Type` from the extension (text types get
 //! `charset=utf-8`), `Content-Length`, `Last-Modified`, an `ETag`, `Cache-Control`,
 //! `Accept-Ranges: bytes` and `X-Content-Type-Options: nosniff` (an uploaded SVG or HTML file
 //! served inline would otherwise be a stored XSS vector).
@@ -61,9 +64,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use bytes::Bytes;
 use http::header::{
     ACCEPT_RANGES, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderValue,
-    LAST_MODIFIED, LOCATION, RANGE, VARY, X_CONTENT_TYPE_OPTIONS,
+    IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_UNMODIFIED_SINCE, LAST_MODIFIED, LOCATION,
+    RANGE, VARY, X_CONTENT_TYPE_OPTIONS,
 };
 use http::{Method, StatusCode};
 use http_range_header::{EndPosition, RangeUnsatisfiableError, StartPosition};
@@ -153,7 +158,31 @@ enum Served {
 struct Selected {
     path: String,
     info: Option<FileInfo>,
+    /// The whole file, when it was read with its metadata ([`FileSource::stat_with_bytes`]).
+    bytes: Option<Bytes>,
     encoding: Option<&'static str>,
+}
+
+/// The largest file read along with its metadata (one trip to the source): what it sends
+/// whole from memory instead of streaming it.
+const READ_WITH_STAT: u64 = 64 * 1024;
+
+/// How much of a file to read along with its metadata for this request: a small file's all
+/// when the answer will most likely carry it whole (a `GET` without `Range` or a validator
+/// that may make it a 304), nothing otherwise.
+fn read_with_stat(ctx: &Context) -> u64 {
+    let likely_whole = *ctx.method() == Method::GET
+        && !crate::header::has_any(
+            ctx.headers(),
+            &[
+                RANGE,
+                IF_NONE_MATCH,
+                IF_MODIFIED_SINCE,
+                IF_MATCH,
+                IF_UNMODIFIED_SINCE,
+            ],
+        );
+    if likely_whole { READ_WITH_STAT } else { 0 }
 }
 
 fn error(status: StatusCode, message: &'static str) -> crate::Error {
@@ -196,10 +225,26 @@ impl StaticServe {
         }
     }
 
-    /// Metadata of `path`; `Ok(None)` for a source without stat, `Err` for missing files.
-    async fn stat(&self, path: &str) -> Result<Option<Option<FileInfo>>> {
-        match self.source.stat(path).await {
-            Ok(info) => Ok(Some(info)),
+    /// Metadata of `path` (`None` for a source without stat), and its bytes when it is a file
+    /// of at most `up_to` bytes the source reads at once; `Ok(None)` for a missing file.
+    async fn stat(
+        &self,
+        path: &str,
+        up_to: u64,
+    ) -> Result<Option<(Option<FileInfo>, Option<Bytes>)>> {
+        let found = if up_to == 0 {
+            self.source.stat(path).await.map(|info| (info, None))
+        } else {
+            self.source
+                .stat_with_bytes(path, up_to)
+                .await
+                .map(|found| match found {
+                    Some((info, bytes)) => (Some(info), bytes),
+                    None => (None, None),
+                })
+        };
+        match found {
+            Ok(found) => Ok(Some(found)),
             Err(SourceError::OutOfPath) => Err(out_of_path()),
             Err(SourceError::Io(err)) if is_not_found(&err) => Ok(None),
             Err(SourceError::Io(err)) => Err(err.into()),
@@ -225,7 +270,8 @@ impl StaticServe {
             SafePath::Hidden { path, dir } => (path, dir),
         };
         let mut path = self.join(&path);
-        let Some(mut info) = self.stat(&path).await? else {
+        let up_to = read_with_stat(ctx);
+        let Some((mut info, mut bytes)) = self.stat(&path, up_to).await? else {
             return Ok(Served::NotFound);
         };
         if info.is_some_and(|i| i.is_dir) {
@@ -241,10 +287,10 @@ impl StaticServe {
             } else {
                 format!("{path}/{index}")
             };
-            info = match self.stat(&path).await? {
-                None => return Ok(Served::NotFound),
-                Some(info) => info,
+            let Some(found) = self.stat(&path, up_to).await? else {
+                return Ok(Served::NotFound);
             };
+            (info, bytes) = found;
             if info.is_some_and(|i| i.is_dir) {
                 return Ok(Served::NotFound);
             }
@@ -256,7 +302,7 @@ impl StaticServe {
             return Ok(Served::NotFound);
         }
         let content_type = content_type(&path);
-        let selected = self.select_variant(ctx, path, info).await?;
+        let selected = self.select_variant(ctx, path, info, bytes).await?;
         self.respond(ctx, selected, content_type).await?;
         Ok(Served::Done)
     }
@@ -267,6 +313,7 @@ impl StaticServe {
         ctx: &mut Context,
         path: String,
         info: Option<FileInfo>,
+        bytes: Option<Bytes>,
     ) -> Result<Selected> {
         let mut variants: Vec<(&'static str, &'static str, f32)> = Vec::with_capacity(2);
         if self.config.precompressed_br {
@@ -279,6 +326,7 @@ impl StaticServe {
             return Ok(Selected {
                 path,
                 info,
+                bytes,
                 encoding: None,
             });
         }
@@ -291,12 +339,13 @@ impl StaticServe {
                 continue;
             }
             let sibling = format!("{path}{suffix}");
-            if let Some(Some(found)) = self.stat(&sibling).await?
+            if let Some((Some(found), _)) = self.stat(&sibling, 0).await?
                 && !found.is_dir
             {
                 return Ok(Selected {
                     path: sibling,
                     info: Some(found),
+                    bytes: None,
                     encoding: Some(encoding),
                 });
             }
@@ -304,6 +353,7 @@ impl StaticServe {
         Ok(Selected {
             path,
             info,
+            bytes,
             encoding: None,
         })
     }
@@ -314,9 +364,17 @@ impl StaticServe {
         selected: Selected,
         content_type: HeaderValue,
     ) -> Result {
-        // A source without stat gives its bytes whole; the size then comes from them.
+        // A source without stat gives its bytes whole; the size then comes from them. A small
+        // file may have come whole with its metadata.
         let (data, size, modified) = match selected.info {
-            Some(info) => (None, info.size, info.modified),
+            Some(info) => match selected.bytes {
+                // Its length is the size: the file may have changed since it was listed.
+                Some(bytes) => {
+                    let size = bytes.len() as u64;
+                    (Some(bytes), size, info.modified)
+                }
+                None => (None, info.size, info.modified),
+            },
             None => {
                 let data = self.source.get(&selected.path).await.map_err(|e| match e {
                     SourceError::OutOfPath => out_of_path(),

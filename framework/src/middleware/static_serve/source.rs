@@ -58,6 +58,20 @@ pub trait FileSource: Send + Sync + 'static {
     /// A reader positioned at byte `offset` of the file.
     async fn reader(&self, file: &str, offset: u64) -> Result<FileReader, SourceError>;
 
+    /// [`FileSource::stat`], and the file's bytes as well when it is a file of at most
+    /// `up_to` bytes and the source can read them in the same step (the directory source does:
+    /// one trip to the blocking pool for a small file instead of two). `None` for the bytes
+    /// means the file is read later with [`FileSource::reader`]; this default never reads
+    /// them.
+    async fn stat_with_bytes(
+        &self,
+        file: &str,
+        up_to: u64,
+    ) -> Result<Option<(FileInfo, Option<Bytes>)>, SourceError> {
+        let _ = up_to;
+        Ok(self.stat(file).await?.map(|info| (info, None)))
+    }
+
     /// The file's content digest, when the source has it for free (an embedded source hashes
     /// at build time). A strong ETag is computed by reading the file otherwise.
     async fn content_hash(&self, file: &str) -> Option<[u8; 32]> {
@@ -130,13 +144,30 @@ impl FileSource for DirectorySource {
     }
 
     async fn stat(&self, file: &str) -> Result<Option<FileInfo>, SourceError> {
-        self.blocking(file, |path| {
-            let meta = std::fs::metadata(path)?;
-            Ok(Some(FileInfo {
-                size: meta.len(),
-                modified: meta.modified().ok(),
-                is_dir: meta.is_dir(),
-            }))
+        self.blocking(file, |path| Ok(Some(file_info(&std::fs::metadata(path)?))))
+            .await
+    }
+
+    /// The metadata and, for a file of at most `up_to` bytes, its bytes, in one blocking call.
+    /// The size is then the number of bytes read (the file may have changed since its
+    /// metadata was read).
+    async fn stat_with_bytes(
+        &self,
+        file: &str,
+        up_to: u64,
+    ) -> Result<Option<(FileInfo, Option<Bytes>)>, SourceError> {
+        self.blocking(file, move |path| {
+            use std::io::Read;
+            let mut info = file_info(&std::fs::metadata(&path)?);
+            if info.is_dir || info.size > up_to {
+                return Ok(Some((info, None)));
+            }
+            let mut bytes = Vec::with_capacity(usize::try_from(info.size).unwrap_or(0));
+            std::fs::File::open(&path)?
+                .take(up_to)
+                .read_to_end(&mut bytes)?;
+            info.size = bytes.len() as u64;
+            Ok(Some((info, Some(Bytes::from(bytes)))))
         })
         .await
     }
@@ -169,6 +200,14 @@ impl FileSource for DirectorySource {
             first: Bytes::from(first),
             rest: tokio::fs::File::from_std(std_file),
         }))
+    }
+}
+
+fn file_info(meta: &std::fs::Metadata) -> FileInfo {
+    FileInfo {
+        size: meta.len(),
+        modified: meta.modified().ok(),
+        is_dir: meta.is_dir(),
     }
 }
 
