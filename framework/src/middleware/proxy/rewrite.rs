@@ -1,12 +1,17 @@
 //! URL path rewrites, compiled once: `<pattern>:<replacement>`, where `*` in the pattern
 //! captures any run of characters and `$1`, `$2`, … in the replacement stand for the captures.
-
-use regex::Regex;
+//!
+//! A pattern is literal text between its stars, matched against the whole path as the regex
+//! `^lit(.*)lit(.*)…lit$` would be, each star as long as the rest still matches, but without
+//! a regex engine: each literal is placed at its rightmost possible position, from the last
+//! one (which ends the path) back to the first (which starts it). That is one `rfind` per
+//! literal, linear in the path for any number of stars.
 
 /// One compiled rule.
 #[derive(Debug, Clone)]
 pub(crate) struct Rewrite {
-    pattern: Regex,
+    /// The pattern's text around its stars: one more than there are stars.
+    literals: Vec<String>,
     replacement: Vec<Part>,
 }
 
@@ -25,20 +30,11 @@ pub(crate) fn compile(rule: &str) -> Result<Rewrite, String> {
     if !pattern.starts_with('/') {
         return Err(format!("rewrite `{rule}`: the pattern must start with `/`"));
     }
-    let stars = pattern.matches('*').count();
-    let mut source = String::from("^");
-    for (i, literal) in pattern.split('*').enumerate() {
-        if i > 0 {
-            source.push_str("(.*)");
-        }
-        source.push_str(&regex::escape(literal));
-    }
-    source.push('$');
-    let pattern = Regex::new(&source).map_err(|e| format!("rewrite `{rule}`: {e}"))?;
-    let replacement =
-        parse_replacement(replacement, stars).map_err(|e| format!("rewrite `{rule}`: {e}"))?;
+    let literals: Vec<String> = pattern.split('*').map(str::to_owned).collect();
+    let replacement = parse_replacement(replacement, literals.len() - 1)
+        .map_err(|e| format!("rewrite `{rule}`: {e}"))?;
     Ok(Rewrite {
-        pattern,
+        literals,
         replacement,
     })
 }
@@ -84,15 +80,43 @@ fn parse_replacement(text: &str, captures: usize) -> Result<Vec<Part>, String> {
 impl Rewrite {
     /// The rewritten path, or `None` when the rule does not match.
     pub(crate) fn apply(&self, path: &str) -> Option<String> {
-        let captures = self.pattern.captures(path)?;
+        let captures = self.captures(path)?;
         let mut out = String::with_capacity(path.len());
         for part in &self.replacement {
             match part {
                 Part::Text(text) => out.push_str(text),
-                Part::Capture(n) => out.push_str(captures.get(*n).map_or("", |m| m.as_str())),
+                // `parse_replacement` allows only `1..=stars`.
+                Part::Capture(n) => out.push_str(captures.get(n - 1).copied().unwrap_or("")),
             }
         }
         Some(out)
+    }
+
+    /// What each star matched, or `None` when the path does not match: the greedy captures
+    /// (the first star as long as possible, then the next, …), which place every literal
+    /// after the first at its rightmost possible position.
+    fn captures<'p>(&self, path: &'p str) -> Option<Vec<&'p str>> {
+        let (first, rest) = self.literals.split_first()?;
+        let text = path.strip_prefix(first.as_str())?;
+        let Some((last, middle)) = rest.split_last() else {
+            // No star: the pattern is the whole path.
+            return text.is_empty().then(Vec::new);
+        };
+        // Where each literal after the first starts, placed from the end leftwards.
+        let mut starts = vec![0; rest.len()];
+        let mut end = text.strip_suffix(last.as_str())?.len();
+        starts[rest.len() - 1] = end;
+        for (i, literal) in middle.iter().enumerate().rev() {
+            end = text[..end].rfind(literal.as_str())?;
+            starts[i] = end;
+        }
+        let mut from = 0;
+        let mut captures = Vec::with_capacity(rest.len());
+        for (literal, &start) in rest.iter().zip(&starts) {
+            captures.push(&text[from..start]);
+            from = start + literal.len();
+        }
+        Some(captures)
     }
 }
 
@@ -134,6 +158,36 @@ mod tests {
         // `$` not followed by digits is literal text.
         let r = rules(&["/p/*:/q$/$1"]);
         assert_eq!(rewrite_path(&r, "/p/z"), "/q$/z");
+    }
+
+    /// The same captures as the regex `^lit(.*)…lit$` (greedy stars) on paths where a
+    /// literal occurs several times, overlaps itself, or is empty (adjacent stars).
+    #[test]
+    fn stars_are_greedy_like_the_regex() {
+        let r = rules(&["/a*b*c:[$1|$2]"]);
+        assert_eq!(rewrite_path(&r, "/axbybzc"), "[xby|z]");
+        assert_eq!(rewrite_path(&r, "/abc"), "[|]");
+        assert_eq!(rewrite_path(&r, "/abbc"), "[b|]");
+        assert_eq!(rewrite_path(&r, "/ac"), "/ac", "no b: no match");
+        let r = rules(&["/**:[$1|$2]"]);
+        assert_eq!(rewrite_path(&r, "/xyz"), "[xyz|]");
+        let r = rules(&["/*aa*:[$1|$2]"]);
+        assert_eq!(rewrite_path(&r, "/aaa"), "[a|]");
+        assert_eq!(rewrite_path(&r, "/aaaab"), "[aa|b]");
+        let r = rules(&["/x/*/y:[$1]"]);
+        assert_eq!(
+            rewrite_path(&r, "/x/y"),
+            "/x/y",
+            "the literals may not overlap"
+        );
+        assert_eq!(rewrite_path(&r, "/x//y"), "[]");
+        let r = rules(&["/exact:/other"]);
+        assert_eq!(rewrite_path(&r, "/exact"), "/other");
+        assert_eq!(rewrite_path(&r, "/exact/more"), "/exact/more");
+        // Many stars on a long path that does not match: still one pass per literal.
+        let r = rules(&["/*a*a*a*a*b:/$5"]);
+        let long = format!("/{}", "a".repeat(100_000));
+        assert_eq!(rewrite_path(&r, &long), long);
     }
 
     #[test]
