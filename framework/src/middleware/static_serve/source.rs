@@ -158,8 +158,11 @@ impl FileSource for DirectorySource {
     ) -> Result<Option<(FileInfo, Option<Bytes>)>, SourceError> {
         self.blocking(file, move |path| {
             use std::io::Read;
-            let mut info = file_info(&std::fs::metadata(&path)?);
-            if info.is_dir || info.size > up_to {
+            let meta = std::fs::metadata(&path)?;
+            let mut info = file_info(&meta);
+            // Only a regular file: a pipe or a device in the directory is left to the reader,
+            // as before, rather than read ahead here.
+            if !meta.is_file() || info.size > up_to {
                 return Ok(Some((info, None)));
             }
             let mut bytes = Vec::with_capacity(usize::try_from(info.size).unwrap_or(0));
