@@ -29,19 +29,13 @@ use user_service::Config;
 use user_service::throttle::{AttemptStore, RedisAttempts};
 use userflow::{Browser, PgSchema, proof, sha256_hex, start, test_key};
 
-async fn start_cluster() -> RedisCluster {
-    tokio::task::spawn_blocking(|| RedisCluster::start(3))
-        .await
-        .unwrap()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(
     no_test_redis,
     ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
 )]
 async fn every_store_works_on_a_cluster() {
-    let cluster = start_cluster().await;
+    let cluster = RedisCluster::start_async(3).await;
     let redis = RedisConnection::connect(&cluster.url(), RedisPolicy::default())
         .await
         .expect("the cluster");
@@ -184,7 +178,7 @@ async fn every_store_works_on_a_cluster() {
     ignore = "needs PostgreSQL, redis-server and redis-cli: set TEST_DATABASE_URL and TEST_REDIS_URL"
 )]
 async fn two_instances_on_a_cluster_keep_every_session_while_slots_move() {
-    let cluster = Arc::new(start_cluster().await);
+    let cluster = Arc::new(RedisCluster::start_async(3).await);
     let schema = PgSchema::create(&common::store_url("TEST_DATABASE_URL")).await;
     let config = Config {
         database_url: schema.url.clone(),

@@ -181,6 +181,13 @@ impl RedisCluster {
         cluster
     }
 
+    /// [`RedisCluster::start`] off the async runtime (it waits on processes).
+    pub async fn start_async(masters: usize) -> Self {
+        tokio::task::spawn_blocking(move || Self::start(masters))
+            .await
+            .expect("start the cluster")
+    }
+
     fn spawn(&self, i: usize) -> Child {
         let port = self.ports[i];
         let dir = self.dir.join(port.to_string());
@@ -305,10 +312,7 @@ impl TestRedis {
 
     /// A 3-master cluster of the test's own, started off the async runtime.
     pub async fn cluster() -> Self {
-        let cluster = tokio::task::spawn_blocking(|| RedisCluster::start(3))
-            .await
-            .expect("start the cluster");
-        Self::Cluster(cluster)
+        Self::Cluster(RedisCluster::start_async(3).await)
     }
 
     /// The URL a service is given: the server's, or the cluster's nodes comma-separated.
