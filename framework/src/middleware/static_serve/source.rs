@@ -202,7 +202,12 @@ impl FileSource for DirectorySource {
             })
             .await?;
         Ok(Box::pin(Prefetched {
-            first: Bytes::from(first),
+            // Nothing read ahead (a larger file): the one-byte buffer is freed here.
+            first: if first.is_empty() {
+                Bytes::new()
+            } else {
+                Bytes::from(first)
+            },
             rest: tokio::fs::File::from_std(std_file),
         }))
     }
