@@ -8,6 +8,7 @@
 
 use std::any::Any;
 use std::borrow::Cow;
+use std::mem::ManuallyDrop;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -78,7 +79,10 @@ pub struct Context {
     method: Method,
     uri: Uri,
     version: Version,
-    headers: HeaderMap,
+    /// Both header maps are dropped by hand ([`Context`]'s `Drop`): at the end of a request
+    /// they are empty maps with no room, whose drop glue would still run (about 50
+    /// instructions each, callgrind).
+    headers: ManuallyDrop<HeaderMap>,
     extensions: http::Extensions,
     remote_addr: SocketAddr,
     /// Taken out (`None`) when the response is made.
@@ -89,7 +93,7 @@ pub struct Context {
     /// Raw or parsed request body bytes, filled by the body parser.
     pub request_body: Bytes,
     status: Option<StatusCode>,
-    response_headers: HeaderMap,
+    response_headers: ManuallyDrop<HeaderMap>,
     /// The value the responder converts to bytes.
     pub body: Option<Reply>,
     /// Response bytes, set directly or by the responder.
@@ -130,7 +134,7 @@ impl Context {
             method: parts.method,
             uri: parts.uri,
             version: parts.version,
-            headers: parts.headers,
+            headers: ManuallyDrop::new(parts.headers),
             extensions: parts.extensions,
             remote_addr,
             request_id: Some(request_id),
@@ -139,7 +143,7 @@ impl Context {
             raw_body,
             request_body: Bytes::new(),
             status: None,
-            response_headers: spare_headers(),
+            response_headers: ManuallyDrop::new(spare_headers()),
             body: None,
             body_buffer: None,
             body_stream: None,
@@ -677,12 +681,26 @@ impl Context {
         *response.status_mut() = status;
         // Swapped, not moved: the context keeps the empty map the response came with.
         let headers = response.headers_mut();
-        std::mem::swap(headers, &mut self.response_headers);
+        std::mem::swap(headers, &mut *self.response_headers);
         headers.insert(crate::header::X_REQUEST_ID, request_id);
         // The request is over: its header map, emptied, will carry the next response's
         // headers (see `recycle_headers`).
-        recycle_headers(std::mem::take(&mut self.headers));
+        recycle_headers(std::mem::take(&mut *self.headers));
         response
+    }
+}
+
+/// Frees what the header maps still hold. A map with no room owns no memory (its entries
+/// and extra values can only be there with room), so such a map, the usual one at the end of
+/// a request (the request's went back to the thread, the response took the other), is left
+/// as it is.
+impl Drop for Context {
+    fn drop(&mut self) {
+        for map in [&mut self.headers, &mut self.response_headers] {
+            if map.capacity() != 0 {
+                drop(std::mem::take(&mut **map));
+            }
+        }
     }
 }
 
@@ -737,5 +755,38 @@ mod tests {
         assert!(over.capacity() > SPARE_HEADERS_MAX);
         recycle_headers(over);
         assert_eq!(spare_headers().capacity(), 0, "over the bound, freed");
+    }
+
+    /// A context dropped before its response was made (a panic, a dropped future) still drops
+    /// both header maps with their values: the maps are freed by hand, see `Drop`.
+    #[test]
+    fn a_context_dropped_mid_request_drops_both_header_maps() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        struct Owned(Arc<AtomicUsize>);
+        impl AsRef<[u8]> for Owned {
+            fn as_ref(&self) -> &[u8] {
+                b"v"
+            }
+        }
+        impl Drop for Owned {
+            fn drop(&mut self) {
+                self.0.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let value = || {
+            HeaderValue::from_maybe_shared(bytes::Bytes::from_owner(Owned(Arc::clone(&dropped))))
+                .unwrap()
+        };
+        let service = crate::App::new().build().unwrap();
+        let mut request = http::Request::new(crate::body::RequestBody::Empty);
+        request.headers_mut().insert("x-in", value());
+        let (parts, body) = request.into_parts();
+        let mut ctx = service.context(parts, body, "127.0.0.1:1".parse().unwrap());
+        ctx.set_header(http::header::HeaderName::from_static("x-out"), value());
+        assert_eq!(dropped.load(Ordering::SeqCst), 0);
+        drop(ctx);
+        assert_eq!(dropped.load(Ordering::SeqCst), 2, "both values dropped");
     }
 }
