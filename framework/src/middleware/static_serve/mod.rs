@@ -52,6 +52,7 @@
 //!
 //! Errors have category `framework-static-serve`.
 
+mod blocking_file;
 mod path;
 mod source;
 

@@ -80,7 +80,8 @@ pub trait FileSource: Send + Sync + 'static {
     }
 }
 
-/// Files under a directory, read with tokio's file IO and streamed in chunks.
+/// Files under a directory, read on tokio's blocking pool and streamed in chunks (into buffers
+/// made on the runtime's worker, see `blocking_file`).
 ///
 /// The root is canonicalised once, at construction. Every request's path is canonicalised too
 /// (symlinks resolved) and must still lie under the root: a symlink inside the root that points
@@ -208,7 +209,7 @@ impl FileSource for DirectorySource {
             } else {
                 Bytes::from(first)
             },
-            rest: tokio::fs::File::from_std(std_file),
+            rest: super::blocking_file::BlockingFile::new(std_file),
         }))
     }
 }
@@ -240,7 +241,7 @@ const SMALL_FILE: usize = 64 * 1024;
 /// one): those first, then the rest from the file (positioned just past them).
 struct Prefetched {
     first: Bytes,
-    rest: tokio::fs::File,
+    rest: super::blocking_file::BlockingFile,
 }
 
 impl AsyncRead for Prefetched {
