@@ -10,7 +10,7 @@
 
 use std::io::{self, Read};
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::task::JoinHandle;
@@ -59,20 +59,18 @@ impl AsyncRead for BlockingFile {
         dst: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         loop {
-            match &mut self.state {
-                State::Idle { buf, pos, .. } if *pos < buf.len() || dst.remaining() == 0 => {
-                    let n = (buf.len() - *pos).min(dst.remaining());
-                    dst.put_slice(&buf[*pos..*pos + n]);
-                    *pos += n;
+            // Taken out and put back (a few words), so each arm owns what it holds.
+            match std::mem::replace(&mut self.state, State::Failed) {
+                State::Idle { file, buf, mut pos } if pos < buf.len() || dst.remaining() == 0 => {
+                    let n = (buf.len() - pos).min(dst.remaining());
+                    dst.put_slice(&buf[pos..pos + n]);
+                    pos += n;
+                    self.state = State::Idle { file, buf, pos };
                     return Poll::Ready(Ok(()));
                 }
-                State::Idle { .. } => {
-                    let State::Idle {
-                        mut file, mut buf, ..
-                    } = std::mem::replace(&mut self.state, State::Failed)
-                    else {
-                        unreachable!("matched as idle above")
-                    };
+                State::Idle {
+                    mut file, mut buf, ..
+                } => {
                     let want = dst.remaining().min(MAX_READ);
                     buf.clear();
                     // Made or grown here, on the worker: see the module doc.
@@ -84,18 +82,19 @@ impl AsyncRead for BlockingFile {
                         (file, buf, read.map(drop))
                     }));
                 }
-                State::Busy(task) => {
-                    let (file, buf, read) = match ready!(Pin::new(task).poll(cx)) {
-                        Ok(done) => done,
-                        Err(gone) => {
-                            self.state = State::Failed;
-                            return Poll::Ready(Err(io::Error::other(gone)));
+                State::Busy(mut task) => {
+                    let done = match Pin::new(&mut task).poll(cx) {
+                        Poll::Pending => {
+                            self.state = State::Busy(task);
+                            return Poll::Pending;
                         }
+                        Poll::Ready(done) => done,
                     };
-                    if let Err(err) = read {
-                        self.state = State::Failed;
-                        return Poll::Ready(Err(err));
-                    }
+                    let (file, buf, read) = match done {
+                        Ok(done) => done,
+                        Err(gone) => return Poll::Ready(Err(io::Error::other(gone))),
+                    };
+                    read?;
                     let end = buf.is_empty();
                     self.state = State::Idle { file, buf, pos: 0 };
                     if end {

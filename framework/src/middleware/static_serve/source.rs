@@ -225,7 +225,7 @@ fn file_info(meta: &std::fs::Metadata) -> FileInfo {
 /// A buffer for file bytes, made on the calling (runtime worker) thread and only grown, with
 /// `reserve_exact`, on the blocking thread that reads into it. glibc's `realloc` keeps a block
 /// in the arena it came from, so the bytes a request sends live in the worker's arena, where
-/// they are freed once sent, as tokio's own file reads do. Allocated on the blocking thread,
+/// they are freed once sent. Allocated on the blocking thread,
 /// each of the pool's threads (some 40 under 32 connections) kept its own arena holding 44–96
 /// KB of them (`/static/4k.bin`, `wrk -c32`, `/proc/PID/smaps`). One byte: the allocator's
 /// smallest block, never read from, so an empty answer costs next to nothing.
