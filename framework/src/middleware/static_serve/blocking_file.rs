@@ -6,7 +6,9 @@
 //! its own, and the buffers of many streams left every arena holding some 200–330 KB (32
 //! connections reading a 1 MiB file, `/proc/PID/smaps`). Here the buffer is made (and, once,
 //! grown) on the worker that polls the read, so it is allocated and freed in the worker's
-//! arena; the blocking call only reads into room it was handed.
+//! arena; the blocking call only reads into room it was handed, with one `read` (as tokio's
+//! does): `read_to_end` would have split each 64 KiB into reads of 8, 8, 16 and 32 KiB
+//! (`strace`).
 
 use std::io::{self, Read};
 use std::pin::Pin;
@@ -19,19 +21,21 @@ use tokio::task::JoinHandle;
 /// chunk asks for, so one read fills one chunk.
 const MAX_READ: usize = 64 * 1024;
 
-/// A read's result: the file and the buffer back, holding what was read.
-type ReadDone = (std::fs::File, Vec<u8>, io::Result<()>);
+/// A read's result: the file and the buffer back, and how many bytes were read into it.
+type ReadDone = (std::fs::File, Vec<u8>, io::Result<usize>);
 
 pub(super) struct BlockingFile {
     state: State,
 }
 
 enum State {
-    /// Waiting for the next read: `buf[pos..]` was read and not yet handed out.
+    /// Waiting for the next read: `buf[pos..end]` was read and not yet handed out. The
+    /// buffer is zeroed once, when it grows, and then only read into.
     Idle {
         file: std::fs::File,
         buf: Vec<u8>,
         pos: usize,
+        end: usize,
     },
     /// A read is running on the blocking pool.
     Busy(JoinHandle<ReadDone>),
@@ -47,6 +51,7 @@ impl BlockingFile {
                 file,
                 buf: Vec::new(),
                 pos: 0,
+                end: 0,
             },
         }
     }
@@ -61,25 +66,39 @@ impl AsyncRead for BlockingFile {
         loop {
             // Taken out and put back (a few words), so each arm owns what it holds.
             match std::mem::replace(&mut self.state, State::Failed) {
-                State::Idle { file, buf, mut pos } if pos < buf.len() || dst.remaining() == 0 => {
-                    let n = (buf.len() - pos).min(dst.remaining());
+                State::Idle {
+                    file,
+                    buf,
+                    mut pos,
+                    end,
+                } if pos < end || dst.remaining() == 0 => {
+                    let n = (end - pos).min(dst.remaining());
                     dst.put_slice(&buf[pos..pos + n]);
                     pos += n;
-                    self.state = State::Idle { file, buf, pos };
+                    self.state = State::Idle {
+                        file,
+                        buf,
+                        pos,
+                        end,
+                    };
                     return Poll::Ready(Ok(()));
                 }
                 State::Idle {
                     mut file, mut buf, ..
                 } => {
                     let want = dst.remaining().min(MAX_READ);
-                    buf.clear();
-                    // Made or grown here, on the worker: see the module doc.
-                    buf.reserve(want);
+                    if buf.len() < want {
+                        // Made or grown here, on the worker: see the module doc.
+                        buf.resize(want, 0);
+                    }
                     self.state = State::Busy(tokio::task::spawn_blocking(move || {
-                        // Reads into the room without zeroing it first, one `read` for a
-                        // regular file; stops at `want` bytes or the end of the file.
-                        let read = (&mut file).take(want as u64).read_to_end(&mut buf);
-                        (file, buf, read.map(drop))
+                        let read = loop {
+                            match file.read(&mut buf[..want]) {
+                                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                                read => break read,
+                            }
+                        };
+                        (file, buf, read)
                     }));
                 }
                 State::Busy(mut task) => {
@@ -94,10 +113,14 @@ impl AsyncRead for BlockingFile {
                         Ok(done) => done,
                         Err(gone) => return Poll::Ready(Err(io::Error::other(gone))),
                     };
-                    read?;
-                    let end = buf.is_empty();
-                    self.state = State::Idle { file, buf, pos: 0 };
-                    if end {
+                    let end = read?;
+                    self.state = State::Idle {
+                        file,
+                        buf,
+                        pos: 0,
+                        end,
+                    };
+                    if end == 0 {
                         // Nothing left: a read of no bytes is the end of the file.
                         return Poll::Ready(Ok(()));
                     }
