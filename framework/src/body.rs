@@ -371,7 +371,7 @@ impl std::fmt::Debug for BodyStream {
 }
 
 /// Chunk size for bodies read from files.
-const READ_CHUNK: usize = 64 * 1024;
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
 
 /// A body that knows its length and fails when the source ends before it.
 struct ExactSize {

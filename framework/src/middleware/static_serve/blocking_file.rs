@@ -17,9 +17,9 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::task::JoinHandle;
 
-/// The most one read asks of the file: what [`ReaderStream`](tokio_util::io::ReaderStream)'s
-/// chunk asks for, so one read fills one chunk.
-const MAX_READ: usize = 64 * 1024;
+/// The most one read asks of the file: the chunk a file body asks for, so one read fills
+/// one chunk.
+const MAX_READ: usize = crate::body::READ_CHUNK;
 
 /// A read's result: the file and the buffer back, and how many bytes were read into it.
 type ReadDone = (std::fs::File, Vec<u8>, io::Result<usize>);
