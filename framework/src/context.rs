@@ -590,8 +590,10 @@ impl Context {
     /// middleware (the session, JWT claims, a body reader's decision), the way salvo's `Depot`
     /// or axum's request extensions do: a middleware module adds an extension trait on
     /// `Context` (such as [`SessionExt`](crate::middleware::session::SessionExt)) over these
-    /// calls, so its data has a name of its own. The store is a short list searched by type:
-    /// the first value lives in place, and a zero-sized marker costs no allocation.
+    /// calls, so its data has a name of its own. The store is a short list searched by type,
+    /// whose boxes a thread recycles from one request to the next: a value usually moves into
+    /// the box its type had in the last request, and a request that stores nothing costs
+    /// nothing.
     pub fn insert_data<T: Any + Send + Sync>(&mut self, value: T) -> Option<T> {
         self.data.insert(value)
     }
