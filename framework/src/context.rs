@@ -685,6 +685,12 @@ impl Context {
         let headers = response.headers_mut();
         std::mem::swap(headers, &mut *self.response_headers);
         headers.insert(crate::header::X_REQUEST_ID, request_id);
+        // While draining, an HTTP/1 client is told to take its next request elsewhere (HTTP/2
+        // gets GOAWAY when the server stops).
+        if self.version < Version::HTTP_2 && self.is_draining() {
+            const CLOSE: HeaderValue = HeaderValue::from_static("close");
+            headers.insert(header::CONNECTION, CLOSE);
+        }
         // The request is over: its header map, emptied, will carry the next response's
         // headers (see `recycle_headers`).
         recycle_headers(std::mem::take(&mut *self.headers));

@@ -313,21 +313,15 @@ impl Service {
                     {
                         parts.extensions.insert(guard.upgrade_hold());
                     }
-                    let http1 = parts.version < http::Version::HTTP_2;
                     let body = RequestBody::incoming(body, body_timeout, body_min_rate);
                     let mut ctx = service.context(parts, body, peer);
                     if over_tls {
                         ctx.set_tls();
                     }
-                    let mut response = service.respond(&mut ctx).await;
-                    // While draining, an HTTP/1 client is told to take its next request
-                    // elsewhere (HTTP/2 gets GOAWAY when the server stops).
-                    if http1 && service.is_draining() {
-                        const CLOSE: http::HeaderValue = http::HeaderValue::from_static("close");
-                        response
-                            .headers_mut()
-                            .insert(http::header::CONNECTION, CLOSE);
-                    }
+                    // While draining, an HTTP/1 answer carries `Connection: close`: set where
+                    // the response is made (`Context::take_response`), since changing it here
+                    // would cost every request a move of the response.
+                    let response = service.respond(&mut ctx).await;
                     Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
                 }
             });
