@@ -70,9 +70,22 @@ fn bit(index: usize) -> u64 {
 /// holds a list (two requests with data were in flight on it), the one given back replaces it.
 impl Drop for TypedData {
     fn drop(&mut self) {
-        if self.entries.capacity() == 0 {
-            return;
+        self.finish();
+    }
+}
+
+impl TypedData {
+    /// Ends the request's data (what [`Drop`] does): the values still stored are dropped and
+    /// the list goes back to the thread, leaving an empty list that owns nothing, so a holder
+    /// that keeps the data in a `ManuallyDrop` (the context) need not drop it after this.
+    #[inline]
+    pub(crate) fn finish(&mut self) {
+        if self.entries.capacity() != 0 {
+            self.recycle();
         }
+    }
+
+    fn recycle(&mut self) {
         let mut filled = self.filled;
         while filled != 0 {
             let index = filled.trailing_zeros() as usize;
@@ -88,12 +101,11 @@ impl Drop for TypedData {
         if self.entries.len() > KEPT_ENTRIES {
             self.entries.truncate(KEPT_ENTRIES);
         }
+        self.filled = 0;
         let entries = std::mem::take(&mut self.entries);
         let _ = SPARE.try_with(|spare| forget_if_empty(spare.replace(entries)));
     }
-}
 
-impl TypedData {
     /// The box of `T`'s values, empty or not.
     fn slot<T: Any + Send + Sync>(&self) -> Option<&Option<T>> {
         let id = TypeId::of::<T>();
