@@ -74,6 +74,9 @@ fn recycle_headers(mut map: HeaderMap) {
 /// The request id once it has been taken for the response: empty.
 static TAKEN_REQUEST_ID: HeaderValue = HeaderValue::from_static("");
 
+/// A per-request value and its name ([`Context::set_value`]).
+type NamedValue = (Cow<'static, str>, Box<dyn Any + Send + Sync>);
+
 /// Everything one request carries through the chain.
 pub struct Context {
     method: Method,
@@ -108,7 +111,7 @@ pub struct Context {
     /// Per-request values: a handful at most, so a list searched in order beats hashing (and
     /// an empty one costs nothing to make). Dropped by hand ([`Context`]'s `Drop`), only when
     /// it has room.
-    values: ManuallyDrop<Vec<(Cow<'static, str>, Box<dyn Any + Send + Sync>)>>,
+    values: ManuallyDrop<Vec<NamedValue>>,
     /// Per-request data by type ([`Context::insert_data`]). Ended by hand ([`Context`]'s
     /// `Drop`, [`TypedData::finish`]), which leaves it owning nothing.
     data: ManuallyDrop<TypedData>,
