@@ -113,7 +113,7 @@ pub struct Context {
     /// it has room.
     values: ManuallyDrop<Vec<NamedValue>>,
     /// Per-request data by type ([`Context::insert_data`]). Ended by hand ([`Context`]'s
-    /// `Drop`, [`TypedData::finish`]), which leaves it owning nothing.
+    /// `Drop`, `TypedData::finish`), which leaves it owning nothing.
     data: ManuallyDrop<TypedData>,
     /// Guards and counted slots given back when the request ends ([`Context::hold`]).
     held: Held,
@@ -707,7 +707,7 @@ impl Context {
 /// owns no memory (its entries and extra values can only be there with room), so such a map,
 /// the usual one at the end of a request (the request's went back to the thread, the response
 /// took the other), is left as it is; so is an empty list of values. The typed data gives its
-/// boxes back to the thread ([`TypedData::finish`]). Each would otherwise still run its drop
+/// boxes back to the thread (`TypedData::finish`). Each would otherwise still run its drop
 /// glue, an out-of-line call per field even when empty (some 100 instructions per request for
 /// the four, callgrind).
 impl Drop for Context {
