@@ -708,8 +708,8 @@ impl Context {
 /// the usual one at the end of a request (the request's went back to the thread, the response
 /// took the other), is left as it is; so is an empty list of values. The typed data gives its
 /// boxes back to the thread (`TypedData::finish`). Each would otherwise still run its drop
-/// glue, an out-of-line call per field even when empty (some 100 instructions per request for
-/// the four, callgrind).
+/// glue, an out-of-line call per field even when empty (callgrind, `/json`: about 70
+/// instructions per request for the two maps, about 50 for the values and the data).
 impl Drop for Context {
     fn drop(&mut self) {
         // The data first: its values may be guards (a lock, a counted slot) to give back.

@@ -65,9 +65,10 @@ fn bit(index: usize) -> u64 {
     if index < 64 { 1 << index } else { 0 }
 }
 
-/// The values still stored ([`TypedData::filled`]) are dropped in their boxes, and the list of boxes (its first
-/// [`KEPT_ENTRIES`]) goes back to the thread for the next request. When the thread already
-/// holds a list (two requests with data were in flight on it), the one given back replaces it.
+/// The values still stored ([`TypedData::filled`]) are dropped in their boxes, and the list
+/// of boxes (its first [`KEPT_ENTRIES`]) goes back to the thread for the next request. When
+/// the thread already holds a list (two requests with data were in flight on it), the one
+/// given back replaces it.
 impl Drop for TypedData {
     fn drop(&mut self) {
         self.finish();
