@@ -172,6 +172,16 @@ mod tests {
         SPARE.with(|s| drop(s.take()));
     }
 
+    /// How many boxes the thread's spare list holds.
+    fn spare_len() -> usize {
+        SPARE.with(|s| {
+            let list = s.take();
+            let len = list.len();
+            s.set(list);
+            len
+        })
+    }
+
     #[test]
     fn one_value_per_type_replaced_read_and_taken() {
         let mut data = TypedData::default();
@@ -242,15 +252,7 @@ mod tests {
         let empty = TypedData::default();
         assert_eq!(empty.get::<u8>(), None);
         drop(empty);
-        assert_eq!(
-            SPARE.with(|s| {
-                let list = s.take();
-                let len = list.len();
-                s.set(list);
-                len
-            }),
-            1
-        );
+        assert_eq!(spare_len(), 1);
         clear_spare();
     }
 
@@ -271,12 +273,7 @@ mod tests {
         assert_eq!(data.entries.len(), 12);
         drop(data);
         assert_eq!(Arc::strong_count(&held), 1, "the value was dropped");
-        let kept = SPARE.with(|s| {
-            let list = s.take();
-            let len = list.len();
-            s.set(list);
-            len
-        });
+        let kept = spare_len();
         assert_eq!(kept, KEPT_ENTRIES);
         clear_spare();
     }
