@@ -228,12 +228,16 @@ fn store_error(err: &crate::Error) -> HttpError {
 fn new_id() -> Result<CompactString, HttpError> {
     let mut bits = [0u8; 16];
     getrandom::fill(&mut bits).map_err(internal_error)?;
-    // Written on the stack, then kept inline: no allocation. The buffer is word-aligned, so the
-    // UTF-8 check runs a word at a time (byte by byte otherwise, three times the instructions).
+    // Written on the stack, then kept inline: no allocation. The UTF-8 check runs over a
+    // word-aligned buffer of 32 bytes padded with ASCII, which it takes as two blocks of 16
+    // bytes with no byte-by-byte tail (for the 22 characters alone: a block and six single
+    // bytes; about 55 instructions more per new session, callgrind on the benchmark's login).
     #[repr(align(8))]
-    struct Aligned([u8; 22]);
-    let id = Aligned(crate::header::base64url_128(bits));
-    CompactString::from_utf8(id.0.as_slice()).map_err(internal_error)
+    struct Aligned([u8; 32]);
+    let mut buf = Aligned([b'A'; 32]);
+    buf.0[..22].copy_from_slice(&crate::header::base64url_128(bits));
+    let text = std::str::from_utf8(&buf.0).map_err(internal_error)?;
+    Ok(CompactString::new(&text[..22]))
 }
 
 fn is_valid_id(id: &str) -> bool {
@@ -463,5 +467,29 @@ impl Middleware for SessionMiddleware {
             }
             result
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{is_valid_id, new_id};
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    /// An id is 22 base64url characters (the padding of the buffer it is checked in is not
+    /// part of it) that decode to 128 bits, and each id is new.
+    #[test]
+    fn new_ids_are_22_base64url_characters_of_128_bits_each_new() {
+        let ids: Vec<_> = (0..1000).map(|_| new_id().unwrap()).collect();
+        for id in &ids {
+            assert!(is_valid_id(id), "{id}");
+            assert_eq!(
+                URL_SAFE_NO_PAD.decode(id.as_str()).unwrap().len(),
+                16,
+                "{id}"
+            );
+        }
+        let distinct: std::collections::HashSet<_> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
     }
 }
