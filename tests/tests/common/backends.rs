@@ -158,7 +158,19 @@ impl RedisCluster {
             children: Vec::new(),
         };
         for i in 0..masters {
-            let child = cluster.spawn(i);
+            // A port picked free may be taken before the node binds it (another test's
+            // server, or the local end of some connection): the node exits, and it gets new
+            // ports.
+            let child = (0..5)
+                .find_map(|_| {
+                    let child = cluster.spawn(i);
+                    if child.is_none() {
+                        cluster.ports[i] = free_port();
+                        cluster.bus_ports[i] = free_port();
+                    }
+                    child
+                })
+                .expect("a cluster node on free ports in five tries");
             cluster.children.push(Some(child));
         }
         let nodes: Vec<String> = cluster
@@ -188,11 +200,14 @@ impl RedisCluster {
             .expect("start the cluster")
     }
 
-    fn spawn(&self, i: usize) -> Child {
+    /// Starts node `i` and waits until it answers; `None` when it exits first (one of its
+    /// ports was taken). Ready means this process answers: its `process_id`, so a server
+    /// that took the port meanwhile is not mistaken for the node.
+    fn spawn(&self, i: usize) -> Option<Child> {
         let port = self.ports[i];
         let dir = self.dir.join(port.to_string());
         std::fs::create_dir_all(&dir).expect("node dir");
-        let child = Command::new("redis-server")
+        let mut child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args([
                 "--cluster-enabled",
@@ -209,10 +224,21 @@ impl RedisCluster {
             .stderr(Stdio::null())
             .spawn()
             .expect("start redis-server (apt-get install redis-server)");
-        wait_until("cluster node", Duration::from_secs(10), || {
-            self.cli(i, &["ping"]).starts_with("PONG")
-        });
-        child
+        let me = format!("process_id:{}\r", child.id());
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(_)) = child.try_wait() {
+                return None;
+            }
+            if self.cli(i, &["info", "server"]).contains(&me) {
+                return Some(child);
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "cluster node on port {port} not ready in 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// SIGKILL to node `i`: its slots are not served until it is back.
@@ -224,7 +250,11 @@ impl RedisCluster {
     /// (its keys are gone: no persistence), and the cluster is ok again.
     pub fn restart(&mut self, i: usize) {
         let child = self.spawn(i);
-        self.children[i] = Some(child);
+        assert!(
+            child.is_some(),
+            "node {i} exited on restart: its port was taken"
+        );
+        self.children[i] = child;
         self.wait_ok();
     }
 
