@@ -48,6 +48,34 @@ fn answers(port: u16) -> bool {
     std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
 }
 
+/// Waits until the `redis-server` `child` answers on `port`; false when it exits first (the
+/// port was taken: a port picked free may be bound by another test's server, or be the local
+/// end of some connection, before the server binds it). Ready means this process answers (its
+/// `process_id`), so a server that took the port meanwhile is not mistaken for it, and has
+/// loaded its data (`loading:0`; until then commands get `LOADING`).
+fn redis_ready(child: &mut Child, port: u16) -> bool {
+    let me = format!("process_id:{}\r", child.id());
+    let start = Instant::now();
+    loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            return false;
+        }
+        let info = Command::new("redis-cli")
+            .args(["-p", &port.to_string(), "info"])
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .unwrap_or_default();
+        if info.contains(&me) && info.contains("\nloading:0\r") {
+            return true;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "redis-server on port {port} not ready in 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 /// A `redis-server` of the test's own, with AOF persistence (`appendfsync always`), so data
 /// survives a SIGKILL as it would in a deployment that keeps sessions across restarts.
 pub struct RedisServer {
@@ -57,19 +85,26 @@ pub struct RedisServer {
 }
 
 impl RedisServer {
-    /// Starts it on a free port and waits until it answers `PING`.
+    /// Starts it on a free port (another, up to five tries, when the port is taken before
+    /// the server binds it) and waits until it answers.
     pub fn start() -> Self {
         let mut server = Self {
             port: free_port(),
             dir: super::temp_dir("redis"),
             child: None,
         };
-        server.spawn();
-        server
+        for _ in 0..5 {
+            if server.spawn() {
+                return server;
+            }
+            server.port = free_port();
+        }
+        panic!("redis-server on a free port in five tries");
     }
 
-    fn spawn(&mut self) {
-        let child = Command::new("redis-server")
+    /// Starts the server on its port and waits until it answers; false when it exits first.
+    fn spawn(&mut self) -> bool {
+        let mut child = Command::new("redis-server")
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
             .args([
                 "--save",
@@ -85,14 +120,9 @@ impl RedisServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("start redis-server (apt-get install redis-server)");
+        let ready = redis_ready(&mut child, self.port);
         self.child = Some(child);
-        let port = self.port;
-        wait_until("redis-server", Duration::from_secs(10), || {
-            Command::new("redis-cli")
-                .args(["-p", &port.to_string(), "ping"])
-                .output()
-                .is_ok_and(|o| o.stdout.starts_with(b"PONG"))
-        });
+        ready
     }
 
     /// `redis://127.0.0.1:<port>`.
@@ -111,7 +141,10 @@ impl RedisServer {
 
     /// Starts it again on the same port and directory (its AOF reloaded).
     pub fn restart(&mut self) {
-        self.spawn();
+        assert!(
+            self.spawn(),
+            "redis-server exited on restart: its port was taken"
+        );
     }
 
     /// SIGSTOP: connections are accepted by the kernel, nothing is answered.
@@ -200,9 +233,8 @@ impl RedisCluster {
             .expect("start the cluster")
     }
 
-    /// Starts node `i` and waits until it answers; `None` when it exits first (one of its
-    /// ports was taken). Ready means this process answers: its `process_id`, so a server
-    /// that took the port meanwhile is not mistaken for the node.
+    /// Starts node `i` and waits until it answers ([`redis_ready`]); `None` when it exits
+    /// first (one of its ports was taken).
     fn spawn(&self, i: usize) -> Option<Child> {
         let port = self.ports[i];
         let dir = self.dir.join(port.to_string());
@@ -224,21 +256,7 @@ impl RedisCluster {
             .stderr(Stdio::null())
             .spawn()
             .expect("start redis-server (apt-get install redis-server)");
-        let me = format!("process_id:{}\r", child.id());
-        let start = Instant::now();
-        loop {
-            if let Ok(Some(_)) = child.try_wait() {
-                return None;
-            }
-            if self.cli(i, &["info", "server"]).contains(&me) {
-                return Some(child);
-            }
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "cluster node on port {port} not ready in 30 s"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        redis_ready(&mut child, port).then_some(child)
     }
 
     /// SIGKILL to node `i`: its slots are not served until it is back.
