@@ -120,8 +120,12 @@ impl RedisServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("start redis-server (apt-get install redis-server)");
+        // A server that exited is not kept: its pid may be another process's by the time
+        // this one is dropped (which signals it).
         let ready = redis_ready(&mut child, self.port);
-        self.child = Some(child);
+        if ready {
+            self.child = Some(child);
+        }
         ready
     }
 
