@@ -171,22 +171,30 @@ impl std::error::Error for HttpError {}
 type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 /// Any error a handler or middleware returns: an [`HttpError`] or a plain error.
-pub struct Error(Repr);
+///
+/// One pointer wide, so a [`Result`] is too (`Ok` is the null pointer) and travels in a
+/// register: every hook and future of a chain returns one, and a middleware's
+/// [`Before`](crate::Before) fits in two registers instead of going through memory. (With the
+/// two kinds side by side, an error was two words and a `Result` three, returned through
+/// memory: about 200 more instructions per request on the user service's login, 70 on
+/// `/json`, callgrind.) Errors are the rare path: an `HttpError` takes one allocation, a plain
+/// error two.
+pub struct Error(Box<Repr>);
 
 enum Repr {
-    Http(Box<HttpError>),
+    Http(HttpError),
     Plain(BoxError),
 }
 
 impl Error {
     /// A plain error from a message: it is answered as a 500 exception.
     pub fn msg(message: impl fmt::Display) -> Self {
-        Self(Repr::Plain(message.to_string().into()))
+        Self(Box::new(Repr::Plain(message.to_string().into())))
     }
 
     /// The `HttpError` inside, if this error is one.
     pub fn as_http(&self) -> Option<&HttpError> {
-        match &self.0 {
+        match &*self.0 {
             Repr::Http(e) => Some(e),
             Repr::Plain(_) => None,
         }
@@ -201,8 +209,8 @@ impl Error {
     /// Converts to the error object: a plain error becomes 500, category `framework-error`,
     /// `exception: true`, with its text as the message.
     pub fn into_http(self) -> HttpError {
-        match self.0 {
-            Repr::Http(e) => *e,
+        match *self.0 {
+            Repr::Http(e) => e,
             Repr::Plain(e) => HttpError::with(
                 StatusCode::INTERNAL_SERVER_ERROR,
                 DEFAULT_CATEGORY,
@@ -215,7 +223,7 @@ impl Error {
     /// The error text without the status and category: what a response without the error
     /// handler carries.
     pub fn text(&self) -> String {
-        match &self.0 {
+        match &*self.0 {
             Repr::Http(e) => e.message().to_owned(),
             Repr::Plain(e) => e.to_string(),
         }
@@ -227,43 +235,49 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     fn from(err: E) -> Self {
-        let boxed: BoxError = Box::new(err);
-        match boxed.downcast::<HttpError>() {
-            Ok(http) => Self(Repr::Http(http)),
-            Err(plain) => {
-                // A stalled upload is the client's doing: 408, not 500.
-                if plain
-                    .downcast_ref::<crate::body::BodyError>()
-                    .is_some_and(crate::body::BodyError::is_timeout)
-                {
-                    return HttpError::with(
-                        http::StatusCode::REQUEST_TIMEOUT,
-                        "framework-server",
-                        "request body read timed out",
-                    )
-                    .into();
-                }
-                // The OS's words (paths, `File name too long (os error 36)`) are for the log,
-                // never for the client.
-                if let Some(io) = plain.downcast_ref::<std::io::Error>() {
-                    tracing::error!(error = %io, "i/o failed");
-                    return HttpError::with(
-                        http::StatusCode::INTERNAL_SERVER_ERROR,
-                        DEFAULT_CATEGORY,
-                        "internal i/o error",
-                    )
-                    .with_exception(true)
-                    .into();
-                }
-                Self(Repr::Plain(plain))
-            }
+        // An `HttpError` is taken as it is, without boxing it as a plain error first.
+        let mut slot = Some(err);
+        if let Some(http) =
+            (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<HttpError>>()
+            && let Some(http) = http.take()
+        {
+            return Self(Box::new(Repr::Http(http)));
         }
+        let Some(err) = slot else {
+            unreachable!("only an HttpError is taken out")
+        };
+        let plain: BoxError = Box::new(err);
+        // A stalled upload is the client's doing: 408, not 500.
+        if plain
+            .downcast_ref::<crate::body::BodyError>()
+            .is_some_and(crate::body::BodyError::is_timeout)
+        {
+            return HttpError::with(
+                http::StatusCode::REQUEST_TIMEOUT,
+                "framework-server",
+                "request body read timed out",
+            )
+            .into();
+        }
+        // The OS's words (paths, `File name too long (os error 36)`) are for the log,
+        // never for the client.
+        if let Some(io) = plain.downcast_ref::<std::io::Error>() {
+            tracing::error!(error = %io, "i/o failed");
+            return HttpError::with(
+                http::StatusCode::INTERNAL_SERVER_ERROR,
+                DEFAULT_CATEGORY,
+                "internal i/o error",
+            )
+            .with_exception(true)
+            .into();
+        }
+        Self(Box::new(Repr::Plain(plain)))
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
+        match &*self.0 {
             Repr::Http(e) => fmt::Display::fmt(e, f),
             Repr::Plain(e) => fmt::Display::fmt(e, f),
         }
@@ -272,7 +286,7 @@ impl fmt::Display for Error {
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
+        match &*self.0 {
             Repr::Http(e) => fmt::Debug::fmt(e, f),
             Repr::Plain(e) => fmt::Debug::fmt(e, f),
         }
@@ -302,6 +316,14 @@ impl BuildError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error is one pointer, so a `Result` is one register and a hook's `Before` two.
+    #[test]
+    fn results_fit_in_registers() {
+        assert_eq!(size_of::<Error>(), size_of::<usize>());
+        assert_eq!(size_of::<Result>(), size_of::<usize>());
+        assert!(size_of::<crate::Before>() <= 2 * size_of::<usize>());
+    }
 
     #[test]
     fn http_error_survives_conversion() {
