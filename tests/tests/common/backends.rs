@@ -482,7 +482,7 @@ impl Postgres {
                 .expect("chown");
             assert!(status.success(), "chown the cluster directory to postgres");
         }
-        let pg = Self {
+        let mut pg = Self {
             port: free_port(),
             dir,
             bin: postgres_bin(),
@@ -500,7 +500,14 @@ impl Postgres {
             "initdb: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        pg.begin();
+        // A port picked free may be taken before the server binds it: the start then fails
+        // (`pg_ctl -w` waits for this server, not any on the port) and is tried on another.
+        let mut attempts = 1;
+        while let Err(failure) = pg.try_begin() {
+            assert!(attempts < 5, "{failure}");
+            attempts += 1;
+            pg.port = free_port();
+        }
         let out = Command::new(pg.bin.join("psql"))
             .args([
                 "-h",
@@ -543,6 +550,13 @@ impl Postgres {
     }
 
     fn begin(&self) {
+        if let Err(failure) = self.try_begin() {
+            panic!("{failure}");
+        }
+    }
+
+    /// Starts the server on its port; the failure names `pg_ctl`'s output and the log.
+    fn try_begin(&self) -> Result<(), String> {
         let options = format!(
             "-p {} -c listen_addresses=127.0.0.1 -k {} -c fsync=off -c max_connections=100",
             self.port,
@@ -557,14 +571,17 @@ impl Postgres {
             .args(["-w", "start"])
             .output()
             .expect("run pg_ctl start");
-        assert!(
-            out.status.success(),
-            "pg_ctl start: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
-        );
+        if !out.status.success() {
+            return Err(format!(
+                "pg_ctl start on port {}: {}{}",
+                self.port,
+                String::from_utf8_lossy(&out.stdout),
+                std::fs::read_to_string(self.dir.join("log")).unwrap_or_default()
+            ));
+        }
         let port = self.port;
         wait_until("postgres", Duration::from_secs(30), || answers(port));
+        Ok(())
     }
 
     /// `pg_ctl stop -m fast`: connections are closed, new ones refused.
