@@ -48,6 +48,20 @@ fn answers(port: u16) -> bool {
     std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
 }
 
+/// Runs `start` until it succeeds, up to five times, telling it (`true`) to pick new ports
+/// before each retry: a port picked free may be taken before the server binds it (another
+/// test's server, or the local end of some connection), and the server then exits.
+fn on_free_ports<T>(what: &str, mut start: impl FnMut(bool) -> Result<T, String>) -> T {
+    let mut failure = String::new();
+    for attempt in 0..5 {
+        match start(attempt > 0) {
+            Ok(started) => return started,
+            Err(err) => failure = err,
+        }
+    }
+    panic!("{what} on free ports in five tries: {failure}");
+}
+
 /// Waits until the `redis-server` `child` answers on `port`; false when it exits first (the
 /// port was taken: a port picked free may be bound by another test's server, or be the local
 /// end of some connection, before the server binds it). Ready means this process answers (its
@@ -93,13 +107,17 @@ impl RedisServer {
             dir: super::temp_dir("redis"),
             child: None,
         };
-        for _ in 0..5 {
-            if server.spawn() {
-                return server;
+        on_free_ports("redis-server", |retry| {
+            if retry {
+                server.port = free_port();
             }
-            server.port = free_port();
-        }
-        panic!("redis-server on a free port in five tries");
+            if server.spawn() {
+                Ok(())
+            } else {
+                Err(format!("it exited on port {}", server.port))
+            }
+        });
+        server
     }
 
     /// Starts the server on its port and waits until it answers; false when it exits first.
@@ -195,19 +213,15 @@ impl RedisCluster {
             children: Vec::new(),
         };
         for i in 0..masters {
-            // A port picked free may be taken before the node binds it (another test's
-            // server, or the local end of some connection): the node exits, and it gets new
-            // ports.
-            let child = (0..5)
-                .find_map(|_| {
-                    let child = cluster.spawn(i);
-                    if child.is_none() {
-                        cluster.ports[i] = free_port();
-                        cluster.bus_ports[i] = free_port();
-                    }
-                    child
-                })
-                .expect("a cluster node on free ports in five tries");
+            let child = on_free_ports("a cluster node", |retry| {
+                if retry {
+                    cluster.ports[i] = free_port();
+                    cluster.bus_ports[i] = free_port();
+                }
+                cluster
+                    .spawn(i)
+                    .ok_or_else(|| format!("it exited on port {}", cluster.ports[i]))
+            });
             cluster.children.push(Some(child));
         }
         let nodes: Vec<String> = cluster
@@ -500,14 +514,13 @@ impl Postgres {
             "initdb: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        // A port picked free may be taken before the server binds it: the start then fails
-        // (`pg_ctl -w` waits for this server, not any on the port) and is tried on another.
-        let mut attempts = 1;
-        while let Err(failure) = pg.try_begin() {
-            assert!(attempts < 5, "{failure}");
-            attempts += 1;
-            pg.port = free_port();
-        }
+        // `pg_ctl -w` waits for this server, not any on the port: a taken port fails the start.
+        on_free_ports("postgres", |retry| {
+            if retry {
+                pg.port = free_port();
+            }
+            pg.try_begin()
+        });
         let out = Command::new(pg.bin.join("psql"))
             .args([
                 "-h",
@@ -550,9 +563,8 @@ impl Postgres {
     }
 
     fn begin(&self) {
-        if let Err(failure) = self.try_begin() {
-            panic!("{failure}");
-        }
+        self.try_begin()
+            .unwrap_or_else(|failure| panic!("{failure}"));
     }
 
     /// Starts the server on its port; the failure names `pg_ctl`'s output and the log.
