@@ -37,8 +37,8 @@
 //! ```
 
 use http::header::{
-    CONTENT_SECURITY_POLICY, HeaderName, HeaderValue, REFERRER_POLICY, STRICT_TRANSPORT_SECURITY,
-    X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
+    CONTENT_SECURITY_POLICY, CONTENT_TYPE, HeaderName, HeaderValue, REFERRER_POLICY,
+    STRICT_TRANSPORT_SECURITY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
 };
 
 use crate::context::Context;
@@ -167,20 +167,30 @@ impl Middleware for SecurityHeaders {
     }
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
-        let hsts = self.hsts.as_ref().filter(|_| ctx.is_https());
+        // One scan of the answer's few headers tells which of ours the route set itself (those
+        // are kept) and its media type: cheaper than a hashed lookup for each (callgrind, the
+        // user service's login: ~90 instructions a request).
+        let (mut has_nosniff, mut has_hsts, mut content_type) = (false, false, None);
+        for (name, value) in ctx.response_headers() {
+            if *name == X_CONTENT_TYPE_OPTIONS {
+                has_nosniff = true;
+            } else if *name == STRICT_TRANSPORT_SECURITY {
+                has_hsts = true;
+            } else if *name == CONTENT_TYPE && content_type.is_none() {
+                content_type = Some(value);
+            }
+        }
+        let page = !self.pages_only || is_page(content_type);
+        let hsts = self.hsts.as_ref().filter(|_| !has_hsts && ctx.is_https());
         let headers = ctx.response_headers_mut();
-        // `entry`: one lookup per header, kept when the route set its own.
-        if let Some(nosniff) = &self.nosniff {
-            headers
-                .entry(X_CONTENT_TYPE_OPTIONS)
-                .or_insert_with(|| nosniff.clone());
+        if let Some(nosniff) = self.nosniff.as_ref().filter(|_| !has_nosniff) {
+            headers.append(X_CONTENT_TYPE_OPTIONS, nosniff.clone());
         }
         if let Some(hsts) = hsts {
-            headers
-                .entry(STRICT_TRANSPORT_SECURITY)
-                .or_insert_with(|| hsts.clone());
+            headers.append(STRICT_TRANSPORT_SECURITY, hsts.clone());
         }
-        if !self.pages_only || is_page(headers.get(http::header::CONTENT_TYPE)) {
+        if page {
+            // `entry`: one lookup per header, kept when the route set its own.
             for (name, value) in &self.page {
                 headers.entry(name.clone()).or_insert_with(|| value.clone());
             }
