@@ -39,6 +39,7 @@
 //! ```
 
 use std::fmt::Write;
+use std::sync::OnceLock;
 
 use http::HeaderValue;
 use tracing::Instrument;
@@ -72,13 +73,72 @@ impl Default for TraceConfig {
 }
 
 /// One request's place in a trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+///
+/// The ids a request makes itself (a new trace's id, its span id) are drawn when first read,
+/// not when the request starts: a request whose trace nobody reads (no access log line, no
+/// proxied call, no exported span) draws nothing (callgrind, the user service's login: about
+/// 120 instructions a request). A clone draws them first, so it names the same span.
 pub struct TraceContext {
-    trace_id: [u8; 16],
+    /// The trace id when it is fixed: the client's (from its `traceparent`) or the one the
+    /// OpenTelemetry layer gave the span. `None`: a new trace, whose id is drawn.
+    trace_id: Option<[u8; 16]>,
     parent_id: Option<[u8; 8]>,
-    span_id: [u8; 8],
+    /// A new trace's id (unused when `trace_id` is fixed) and this span's id.
+    drawn: OnceLock<([u8; 16], [u8; 8])>,
     flags: u8,
     tracestate: Option<HeaderValue>,
+}
+
+/// A new trace id and span id, from one draw of the generator (all zeros is invalid for
+/// either).
+fn draw_ids() -> ([u8; 16], [u8; 8]) {
+    loop {
+        let bits = crate::header::random_bytes::<24>();
+        let (trace, span) = bits.split_at(16);
+        if trace != [0; 16] && span != [0; 8] {
+            let mut ids = ([0u8; 16], [0u8; 8]);
+            ids.0.copy_from_slice(trace);
+            ids.1.copy_from_slice(span);
+            return ids;
+        }
+    }
+}
+
+impl Clone for TraceContext {
+    fn clone(&self) -> Self {
+        Self {
+            trace_id: self.trace_id,
+            parent_id: self.parent_id,
+            drawn: OnceLock::from(*self.drawn()),
+            flags: self.flags,
+            tracestate: self.tracestate.clone(),
+        }
+    }
+}
+
+/// Two contexts are equal when they name the same span the same way: ids, parent, flags and
+/// `tracestate`.
+impl PartialEq for TraceContext {
+    fn eq(&self, other: &Self) -> bool {
+        self.ids() == other.ids()
+            && self.parent_id == other.parent_id
+            && self.flags == other.flags
+            && self.tracestate == other.tracestate
+    }
+}
+
+impl Eq for TraceContext {}
+
+impl std::fmt::Debug for TraceContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceContext")
+            .field("trace_id", &self.trace_id())
+            .field("parent_id", &self.parent_id())
+            .field("span_id", &self.span_id())
+            .field("flags", &self.flags)
+            .field("tracestate", &self.tracestate)
+            .finish()
+    }
 }
 
 /// The trace fields of a valid `traceparent`: trace id, parent id, flags.
@@ -133,18 +193,6 @@ fn hex(bytes: &[u8]) -> String {
     out
 }
 
-/// Ids come from the thread's fast generator that makes request ids (seeded from the OS):
-/// unique with overwhelming probability, as the specification asks, without a cryptographic
-/// generator's cost per request.
-fn random_span_id() -> [u8; 8] {
-    loop {
-        let id = crate::header::random_bytes::<8>();
-        if id != [0; 8] {
-            return id;
-        }
-    }
-}
-
 impl TraceContext {
     /// The trace a request with these headers belongs to: the client's, from a valid
     /// `traceparent` (with its `tracestate`), else a new one; with a new span id either way.
@@ -158,9 +206,9 @@ impl TraceContext {
             .and_then(|v| parse_traceparent(v.as_bytes()));
         match incoming {
             Some((trace_id, parent_id, flags)) => Self {
-                trace_id,
+                trace_id: Some(trace_id),
                 parent_id: Some(parent_id),
-                span_id: random_span_id(),
+                drawn: OnceLock::new(),
                 flags,
                 tracestate: headers
                     .get(TRACESTATE)
@@ -171,23 +219,16 @@ impl TraceContext {
         }
     }
 
-    /// A new trace: random trace and span ids, no parent, sampled.
+    /// A new trace: random trace and span ids (drawn when first read), no parent, sampled.
+    ///
+    /// Ids come from the thread's fast generator that makes request ids (seeded from the OS):
+    /// unique with overwhelming probability, as the specification asks, without a
+    /// cryptographic generator's cost per request.
     pub fn new_trace() -> Self {
-        // Both ids from one draw of the generator (all zeros is invalid for either).
-        let (trace_id, span_id) = loop {
-            let bits = crate::header::random_bytes::<24>();
-            let (trace, span) = bits.split_at(16);
-            if trace != [0; 16] && span != [0; 8] {
-                let mut ids = ([0u8; 16], [0u8; 8]);
-                ids.0.copy_from_slice(trace);
-                ids.1.copy_from_slice(span);
-                break ids;
-            }
-        };
         Self {
-            trace_id,
+            trace_id: None,
             parent_id: None,
-            span_id,
+            drawn: OnceLock::new(),
             flags: 0x01,
             tracestate: None,
         }
@@ -196,22 +237,27 @@ impl TraceContext {
     /// The same trace with a new span id, this one as its parent: what a call made on this
     /// request's behalf (a proxied request) carries.
     pub fn child(&self) -> Self {
+        let (trace_id, span_id) = self.ids();
         Self {
-            trace_id: self.trace_id,
-            parent_id: Some(self.span_id),
-            span_id: random_span_id(),
+            trace_id: Some(trace_id),
+            parent_id: Some(span_id),
+            drawn: OnceLock::new(),
             flags: self.flags,
             tracestate: self.tracestate.clone(),
         }
     }
 
+    /// The drawn ids, drawn now if this is their first read.
+    fn drawn(&self) -> &([u8; 16], [u8; 8]) {
+        self.drawn.get_or_init(draw_ids)
+    }
     /// The trace id, 32 lowercase hex digits.
     pub fn trace_id(&self) -> String {
-        hex(&self.trace_id)
+        hex(&self.ids().0)
     }
     /// This request's span id, 16 lowercase hex digits.
     pub fn span_id(&self) -> String {
-        hex(&self.span_id)
+        hex(&self.ids().1)
     }
     /// The client's span id, when it sent a `traceparent`.
     pub fn parent_id(&self) -> Option<String> {
@@ -223,7 +269,8 @@ impl TraceContext {
     }
     /// The raw ids: trace id and span id.
     pub fn ids(&self) -> ([u8; 16], [u8; 8]) {
-        (self.trace_id, self.span_id)
+        let (new_trace, span) = *self.drawn();
+        (self.trace_id.unwrap_or(new_trace), span)
     }
     /// `tracestate` as received.
     pub fn tracestate(&self) -> Option<&HeaderValue> {
@@ -339,7 +386,7 @@ mod otel {
     pub(super) fn link(span: &tracing::Span, trace: &mut TraceContext) {
         if let Some(parent) = trace.parent_id {
             let remote = SpanContext::new(
-                TraceId::from_bytes(trace.trace_id),
+                TraceId::from_bytes(trace.ids().0),
                 SpanId::from_bytes(parent),
                 TraceFlags::new(trace.flags),
                 true,
@@ -350,8 +397,9 @@ mod otel {
         let context = span.context();
         let exported = context.span().span_context().clone();
         if exported.is_valid() {
-            trace.trace_id = exported.trace_id().to_bytes();
-            trace.span_id = exported.span_id().to_bytes();
+            let trace_id = exported.trace_id().to_bytes();
+            trace.trace_id = Some(trace_id);
+            trace.drawn = std::sync::OnceLock::from((trace_id, exported.span_id().to_bytes()));
         }
     }
 }
@@ -417,5 +465,33 @@ mod tests {
         assert_eq!(fresh.parent_id(), None);
         assert_eq!(fresh.flags(), 1);
         assert_ne!(fresh.trace_id(), TraceContext::new_trace().trace_id());
+    }
+
+    /// Ids are drawn at their first read and never change after it; a clone made before any
+    /// read names the same span as the original.
+    #[test]
+    fn drawn_ids_are_drawn_once_and_clones_share_them() {
+        let fresh = TraceContext::new_trace();
+        assert!(
+            fresh.drawn.get().is_none(),
+            "nothing is drawn before a read"
+        );
+        let copy = fresh.clone();
+        assert_eq!(copy.ids(), fresh.ids());
+        assert_eq!(copy, fresh);
+        assert_eq!(fresh.trace_id(), fresh.trace_id());
+        assert_eq!(fresh.span_id(), copy.span_id());
+        assert_ne!(fresh, TraceContext::new_trace());
+
+        let mut headers = http::HeaderMap::new();
+        headers.insert(TRACEPARENT, HeaderValue::from_static(VALID));
+        let joined = TraceContext::from_headers(&headers);
+        assert!(joined.drawn.get().is_none());
+        let copy = joined.clone();
+        assert_eq!(joined.span_id(), copy.span_id());
+        assert_eq!(joined.ids().0, copy.ids().0);
+        assert_eq!(joined.trace_id(), "4bf92f3577b34da6a3ce929d0e0e4736");
+        let debug = format!("{joined:?}");
+        assert!(debug.contains(&joined.span_id()), "{debug}");
     }
 }
