@@ -1,5 +1,5 @@
 //! What the framework reuses from one request to the next on a thread (a request's emptied
-//! header map as the next response's, the responder's JSON buffer) carries nothing over: each
+//! header map as the next response's, the responder's JSON block) carries nothing over: each
 //! answer has its own headers and exactly its own body, on one keep-alive connection and on
 //! several at once.
 
