@@ -77,7 +77,7 @@ impl Default for TraceConfig {
 /// The ids a request makes itself (a new trace's id, its span id) are drawn when first read,
 /// not when the request starts: a request whose trace nobody reads (no access log line, no
 /// proxied call, no exported span) draws nothing (callgrind, the user service's login: about
-/// 120 instructions a request). A clone draws them first, so it names the same span.
+/// 110 instructions a request). A clone draws them first, so it names the same span.
 pub struct TraceContext {
     /// The trace id when it is fixed: the client's (from its `traceparent`) or the one the
     /// OpenTelemetry layer gave the span. `None`: a new trace, whose id is drawn.
