@@ -279,6 +279,17 @@ fn secured(config: SecurityHeadersConfig) -> Service {
         .get("/fails", |_ctx: &mut Context| async {
             Err::<(), _>(HttpError::with(http::StatusCode::BAD_REQUEST, "t", "no").into())
         })
+        .get("/own", |ctx: &mut Context| {
+            ctx.set_header(
+                header::X_CONTENT_TYPE_OPTIONS,
+                header::HeaderValue::from_static("nosniff, own"),
+            );
+            ctx.set_header(
+                header::STRICT_TRANSPORT_SECURITY,
+                header::HeaderValue::from_static("max-age=60"),
+            );
+            async { Ok("own") }
+        })
         .build()
         .expect("app builds")
 }
@@ -324,6 +335,21 @@ async fn security_headers_have_safe_defaults_and_hsts_only_over_https() {
         get(res.headers(), "content-security-policy"),
         Some("frame-ancestors 'self'")
     );
+    // So are its own `X-Content-Type-Options` and HSTS, alone: ours are not added beside them.
+    let res = request(
+        &server,
+        Method::GET,
+        "/own",
+        &[("x-forwarded-proto", "https")],
+    )
+    .await;
+    for (name, own) in [
+        ("x-content-type-options", "nosniff, own"),
+        ("strict-transport-security", "max-age=60"),
+    ] {
+        let values: Vec<_> = res.headers().get_all(name).iter().collect();
+        assert_eq!(values, [own], "{name}");
+    }
     server.stop().await;
 
     // `None` leaves a header out; `pages_only: false` puts the policies on every answer; a bad
