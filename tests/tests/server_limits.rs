@@ -419,3 +419,97 @@ async fn shutdown_closes_half_received_requests_at_once_and_finishes_the_handled
         start.elapsed()
     );
 }
+
+/// The head of a GET with one header of `pad` bytes: `GET / HTTP/1.1`, `Host` and `X-Pad`.
+fn head_with_padding(pad: usize) -> Vec<u8> {
+    format!(
+        "GET / HTTP/1.1\r\nhost: x\r\nx-pad: {}\r\n\r\n",
+        "p".repeat(pad)
+    )
+    .into_bytes()
+}
+
+/// A request head up to `max_request_head` is served; one past it gets 431 and the connection
+/// closes. The limit is hyper's buffer size: the head must fit in it whole, so the boundary is
+/// tested a few bytes either side of the limit.
+#[tokio::test]
+async fn a_request_head_over_the_limit_gets_431() {
+    const LIMIT: usize = 16 * 1024;
+    let server = common::start(service(ServerLimits {
+        max_request_head: LIMIT,
+        ..limits()
+    }))
+    .await;
+    let overhead = head_with_padding(0).len();
+    // Just under: served, and the connection stays open for another request.
+    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+    stream
+        .write_all(&head_with_padding(LIMIT - overhead - 16))
+        .await
+        .expect("write");
+    let response = read_response(&mut stream).await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    stream
+        .write_all(&head_with_padding(10))
+        .await
+        .expect("write");
+    assert!(read_response(&mut stream).await.starts_with("HTTP/1.1 200"));
+    // Just over: 431, then the connection is closed.
+    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+    stream
+        .write_all(&head_with_padding(LIMIT - overhead + 16))
+        .await
+        .expect("write");
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), stream.read_to_end(&mut answer))
+        .await
+        .expect("closed within 10 s")
+        .ok();
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 431"), "{answer}");
+    server.stop().await;
+}
+
+/// An answer larger than the pieces a body is handed to hyper in (64 KiB) arrives whole, with
+/// its exact length, and the connection serves the next request: its pieces are slices of the
+/// one body, sent one after another.
+#[tokio::test]
+async fn a_large_answer_arrives_whole_in_pieces() {
+    const LEN: usize = 64 * 1024 * 3 + 123;
+    let body: String = (0..LEN)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    let service = App::new()
+        .server_limits(limits())
+        .use_middleware(Responder::default())
+        .get("/large", move |_ctx: &mut Context| {
+            let body = body.clone();
+            async move { Ok(body) }
+        })
+        .get("/", |_ctx: &mut Context| async { Ok("ok") })
+        .build()
+        .expect("app builds");
+    let server = common::start(service).await;
+    let mut stream = TcpStream::connect(server.addr).await.expect("connect");
+    stream
+        .write_all(b"GET /large HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("write");
+    let response = read_response(&mut stream).await;
+    let (head, body) = response.split_once("\r\n\r\n").expect("a head");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains(&format!("content-length: {LEN}")), "{head}");
+    assert_eq!(body.len(), LEN);
+    assert!(
+        body.bytes()
+            .enumerate()
+            .all(|(i, b)| b == b'a' + (i % 26) as u8),
+        "the pieces in order"
+    );
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .expect("write");
+    assert!(read_response(&mut stream).await.ends_with("\r\n\r\nok"));
+    server.stop().await;
+}
