@@ -302,14 +302,7 @@ pub type DynBody = Pin<Box<dyn Body<Data = Bytes, Error = BoxError> + Send>>;
 /// The box is `Send` but need not be `Sync` (a stream built on a channel receiver or an
 /// `async` block rarely is); the context stays `Sync` because the stream is only ever reached
 /// through `&mut`.
-///
-/// Sent as a response, its chunks go out in pieces of at most 64 KiB (see [`FRAME_MAX`]).
-pub struct BodyStream(
-    SyncWrapper<DynBody>,
-    /// Whether its chunks are known to be at most [`FRAME_MAX`] (a file's): then they need no
-    /// cutting into pieces.
-    bool,
-);
+pub struct BodyStream(SyncWrapper<DynBody>);
 
 impl BodyStream {
     /// Boxes `body`. Its size hint is kept: an exact one becomes `Content-Length`.
@@ -318,7 +311,7 @@ impl BodyStream {
         B: Body<Data = Bytes> + Send + 'static,
         B::Error: Into<BoxError>,
     {
-        Self(SyncWrapper::new(Box::pin(body.map_err(Into::into))), false)
+        Self(SyncWrapper::new(Box::pin(body.map_err(Into::into))))
     }
 
     /// A body of unknown length from a stream of byte chunks, e.g. server-sent events.
@@ -345,24 +338,19 @@ impl BodyStream {
             http_body_util::StreamBody::new(chunks.map_ok(Frame::data)),
             BoxError::from,
         ));
-        let mut body = Self::new(ExactSize {
+        Self::new(ExactSize {
             inner,
             remaining: len,
-        });
-        body.1 = READ_CHUNK <= FRAME_MAX;
-        body
+        })
     }
 
     /// Keeps `guard` alive until the body has been sent or dropped (the client went away):
     /// how a limiter's permit or a logger's record outlives the chain for a streamed response.
     pub fn with_guard<G: Send + 'static>(self, guard: G) -> Self {
-        let small_chunks = self.1;
-        let mut body = Self::new(Guarded {
+        Self::new(Guarded {
             inner: self.into_inner(),
             _guard: guard,
-        });
-        body.1 = small_chunks;
-        body
+        })
     }
 
     /// The stream's size hint; `exact()` is its length when known.
@@ -384,66 +372,6 @@ impl std::fmt::Debug for BodyStream {
 
 /// Chunk size for bodies read from files.
 pub(crate) const READ_CHUNK: usize = 64 * 1024;
-
-/// The largest piece of a response body handed to the connection at once. An HTTP/1 answer is
-/// copied into the connection's write buffer, whose room stays with the connection until it
-/// closes (see [`ServerLimits`](crate::ServerLimits)): a larger body, or a larger chunk of a
-/// stream, is handed over in pieces of this size (slices of it, no copy), so one large answer
-/// does not leave a buffer of its size behind.
-pub(crate) const FRAME_MAX: usize = 64 * 1024;
-
-/// A stream whose chunks are handed over in pieces of at most [`FRAME_MAX`].
-struct Pieces {
-    inner: DynBody,
-    /// What is left of a chunk larger than [`FRAME_MAX`]: handed over before the stream is
-    /// polled again.
-    rest: Bytes,
-}
-
-impl Pieces {
-    /// The next piece of what is left of a large chunk.
-    fn piece(&mut self) -> Frame<Bytes> {
-        let len = self.rest.len().min(FRAME_MAX);
-        Frame::data(self.rest.split_to(len))
-    }
-}
-
-impl Body for Pieces {
-    type Data = Bytes;
-    type Error = BoxError;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut TaskContext<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
-        if !self.rest.is_empty() {
-            return Poll::Ready(Some(Ok(self.piece())));
-        }
-        match std::task::ready!(self.inner.as_mut().poll_frame(cx)) {
-            Some(Ok(frame)) if frame.data_ref().is_some_and(|d| d.len() > FRAME_MAX) => {
-                // A data frame: `into_data` gives its bytes.
-                self.rest = frame.into_data().unwrap_or_default();
-                Poll::Ready(Some(Ok(self.piece())))
-            }
-            frame => Poll::Ready(frame),
-        }
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.rest.is_empty() && self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        let mut hint = self.inner.size_hint();
-        let rest = self.rest.len() as u64;
-        // The upper bound first: a lower bound above it would be refused.
-        if let Some(upper) = hint.upper() {
-            hint.set_upper(upper + rest);
-        }
-        hint.set_lower(hint.lower() + rest);
-        hint
-    }
-}
 
 /// A body that knows its length and fails when the source ends before it.
 struct ExactSize {
@@ -518,8 +446,7 @@ impl<G> Unpin for Guarded<G> {}
 
 /// The response body the server sends: whole bytes, or a stream.
 pub enum ResponseBody {
-    /// Bytes in memory, sent in pieces of at most 64 KiB (one for most answers; `None` once
-    /// sent).
+    /// Bytes in memory, sent as one frame (`None` once sent).
     Full(Option<Bytes>),
     /// A stream.
     Stream(DynBody),
@@ -533,15 +460,7 @@ impl ResponseBody {
 
     /// A streamed body.
     pub fn stream(stream: BodyStream) -> Self {
-        let small_chunks = stream.1;
-        let inner = stream.into_inner();
-        if small_chunks {
-            return ResponseBody::Stream(inner);
-        }
-        ResponseBody::Stream(Box::pin(Pieces {
-            inner,
-            rest: Bytes::new(),
-        }))
+        ResponseBody::Stream(stream.into_inner())
     }
 
     /// An empty body.
@@ -574,9 +493,6 @@ impl Body for ResponseBody {
         cx: &mut TaskContext<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match self.get_mut() {
-            ResponseBody::Full(Some(bytes)) if bytes.len() > FRAME_MAX => {
-                Poll::Ready(Some(Ok(Frame::data(bytes.split_to(FRAME_MAX)))))
-            }
             ResponseBody::Full(bytes) => Poll::Ready(bytes.take().map(|b| Ok(Frame::data(b)))),
             ResponseBody::Stream(body) => body.as_mut().poll_frame(cx),
         }
@@ -596,71 +512,5 @@ impl Body for ResponseBody {
             }
             ResponseBody::Stream(body) => body.size_hint(),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Polls `body` to its end: the size of each data frame, and the bytes in order. The size
-    /// hint is checked before each poll: exactly what is left when the length is known.
-    fn pieces(mut body: ResponseBody, len: Option<usize>) -> (Vec<usize>, Vec<u8>) {
-        let mut cx = TaskContext::from_waker(std::task::Waker::noop());
-        let (mut sizes, mut got) = (Vec::new(), Vec::new());
-        while !body.is_end_stream() {
-            if let Some(len) = len {
-                assert_eq!(body.size_hint().exact(), Some((len - got.len()) as u64));
-            }
-            match Pin::new(&mut body).poll_frame(&mut cx) {
-                Poll::Ready(Some(Ok(frame))) => {
-                    let data = frame.into_data().expect("data");
-                    sizes.push(data.len());
-                    got.extend_from_slice(&data);
-                }
-                Poll::Ready(None) => break,
-                other => panic!("{:?}", other.map(|f| f.map(|f| f.map(|f| f.is_data())))),
-            }
-        }
-        (sizes, got)
-    }
-
-    /// Bytes larger than [`FRAME_MAX`] go to the connection in pieces of that size, slices of
-    /// the one buffer in order, the length exact throughout; at most that size they go whole.
-    #[test]
-    fn a_large_body_is_handed_over_in_pieces() {
-        let bytes: Bytes = (0..2 * FRAME_MAX + 100).map(|i| i as u8).collect();
-        let (sizes, got) = pieces(ResponseBody::full(bytes.clone()), Some(bytes.len()));
-        assert_eq!(sizes, [FRAME_MAX, FRAME_MAX, 100]);
-        assert_eq!(got, bytes);
-        let whole = Bytes::from(vec![7u8; FRAME_MAX]);
-        let (sizes, got) = pieces(ResponseBody::full(whole.clone()), Some(FRAME_MAX));
-        assert_eq!(sizes, [FRAME_MAX]);
-        assert_eq!(got, whole);
-    }
-
-    /// A stream's chunks larger than [`FRAME_MAX`] are cut the same way, the chunks after them
-    /// follow, and a size hint stays consistent while a cut chunk's rest waits.
-    #[test]
-    fn a_streams_large_chunks_are_handed_over_in_pieces() {
-        let big: Bytes = (0..FRAME_MAX + FRAME_MAX / 2).map(|i| i as u8).collect();
-        let chunks = vec![
-            Ok::<_, std::io::Error>(big.clone()),
-            Ok(Bytes::from_static(b"tail")),
-        ];
-        let stream = BodyStream::from_stream(futures_util::stream::iter(chunks));
-        let (sizes, got) = pieces(ResponseBody::stream(stream), None);
-        assert_eq!(sizes, [FRAME_MAX, FRAME_MAX / 2, 4]);
-        assert_eq!(&got[..big.len()], &big[..]);
-        assert_eq!(&got[big.len()..], b"tail");
-
-        // With a known length, the hint counts the waiting rest.
-        let exact = http_body_util::Full::new(big.clone());
-        let (sizes, got) = pieces(
-            ResponseBody::stream(BodyStream::new(exact)),
-            Some(big.len()),
-        );
-        assert_eq!(sizes, [FRAME_MAX, FRAME_MAX / 2]);
-        assert_eq!(got, big);
     }
 }

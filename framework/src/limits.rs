@@ -19,21 +19,10 @@ use std::time::Duration;
 /// | `max_connections` | ¾ of the open-file limit (`ulimit -n`), 10 000 where unknown | connections open at once; above it new ones wait in the listen backlog |
 /// | `drain_delay` | 0 | on shutdown, how long the server goes on serving (and accepting) while it says it is draining: readiness probes get 503 ([`Context::is_draining`](crate::Context::is_draining), the health component's `/readyz`) and HTTP/1 answers carry `Connection: close`, so a load balancer takes the instance out before connections are refused. Set it to the balancer's probe period times its failure threshold (e.g. 5 s behind Kubernetes) |
 /// | `shutdown_timeout` | 30 s | on shutdown, after the drain delay, how long requests being handled may finish; idle and half-received connections close at once |
-/// | `max_request_head` | 64 KiB (at least 8 KiB) | an HTTP/1 request's head (request line and headers): a larger one is answered **431** and the connection closed. It also bounds what an HTTP/1 connection's buffers hold: what it reads, and the answers it writes (see below) |
 ///
 /// The head and idle timeouts are checked by one sweep per server on a clock that ticks every
 /// tenth of the shorter of the two (between 5 ms and 250 ms): a connection closes at most about
 /// two ticks after its limit, and not before it while the sweep's thread runs on time.
-///
-/// An HTTP/1 answer is copied with its head into the connection's write buffer and sent with
-/// one `write`, rather than queued beside it and sent with `writev`: for a small answer that is
-/// about 420 instructions a request less (callgrind, the benchmark's `/json`, `/plaintext` and
-/// the user service's login), for a large one a copy of its bytes, cheap beside the system
-/// call. The buffer keeps its room for the connection's next answers until it closes, so what
-/// it takes is bounded: a body is handed to it in pieces of at most 64 KiB, and a piece is
-/// only taken while less than `max_request_head` waits to be sent. It holds at most their sum
-/// (128 KiB by default) and its room, grown by doubling, stays under twice that: 256 KiB for
-/// a connection that has sent large answers, 8 KiB for one that has sent only small ones.
 ///
 /// A request being handled (its handler running, or its response being sent, for as long as a
 /// stream lasts) is never cut by these timers: the idle and head timers start again when it
@@ -60,9 +49,6 @@ pub struct ServerLimits {
     pub drain_delay: Duration,
     /// On shutdown, how long requests being handled may finish.
     pub shutdown_timeout: Duration,
-    /// The largest HTTP/1 request head in bytes (431 above it), and the most a connection's
-    /// read and write buffers hold; at least 8 KiB (hyper's least).
-    pub max_request_head: usize,
 }
 
 impl Default for ServerLimits {
@@ -77,7 +63,6 @@ impl Default for ServerLimits {
             max_connections: default_max_connections(),
             drain_delay: Duration::ZERO,
             shutdown_timeout: Duration::from_secs(30),
-            max_request_head: 64 * 1024,
         }
     }
 }

@@ -52,9 +52,6 @@ use crate::limits::ServerLimits;
 pub(crate) use connection::UpgradeHold;
 use connection::{ConnBody, ConnState, TrackedStream};
 
-/// The least buffer hyper's HTTP/1 connection takes (it panics below it).
-const HYPER_MIN_BUF: usize = 8 * 1024;
-
 /// The open connections, so shutdown can reach each one.
 #[derive(Default)]
 struct Registry {
@@ -223,10 +220,6 @@ impl Service {
                 // which paid for it on every request: see `connection::ClientGone`.
                 let mut http1 = http1::Builder::new();
                 http1.half_close(true);
-                // Each answer is copied into one buffer with its head and written at once: see
-                // `ServerLimits` for what it saves and what the buffer may keep.
-                http1.writev(false);
-                http1.max_buf_size(limits.max_request_head.max(HYPER_MIN_BUF));
                 http1
             },
             http2: h2,
