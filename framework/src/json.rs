@@ -41,22 +41,27 @@ pub(crate) fn to_vec<T: ?Sized + Serialize>(value: &T) -> Result<Vec<u8>> {
 
 /// Whether `bytes` holds a byte JSON must escape: `"`, `\` or one below 0x20 (DEL and
 /// non-ASCII bytes are written as they are, as serde_json does). Eight bytes are tested at
-/// once; a tail is tested as the last eight bytes, overlapping what was tested already, and a
-/// string of four to seven bytes as its first and last four. Only strings of at most three
-/// bytes go byte by byte.
+/// once: a string of 8 to 16 bytes as its first and last eight (overlapping), a longer one
+/// word by word and then its last eight, one of four to seven bytes as its first and last
+/// four. Only strings of at most three bytes go byte by byte.
 #[inline]
 fn needs_escape(bytes: &[u8]) -> bool {
     const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
     const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    // Whether any byte of `w` is below 0x20, or is `"` or `\`. "Below `n`" is the classic
-    // `(w - n·ONES) & !w & HIGH`: a borrow can only mark a byte above one that is marked
-    // rightly, so the test for *any* is exact; a byte equal to `c` is a zero byte of `w ^ c`.
-    let word = |w: u64| {
+    // The high bit of each byte of `w` that is below 0x20, `"` or `\` (and maybe of a byte
+    // above such a one). "Below `n`" is the classic `(w - n·ONES) & !w & HIGH`: a borrow can
+    // only mark a byte above one that is marked rightly, so the test for *any* is exact; a
+    // byte equal to `c` is a zero byte of `w ^ c`.
+    let marks = |w: u64| {
         let below = |w: u64, n: u64| w.wrapping_sub(n * ONES) & !w & HIGH;
         below(w, 0x20)
             | below(w ^ (u64::from(b'"') * ONES), 1)
             | below(w ^ (u64::from(b'\\') * ONES), 1)
-            != 0
+    };
+    let u64_at = |i: usize| {
+        let mut eight = [0u8; 8];
+        eight.copy_from_slice(&bytes[i..i + 8]);
+        u64::from_ne_bytes(eight)
     };
     let u32_at = |i: usize| {
         let mut four = [0u8; 4];
@@ -64,22 +69,19 @@ fn needs_escape(bytes: &[u8]) -> bool {
         u64::from(u32::from_ne_bytes(four))
     };
     let len = bytes.len();
-    if len >= 8 {
-        let mut chunks = bytes.chunks_exact(8);
-        let mut any = false;
-        for chunk in &mut chunks {
+    if len > 16 {
+        let mut found = 0;
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
             let mut eight = [0u8; 8];
-            eight.copy_from_slice(chunk);
-            any |= word(u64::from_ne_bytes(eight));
+            eight.copy_from_slice(word);
+            found |= marks(u64::from_ne_bytes(eight));
         }
-        if !chunks.remainder().is_empty() {
-            let mut eight = [0u8; 8];
-            eight.copy_from_slice(&bytes[len - 8..]);
-            any |= word(u64::from_ne_bytes(eight));
-        }
-        any
+        (found | marks(u64_at(len - 8))) != 0
+    } else if len >= 8 {
+        (marks(u64_at(0)) | marks(u64_at(len - 8))) != 0
     } else if len >= 4 {
-        word(u32_at(0) | u32_at(len - 4) << 32)
+        marks(u32_at(0) | u32_at(len - 4) << 32) != 0
     } else {
         bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
     }
