@@ -728,4 +728,47 @@ mod tests {
         write(&mut out, &json!({"a": 1})).unwrap();
         assert_eq!(out, b"before {\"a\":1}");
     }
+
+    /// Random documents, written as serde_json writes them: strings of random length from an
+    /// alphabet of plain, escaped and multi-byte characters, numbers of every kind, nested
+    /// arrays and objects.
+    #[test]
+    fn random_documents_are_written_as_serde_json_does() {
+        use rand::{Rng, SeedableRng};
+        const ALPHABET: [char; 10] = ['a', 'Z', ' ', '"', '\\', '\n', '\u{1}', '\u{7f}', 'é', '😀'];
+        fn value(rng: &mut rand::rngs::SmallRng, depth: u32) -> serde_json::Value {
+            let string = |rng: &mut rand::rngs::SmallRng| -> String {
+                let len = rng.random_range(0..40);
+                (0..len)
+                    .map(|_| {
+                        // Mostly plain letters, as real text is.
+                        if rng.random_bool(0.8) {
+                            'x'
+                        } else {
+                            ALPHABET[rng.random_range(0..ALPHABET.len())]
+                        }
+                    })
+                    .collect()
+            };
+            match rng.random_range(0..if depth == 0 { 5 } else { 7 }) {
+                0 => serde_json::Value::Null,
+                1 => json!(rng.random_bool(0.5)),
+                2 => json!(rng.random::<i64>()),
+                3 => json!(rng.random::<f64>() * 1e6),
+                4 => json!(string(rng)),
+                5 => (0..rng.random_range(0..5))
+                    .map(|_| value(rng, depth - 1))
+                    .collect(),
+                _ => serde_json::Value::Object(
+                    (0..rng.random_range(0..5))
+                        .map(|_| (string(rng), value(rng, depth - 1)))
+                        .collect(),
+                ),
+            }
+        }
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(34);
+        for _ in 0..3000 {
+            same(&value(&mut rng, 4));
+        }
+    }
 }
