@@ -267,9 +267,7 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
     fn serialize_struct(self, name: &'static str, _len: usize) -> Result<Compound<'w, 'a>> {
         if RAW_TOKENS.contains(&name) {
             // Its one field is the text itself: no braces, no key.
-            let mut raw = self.open(b"", b"");
-            raw.first = false;
-            return Ok(raw);
+            return Ok(self.open(b"", b""));
         }
         Ok(self.open(b"{", b"}"))
     }
@@ -291,8 +289,8 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
 }
 
 /// An array or object being written: whether the next member is its first, and what closes it.
-/// The field of a `RawValue` or `Number` is the one "member" that starts as not first with
-/// nothing to close.
+/// A `RawValue` or `Number` opens with nothing and closes with nothing: its one field is
+/// written as it is (see `field`).
 pub(crate) struct Compound<'w, 'a> {
     writer: &'w mut Writer<'a>,
     first: bool,
