@@ -22,8 +22,10 @@ pub(crate) fn measure_all(
     options: &crate::options::Options,
 ) -> std::io::Result<Vec<(ServerKind, f64)>> {
     let mut out = Vec::new();
-    for kind in ServerKind::PEERS
+    // Raw hyper with request ids right after raw hyper, so the table reads from the floor up.
+    for kind in [ServerKind::Hyper, ServerKind::HyperId]
         .into_iter()
+        .chain(ServerKind::PEERS.into_iter().skip(1))
         .chain([ServerKind::UserService])
         .filter(|k| route.served_by(*k) && options.wants_server(k.name()))
     {

@@ -87,10 +87,14 @@ impl Route {
     }
 
     /// Raw hyper answers the core routes only; actix-web has no proxy here; the user service
-    /// answers its own route only.
+    /// answers its own route only; raw hyper with request ids is measured on `/plaintext` and
+    /// `/json` (HTTP/1.1) only.
     pub(crate) fn served_by(self, kind: ServerKind) -> bool {
         if (self == Self::UserLogin) != (kind == ServerKind::UserService) {
             return false;
+        }
+        if kind == ServerKind::HyperId {
+            return matches!(self, Self::Plaintext | Self::Json);
         }
         match self {
             Self::EchoTyped => kind == ServerKind::Framework,

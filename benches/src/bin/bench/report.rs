@@ -194,6 +194,33 @@ impl Report<'_> {
                 }
             );
         }
+        // The request id is the one required feature raw hyper lacks: the framework beside a
+        // raw hyper that sends it too.
+        let beside_id = [Route::Plaintext, Route::Json].map(|route| {
+            let framework = self.instructions_of(route, ServerKind::Framework)?;
+            let with_id = self.instructions_of(route, ServerKind::HyperId)?;
+            let hyper = self.instructions_of(route, ServerKind::Hyper)?;
+            Some(format!(
+                "`/{}`: raw hyper {hyper:.0}, with the id {with_id:.0} (+{:.0}), the framework \
+                 {framework:.0}, {:.3}× that",
+                route.name(),
+                with_id - hyper,
+                framework / with_id
+            ))
+        });
+        if beside_id.iter().all(Option::is_some) {
+            let _ = writeln!(
+                s,
+                "\nEvery framework answer carries an `X-Request-Id` (128 random bits as hex, \
+                 DECISIONS.md); raw hyper's do not. The `hyper-id` row of the instructions table \
+                 is raw hyper's server sending one too, written the plain way \
+                 (`BENCH_REQUEST_ID=1`: a per-thread `SmallRng`, the `hex` crate, a header value \
+                 copied from the stack). Instructions per request:\n"
+            );
+            for line in beside_id.into_iter().flatten() {
+                let _ = writeln!(s, "- {line}");
+            }
+        }
         let _ = writeln!(s);
     }
 

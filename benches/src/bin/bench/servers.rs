@@ -13,6 +13,11 @@ pub(crate) enum ServerKind {
     Axum,
     Actix,
     UserService,
+    /// Raw hyper's server with `BENCH_REQUEST_ID=1`: every answer also carries an
+    /// `X-Request-Id`, the one feature DECISIONS.md asks of every framework answer that raw
+    /// hyper lacks. Measured under callgrind on `/plaintext` and `/json` only, as a second
+    /// reference: what hyper pays for the same feature.
+    HyperId,
 }
 
 impl ServerKind {
@@ -27,12 +32,13 @@ impl ServerKind {
             Self::Axum => "axum",
             Self::Actix => "actix-web",
             Self::UserService => "user-service",
+            Self::HyperId => "hyper-id",
         }
     }
 
     fn binary(self) -> &'static str {
         match self {
-            Self::Hyper => "server-hyper",
+            Self::Hyper | Self::HyperId => "server-hyper",
             Self::Framework => "server-framework",
             Self::Axum => "server-axum",
             Self::Actix => "server-actix",
@@ -40,7 +46,7 @@ impl ServerKind {
         }
     }
 
-    /// Its port in this run: one of five consecutive ports from [`port_base`].
+    /// Its port in this run: one of six consecutive ports from [`port_base`].
     pub(crate) fn port(self) -> u16 {
         let offset = match self {
             Self::Hyper => 0,
@@ -48,6 +54,7 @@ impl ServerKind {
             Self::Axum => 2,
             Self::Actix => 3,
             Self::UserService => 4,
+            Self::HyperId => 5,
         };
         port_base() + offset
     }
@@ -91,6 +98,9 @@ impl ServerKind {
                 &threads.to_string(),
             ]);
         }
+        if self == Self::HyperId {
+            cmd.env("BENCH_REQUEST_ID", "1");
+        }
         // The static files exist before the server starts (see `benches::static_dir`).
         cmd.env("BENCH_UPSTREAM_PORT", Self::Hyper.port().to_string())
             .env("BENCH_STATIC_DIR", benches::static_dir());
@@ -99,7 +109,7 @@ impl ServerKind {
     }
 }
 
-/// The first of this run's five ports: `BENCH_PORT_BASE` when set, else a block of five ports
+/// The first of this run's six ports: `BENCH_PORT_BASE` when set, else a block of six ports
 /// free when the run starts, from a random place in 20 000–59 999. Two runs at once (two
 /// sessions, CI beside a developer) thus never send requests to each other's servers, which
 /// once gave the callgrind check a false figure.
@@ -116,11 +126,11 @@ fn port_base() -> u16 {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
-        let start = ((nanos ^ std::process::id()) % 8_000) as u16;
-        (0..8_000u16)
-            .map(|i| 20_000 + ((start + i) % 8_000) * 5)
+        let start = ((nanos ^ std::process::id()) % 6_000) as u16;
+        (0..6_000u16)
+            .map(|i| 20_000 + ((start + i) % 6_000) * 6)
             .find(|base| {
-                (0..5).all(|o| std::net::TcpListener::bind(("127.0.0.1", base + o)).is_ok())
+                (0..6).all(|o| std::net::TcpListener::bind(("127.0.0.1", base + o)).is_ok())
             })
             .unwrap_or(18_101)
     })
