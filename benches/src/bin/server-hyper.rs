@@ -159,3 +159,19 @@ fn main() -> std::io::Result<()> {
         }
     })
 }
+
+#[cfg(test)]
+mod tests {
+    /// An id is 32 lowercase hex characters (128 bits), and each is new.
+    #[test]
+    fn request_ids_are_32_lowercase_hex_characters_each_new() {
+        let ids: Vec<_> = (0..100).map(|_| super::request_id()).collect();
+        for id in &ids {
+            let id = id.as_bytes();
+            assert_eq!(id.len(), 32);
+            assert!(id.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')));
+        }
+        let distinct: std::collections::HashSet<_> = ids.iter().collect();
+        assert_eq!(distinct.len(), ids.len());
+    }
+}

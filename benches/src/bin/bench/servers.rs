@@ -110,7 +110,7 @@ impl ServerKind {
 }
 
 /// The first of this run's six ports: `BENCH_PORT_BASE` when set, else a block of six ports
-/// free when the run starts, from a random place in 20 000–59 999. Two runs at once (two
+/// free when the run starts, from a random place in 20 000–55 999. Two runs at once (two
 /// sessions, CI beside a developer) thus never send requests to each other's servers, which
 /// once gave the callgrind check a false figure.
 fn port_base() -> u16 {
