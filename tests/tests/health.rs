@@ -1,5 +1,6 @@
 //! Health and readiness over real sockets: `/livez` always answers, `/readyz` follows its
-//! checks (a failing and a hung backend turn it 503 within the timeout), the probes leave no
+//! checks (a failing and a hung backend turn it 503 within the timeout, naming the check but
+//! not its error text), the probes leave no
 //! access-log line, and a graceful shutdown turns readiness 503 while the server still serves
 //! for the drain delay, with `Connection: close` on HTTP/1 answers, before it stops accepting.
 
@@ -85,9 +86,14 @@ async fn readiness_follows_the_checks_and_probes_are_not_logged() {
     backend.store(1, Ordering::SeqCst);
     let refused = client.get(server.url("/readyz")).send().await.unwrap();
     assert_eq!(refused.status(), 503);
-    let body: serde_json::Value = refused.json().await.unwrap();
-    assert_eq!(body["status"], "unavailable");
-    assert_eq!(body["checks"]["backend"]["error"], "connection refused");
+    let text = refused.text().await.unwrap();
+    // Which check failed, and nothing of why: the backend's error text is the log's.
+    assert!(!text.contains("refused"), "{text}");
+    let body: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        body,
+        serde_json::json!({"status": "unavailable", "checks": {"backend": {"status": "down"}}})
+    );
 
     // A hung backend costs the probe the timeout (200 ms), not a hang.
     backend.store(2, Ordering::SeqCst);
@@ -96,7 +102,10 @@ async fn readiness_follows_the_checks_and_probes_are_not_logged() {
     let took = asked.elapsed();
     assert_eq!(hung.status(), 503);
     let body: serde_json::Value = hung.json().await.unwrap();
-    assert_eq!(body["checks"]["backend"]["error"], "timed out after 200ms");
+    assert_eq!(
+        body["checks"]["backend"],
+        serde_json::json!({"status": "down"})
+    );
     assert!(took < Duration::from_secs(5), "took {took:?}");
     // Liveness does not depend on the backends.
     let live = client.get(server.url("/livez")).send().await.unwrap();

@@ -6,8 +6,10 @@
 //! - **`/readyz`**: runs every registered check ([`Health::check`]) at once, each under
 //!   [`HealthConfig::timeout`]; **200** when all succeed, **503** when one fails or runs late,
 //!   with a JSON report either way: `{"status":"ready","checks":{"users":{"status":"ok"}}}`,
-//!   `{"status":"unavailable","checks":{"redis":{"status":"error","error":"timed out after
-//!   1s"}}}`. Once a graceful shutdown has begun ([`Context::is_draining`], see
+//!   `{"status":"unavailable","checks":{"redis":{"status":"down"}}}`. The report names the
+//!   check that failed and nothing more: the probe is public, and a backend's error text
+//!   (addresses, server messages) is for the operator, so it goes to the log (warn, see below)
+//!   and never into the answer. Once a graceful shutdown has begun ([`Context::is_draining`], see
 //!   [`ServerLimits::drain_delay`](crate::ServerLimits::drain_delay)) it answers **503**
 //!   `{"status":"draining"}` without running the checks, while the server still serves
 //!   requests: the balancer takes the instance out before its connections are refused.
@@ -15,10 +17,14 @@
 //!   probes that arrive meanwhile get the last report, and probes that arrive while a round
 //!   runs wait for it, so a flood of probes costs the stores one round per second, not one
 //!   per probe. A round takes at most `timeout`.
-//! - **Not in the access log**: mount it first (outermost), so it answers before the logger
-//!   and the other middleware see the request. Each probe is a `tracing` debug event; a change
+//! - **Not in the access log**: mount it outside the logger and the rest, so it answers
+//!   before they see the request; only
+//!   [`security_headers`](crate::middleware::security_headers) goes outside it, so the
+//!   probes' answers carry `nosniff` (and HSTS over HTTPS) like every other. Each probe is a `tracing` debug event; a change
 //!   of readiness (ready, unavailable, and which check failed) is logged at info or warn once.
-//!   The paths answer `GET` and `HEAD`; other methods and paths pass on. Answers carry
+//!   A failure whose detail changed while still unavailable is logged again, so the log
+//!   names each distinct cause (the check's name and its error text, or `timed out after
+//!   1s`). The paths answer `GET` and `HEAD`; other methods and paths pass on. Answers carry
 //!   `Cache-Control: no-store`.
 //!
 //! ```
@@ -109,6 +115,8 @@ pub struct Health {
     /// of starting their own (held across the round's await, which `timeout` bounds).
     last: tokio::sync::Mutex<Option<Report>>,
     logged: AtomicU8,
+    /// The failures last logged (`name: detail; …`), so a new cause is logged once.
+    logged_failures: std::sync::Mutex<String>,
 }
 
 impl Health {
@@ -119,6 +127,7 @@ impl Health {
             checks: Vec::new(),
             last: tokio::sync::Mutex::new(None),
             logged: AtomicU8::new(UNKNOWN),
+            logged_failures: std::sync::Mutex::new(String::new()),
         }
     }
 
@@ -174,7 +183,7 @@ impl Health {
                 Outcome::Ok => serde_json::json!({"status": "ok"}),
                 Outcome::Failed(error) => {
                     failed.push(format!("{name}: {error}"));
-                    serde_json::json!({"status": "error", "error": error})
+                    serde_json::json!({"status": "down"})
                 }
             };
             checks.insert(name.to_string(), entry);
@@ -189,17 +198,30 @@ impl Health {
         }
     }
 
-    /// Logs readiness when it changes (and the first time).
+    /// Logs readiness when it changes (and the first time), and the failures' detail whenever
+    /// it differs from what was last logged.
     fn log_change(&self, ready: bool, failed: &[String]) {
         let now = if ready { READY } else { UNAVAILABLE };
-        if self.logged.swap(now, Ordering::Relaxed) == now {
+        let changed = self.logged.swap(now, Ordering::Relaxed) != now;
+        if ready {
+            if changed {
+                tracing::info!("readiness: ready");
+            }
             return;
         }
-        if ready {
-            tracing::info!("readiness: ready");
-        } else {
-            tracing::warn!(failed = %failed.join("; "), "readiness: unavailable");
+        let failed = failed.join("; ");
+        {
+            let mut last = self
+                .logged_failures
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !changed && *last == failed {
+                tracing::debug!(failed, "readiness: still unavailable");
+                return;
+            }
+            last.clone_from(&failed);
         }
+        tracing::warn!(failed, "readiness: unavailable");
     }
 
     /// The report for this probe: the last one while it is fresh, else a new round.
@@ -326,8 +348,20 @@ mod tests {
         assert!(!report.ready);
         let body: serde_json::Value = serde_json::from_slice(&report.body).unwrap();
         assert_eq!(body["status"], "unavailable");
-        assert_eq!(body["checks"]["up"]["status"], "ok");
-        assert_eq!(body["checks"]["down"]["error"], "connection refused");
-        assert_eq!(body["checks"]["hung"]["error"], "timed out after 50ms");
+        assert_eq!(body["checks"]["up"], serde_json::json!({"status": "ok"}));
+        // Which check failed, never why: the detail is the log's.
+        assert_eq!(
+            body["checks"]["down"],
+            serde_json::json!({"status": "down"})
+        );
+        assert_eq!(
+            body["checks"]["hung"],
+            serde_json::json!({"status": "down"})
+        );
+        let text = String::from_utf8_lossy(&report.body);
+        assert!(
+            !text.contains("refused") && !text.contains("timed out"),
+            "{text}"
+        );
     }
 }
