@@ -358,6 +358,22 @@ async fn the_user_service_serves_https_with_a_secure_session_cookie() {
         assert!(res.headers().contains_key("strict-transport-security"));
         let body: serde_json::Value = res.json().await.unwrap();
         assert_eq!(body["token"].as_str().map(str::len), Some(32));
+        // The health probes' answers carry the security headers too.
+        for probe in ["/livez", "/readyz"] {
+            let res = pki
+                .client(http1_only)
+                .get(url(&server, probe))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status(), 200, "{probe}");
+            let h = res.headers();
+            assert_eq!(h["x-content-type-options"], "nosniff", "{probe}");
+            assert_eq!(
+                h["strict-transport-security"], "max-age=31536000; includeSubDomains",
+                "{probe}"
+            );
+        }
     }
     server.stop().await;
 }

@@ -273,9 +273,8 @@ fn page_config() -> StaticServeConfig {
     }
 }
 
-/// Builds the service: app middleware in the reference order (health probes, trace context,
-/// recover, logger, stats,
-/// security headers, CORS when `CORS_ORIGINS` names origins, compress, fresh, etag, error
+/// Builds the service: app middleware in the reference order (security headers, health
+/// probes, trace context, recover, logger, stats, CORS when `CORS_ORIGINS` names origins, compress, fresh, etag, error
 /// handler, responder, body parser), the session middleware registered as `session`, the
 /// per-account submit lock as
 /// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
@@ -327,6 +326,8 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
             stores.attempts,
             config.login_limits,
         ))
+        // Outermost, so the probes' answers and recover's 500 carry the headers too.
+        .use_middleware(SecurityHeaders::default())
         .use_middleware(health)
         .use_middleware(Trace::new(TraceConfig {
             trust_incoming: config.trust_traces,
@@ -336,8 +337,7 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
             format: LOGGER_COMMON.to_owned(),
             ..LoggerConfig::default()
         }))
-        .use_middleware(metrics.stats())
-        .use_middleware(SecurityHeaders::default());
+        .use_middleware(metrics.stats());
     // Pages of other origins may call the API only when configured (CORS_ORIGINS).
     let app = match cors(config)? {
         Some(cors) => app.use_middleware(cors),
