@@ -36,29 +36,39 @@ fn binary() -> PathBuf {
         .join("chat")
 }
 
-async fn start(redis: &str) -> Chat {
+/// The chat program, its room and sessions in Redis when `redis` names one, else in memory;
+/// returned once it says it listens (its first line on stderr). Polling the port instead can
+/// be fooled: a connect to a free port of the ephemeral range can connect to itself.
+async fn start(redis: Option<&str>) -> Chat {
+    use std::io::BufRead;
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let child = Command::new(binary())
-        .env("REDIS_URL", redis)
+    let mut child = Command::new(binary())
+        .env("REDIS_URL", redis.unwrap_or(""))
         .env("BIND", format!("127.0.0.1:{port}"))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("the chat example (built by cargo test)");
+    let stderr = child.stderr.take().expect("piped stderr");
     let chat = Chat { child, port };
-    for _ in 0..200 {
-        if tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .is_ok()
-        {
-            return chat;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
+    let first_line = tokio::task::spawn_blocking(move || {
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let first = lines.next();
+        // Keep reading, so the program never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        first
+    });
+    let line = tokio::time::timeout(Duration::from_secs(20), first_line)
+        .await
+        .expect("the chat example said nothing within 20 s")
+        .unwrap();
+    match line {
+        Some(Ok(line)) if line.starts_with("listening on") => chat,
+        other => panic!("the chat example did not start: {other:?}"),
     }
-    panic!("the chat example did not listen on {port}");
 }
 
 /// Chooses `name` on `chat`: the session cookie that carries it.
@@ -79,6 +89,15 @@ type Socket =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 async fn join(chat: &Chat, cookie: Option<&str>) -> Result<Socket, String> {
+    join_from(chat, cookie, None).await
+}
+
+/// Joins as a page of `origin` would (a browser sends its page's origin with the upgrade).
+async fn join_from(
+    chat: &Chat,
+    cookie: Option<&str>,
+    origin: Option<&str>,
+) -> Result<Socket, String> {
     let mut request = format!("ws://127.0.0.1:{}/chat/ws", chat.port)
         .into_client_request()
         .unwrap();
@@ -86,6 +105,11 @@ async fn join(chat: &Chat, cookie: Option<&str>) -> Result<Socket, String> {
         request
             .headers_mut()
             .insert("cookie", cookie.parse().unwrap());
+    }
+    if let Some(origin) = origin {
+        request
+            .headers_mut()
+            .insert("origin", origin.parse().unwrap());
     }
     tokio_tungstenite::connect_async(request)
         .await
@@ -130,8 +154,8 @@ async fn two_instances_are_one_room_and_idle_connections_are_cheap() {
     };
     // Both programs and this one open a thousand sockets.
     let _ = rlimit::increase_nofile_limit(8192);
-    let first = start(&redis).await;
-    let second = start(&redis).await;
+    let first = start(Some(&redis)).await;
+    let second = start(Some(&redis)).await;
 
     // No name, no room.
     let refused = join(&first, None).await.unwrap_err();
@@ -173,4 +197,59 @@ async fn two_instances_are_one_room_and_idle_connections_are_cheap() {
     on_second.send(Message::text("to everyone")).await.unwrap();
     assert_eq!(heard(&mut idle[999]).await, "bob: to everyone");
     drop(idle);
+}
+
+/// A page of another site cannot join the room with the visitor's session cookie
+/// (cross-site WebSocket hijacking); the chat's own page can.
+#[tokio::test]
+async fn pages_of_other_origins_cannot_join() {
+    let chat = start(None).await;
+    let alice = named(&chat, "alice").await;
+    let own = format!("http://127.0.0.1:{}", chat.port);
+    for origin in [
+        "https://evil.example".to_owned(),
+        "null".to_owned(),
+        format!("http://127.0.0.1.evil.example:{}", chat.port),
+        format!("http://127.0.0.1:{}", chat.port + 1),
+    ] {
+        let refused = join_from(&chat, Some(&alice), Some(&origin))
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{origin} joined"));
+        assert!(refused.contains("403"), "{origin}: {refused}");
+    }
+    let mut socket = join_from(&chat, Some(&alice), Some(&own)).await.unwrap();
+    socket
+        .send(Message::text("from my own page"))
+        .await
+        .unwrap();
+    assert_eq!(heard(&mut socket).await, "alice: from my own page");
+}
+
+/// 300 messages in one write: every one reaches the room (and so comes back to the sender),
+/// in order; none is dropped behind a normal close.
+#[tokio::test]
+async fn a_burst_of_messages_all_reach_the_room() {
+    let chat = start(None).await;
+    let alice = named(&chat, "alice").await;
+    let mut socket = join(&chat, Some(&alice)).await.unwrap();
+    for i in 0..300 {
+        socket
+            .feed(Message::text(format!("burst {i}")))
+            .await
+            .unwrap();
+    }
+    // One flush: the 300 frames leave in one write.
+    socket.flush().await.unwrap();
+    for i in 0..300 {
+        let line = tokio::time::timeout(Duration::from_secs(5), socket.next())
+            .await
+            .expect("a message within 5 s");
+        match line {
+            Some(Ok(Message::Text(text))) => {
+                assert_eq!(text.as_str(), format!("alice: burst {i}"));
+            }
+            other => panic!("after {i} of 300 messages: {other:?}"),
+        }
+    }
 }

@@ -7,12 +7,32 @@
 //! - **The handshake**: a `GET` with `Connection: upgrade`, `Upgrade: websocket`,
 //!   `Sec-WebSocket-Version: 13` and a `Sec-WebSocket-Key` of 16 bytes is answered **101**;
 //!   anything else **400** (category `framework-websocket`), a different version **426** with
-//!   `Sec-WebSocket-Version: 13`. Over HTTP/2, RFC 8441's extended `CONNECT` with
+//!   `Sec-WebSocket-Version: 13`.
+//! - **Origins**: a browser sends `Origin` with every upgrade, and the session cookie along
+//!   with it, so a page of another site could otherwise open a connection as the visitor
+//!   (cross-site WebSocket hijacking; CORS does not apply to WebSockets). An upgrade whose
+//!   `Origin` is present and is not the request's own (scheme, host and port, see below) nor
+//!   one of [`WsConfig::allowed_origins`] is refused with **403** `origin not allowed`, as Go's
+//!   gorilla/websocket does. `null`, look-alikes (`http://127.0.0.1.evil.example`) and other
+//!   ports of the same host are other origins; listed origins match exactly, byte for byte.
+//!   An upgrade without `Origin` (a client that is not a browser) passes. The request's own
+//!   origin is `https` when [`Context::is_https`] (TLS here, or `X-Forwarded-Proto` from a
+//!   trusted proxy), else `http`, with the host and port of `Host` (or a trusted proxy's
+//!   `X-Forwarded-Host`): behind a proxy that rewrites `Host`, list the public origin.
+//!   [`AllowOrigin::Any`] turns the check off.
+//! - Over HTTP/2, RFC 8441's extended `CONNECT` with
 //!   `:protocol: websocket` (the server advertises it) reaches the same route as the `GET`
 //!   and is answered **200**; the WebSocket is then that stream. An in-process test client
 //!   gets a 400 (there is no connection to take over).
 //! - **Messages**: text and binary reach the handler ([`WebSocket::recv`]); pings are answered
-//!   and pongs taken by the connection itself; a close from the client ends `recv`.
+//!   and pongs taken by the connection itself; a close from the client ends `recv`. Every
+//!   message the client sends reaches the handler in order, or the connection is closed with
+//!   a code that says why; none is dropped behind a normal close.
+//! - **Protocol violations** (RFC 6455 section 7.1.7: an unmasked frame, reserved bits,
+//!   unknown opcodes, a fragmented or oversized control frame, a continuation with nothing to
+//!   continue, a data frame inside a fragmented message, a one-byte close payload) are
+//!   answered with a close frame **1002** (protocol error); text or a close reason that is not
+//!   UTF-8 with **1007** (invalid payload data, section 8.1); then the TCP connection closes.
 //! - **Size limits** ([`WsConfig::max_message_size`], [`WsConfig::max_frame_size`], 64 KiB
 //!   each by default): a larger message or frame closes the connection with **1009** (message
 //!   too big).
@@ -24,7 +44,12 @@
 //!   slow client must not hold up the others) never waits: on a full queue the connection is
 //!   closed with **1008** ("too slow") and the message dropped. Memory per connection is thus
 //!   bounded by the queue, the read buffer (4 KiB) and the largest message. A handler that
-//!   stops calling `recv` stops the connection reading (the client's sends back up in TCP).
+//!   stops calling `recv` stops the connection reading (the client's sends back up in TCP),
+//!   while what the handler sends still goes out: sending comes before reading.
+//! - **A client that does not read**: a frame that cannot be written within
+//!   [`WsConfig::send_timeout`] (5 s) closes the connection with **1008** ("too slow"), whether
+//!   or not the client ever reads again; the close frame gets 1 s to go out, then the TCP
+//!   connection is closed.
 //! - **The connection limit and shutdown**: an upgraded connection keeps its place under
 //!   [`ServerLimits::max_connections`](crate::ServerLimits); on shutdown it is closed with
 //!   **1001** ("server shutting down").
@@ -46,6 +71,7 @@
 //! # let _ = app;
 //! ```
 
+use std::borrow::Cow;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,12 +88,13 @@ use tokio_tungstenite::tungstenite::{self, Message as Frame};
 
 use crate::context::Context;
 use crate::error::HttpError;
+pub use crate::middleware::cors::AllowOrigin;
 
 /// Category of refused upgrades.
 pub const CATEGORY: &str = "framework-websocket";
 
-/// Limits of a WebSocket connection.
-#[derive(Clone, Copy, Debug)]
+/// Limits of a WebSocket connection, and who may open one.
+#[derive(Clone, Debug)]
 pub struct WsConfig {
     /// The largest message the client may send. Default 64 KiB; above it: close 1009.
     pub max_message_size: usize,
@@ -80,6 +107,13 @@ pub struct WsConfig {
     pub ping_interval: Duration,
     /// Close after this long without a frame from it (pongs count). Default 75 s.
     pub idle_timeout: Duration,
+    /// How long writing one frame to the client may take. Default 5 s; past it: close 1008
+    /// (a client that stopped reading).
+    pub send_timeout: Duration,
+    /// Origins besides the request's own that may open a connection: default none
+    /// ([`AllowOrigin::list`] of nothing); [`AllowOrigin::Any`] turns the check off. See the
+    /// [module](self).
+    pub allowed_origins: AllowOrigin,
 }
 
 impl Default for WsConfig {
@@ -90,6 +124,8 @@ impl Default for WsConfig {
             send_queue: 64,
             ping_interval: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(75),
+            send_timeout: Duration::from_secs(5),
+            allowed_origins: AllowOrigin::List(Vec::new()),
         }
     }
 }
@@ -149,8 +185,28 @@ enum Out {
 #[derive(Clone)]
 pub struct WsSender {
     queue: mpsc::Sender<Out>,
-    /// Notified when a `try_send` met a full queue: the connection closes with 1008.
-    too_slow: Arc<Notify>,
+    /// Set when a `try_send` met a full queue: the connection closes with 1008.
+    too_slow: Arc<TooSlow>,
+}
+
+/// A `try_send` met a full queue: a flag for the connection to read once the handler is
+/// gone, and a wake-up for it while it runs.
+#[derive(Default)]
+struct TooSlow {
+    flag: std::sync::atomic::AtomicBool,
+    notify: Notify,
+}
+
+impl TooSlow {
+    fn set(&self) {
+        self.flag.store(true, std::sync::atomic::Ordering::Relaxed);
+        // Kept as a permit if the connection is not waiting right now.
+        self.notify.notify_one();
+    }
+
+    fn is_set(&self) -> bool {
+        self.flag.load(std::sync::atomic::Ordering::Relaxed)
+    }
 }
 
 impl WsSender {
@@ -168,8 +224,7 @@ impl WsSender {
         match self.queue.try_send(Out::Message(message.into())) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => {
-                // Kept as a permit if the connection is not waiting right now.
-                self.too_slow.notify_one();
+                self.too_slow.set();
                 Err(Closed)
             }
             Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
@@ -286,6 +341,12 @@ impl Context {
                 "websocket version 13 is required",
             ));
         }
+        if let Some(origin) = self.headers().get(http::header::ORIGIN)
+            && !config.allowed_origins.allows(origin)
+            && !crate::origin::is_same_origin(self, origin.as_bytes())
+        {
+            return Err(refuse(StatusCode::FORBIDDEN, "origin not allowed"));
+        }
         if http2 {
             return self.take_over(StatusCode::OK, None, config, handler);
         }
@@ -359,14 +420,18 @@ impl Context {
             let socket =
                 WebSocketStream::from_raw_socket(io, Role::Server, Some(tungstenite_config)).await;
             let (queue, outgoing) = mpsc::channel(config.send_queue.max(1));
-            let (deliver, incoming) = mpsc::channel(config.send_queue.max(1));
+            // One message waits for the handler (and one more in the connection): a client
+            // that sends faster than the handler reads backs up in TCP, not in memory, and
+            // a burst it sends reaches the handler no faster than the handler's answers
+            // can leave.
+            let (deliver, incoming) = mpsc::channel(1);
             let sender = WsSender {
                 queue,
-                too_slow: Arc::new(Notify::new()),
+                too_slow: Arc::new(TooSlow::default()),
             };
             let too_slow = Arc::clone(&sender.too_slow);
             let app = tokio::spawn(handler(WebSocket { incoming, sender }));
-            drive(socket, config, outgoing, deliver, &too_slow, hold).await;
+            drive(socket, &config, outgoing, deliver, &too_slow, hold).await;
             // The handler sees `recv` end and its sends fail; it finishes on its own.
             drop(app);
         });
@@ -374,17 +439,66 @@ impl Context {
     }
 }
 
+/// The close codes this module sends (RFC 6455 section 7.4.1); 4000-4999 are the
+/// application's own.
+pub mod close_code {
+    /// The purpose of the connection was fulfilled.
+    pub const NORMAL: u16 = 1000;
+    /// The server is going away: shutting down, or the client was idle too long.
+    pub const AWAY: u16 = 1001;
+    /// The client broke the protocol.
+    pub const PROTOCOL: u16 = 1002;
+    /// A text message or close reason that is not UTF-8.
+    pub const INVALID_PAYLOAD: u16 = 1007;
+    /// The client broke a policy: here, it does not read fast enough.
+    pub const POLICY: u16 = 1008;
+    /// A message or frame over the size limit.
+    pub const TOO_BIG: u16 = 1009;
+    /// The server met a condition it cannot go on from.
+    pub const ERROR: u16 = 1011;
+}
+
+/// The close frame a read failure is answered with: 1009 over a size limit, 1002 for a
+/// protocol violation, 1007 for text that is not UTF-8; none when the connection itself
+/// broke (there is nobody to tell).
+fn failure_close(err: &tungstenite::Error) -> Ending {
+    use tungstenite::error::ProtocolError;
+    let (code, reason) = match err {
+        tungstenite::Error::Capacity(_) => (close_code::TOO_BIG, "message too big"),
+        tungstenite::Error::Protocol(ProtocolError::ResetWithoutClosingHandshake) => return None,
+        tungstenite::Error::Protocol(_) => (close_code::PROTOCOL, "protocol error"),
+        tungstenite::Error::Utf8(_) => (close_code::INVALID_PAYLOAD, "invalid utf-8"),
+        _ => return None,
+    };
+    Some((code, Cow::Borrowed(reason)))
+}
+
+/// How a connection ends: the close code and reason to send, if any.
+type Ending = Option<(u16, Cow<'static, str>)>;
+
+/// What a write that could not finish within `send_timeout` means: the client stopped
+/// reading.
+const TOO_SLOW: (u16, Cow<'static, str>) = (close_code::POLICY, Cow::Borrowed("too slow"));
+
 /// Runs the connection: frames in, queued messages out, pings, limits, shutdown.
+///
+/// The branches are polled in random order (no `biased`), so a handler that always has
+/// something to send does not starve reading (the client's pongs and close), and a client
+/// that always has something to say does not starve sending. A message read waits in
+/// `inbound` until the handler has room for it; reading pauses meanwhile, sending does not.
+/// Each write is bounded by `send_timeout`.
 async fn drive<S>(
     socket: WebSocketStream<S>,
-    config: WsConfig,
+    config: &WsConfig,
     mut outgoing: mpsc::Receiver<Out>,
     deliver: mpsc::Sender<Message>,
-    too_slow: &Notify,
+    too_slow: &TooSlow,
     hold: Option<crate::server::UpgradeHold>,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
+    use tokio::time::timeout;
+
     let (mut sink, mut stream) = socket.split();
     let shutdown = async {
         match &hold {
@@ -400,98 +514,154 @@ async fn drive<S>(
     let mut tick = tokio::time::interval(tick_every);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut last_seen = tokio::time::Instant::now();
-    let close = |code: u16, reason: &str| {
-        Frame::Close(Some(CloseFrame {
-            code: CloseCode::from(code),
-            reason: reason.to_owned().into(),
-        }))
+    // The handler ended: a normal close, unless it ended because a `try_send` found the
+    // queue full.
+    let handler_gone = || {
+        if too_slow.is_set() {
+            TOO_SLOW
+        } else {
+            (close_code::NORMAL, Cow::Borrowed(""))
+        }
     };
-    let ending = loop {
+    let mut inbound: Option<Message> = None;
+    let ending: Ending = loop {
         tokio::select! {
-            biased;
-            () = &mut shutdown => break Some(close(1001, "server shutting down")),
-            () = too_slow.notified() => break Some(close(1008, "too slow")),
-            frame = stream.next() => match frame {
+            () = &mut shutdown => break Some((close_code::AWAY, "server shutting down".into())),
+            () = too_slow.notify.notified() => break Some(TOO_SLOW),
+            out = outgoing.recv() => match out {
+                Some(first) => {
+                    if let Err(ending) = send_queued(&mut sink, first, &mut outgoing, config).await {
+                        break ending;
+                    }
+                }
+                // Every sender is gone (the handler ended).
+                None => break Some(handler_gone()),
+            },
+            permit = deliver.reserve(), if inbound.is_some() => match (permit, inbound.take()) {
+                (Ok(permit), Some(message)) => permit.send(message),
+                // The handler is gone: nobody reads.
+                _ => break Some(handler_gone()),
+            },
+            frame = stream.next(), if inbound.is_none() => match frame {
                 Some(Ok(Frame::Text(text))) => {
                     last_seen = tokio::time::Instant::now();
-                    if deliver.send(Message::Text(text.as_str().to_owned())).await.is_err() {
-                        // The handler is gone: nobody reads; end normally.
-                        break Some(close(1000, ""));
-                    }
+                    inbound = Some(Message::Text(text.as_str().to_owned()));
                 }
                 Some(Ok(Frame::Binary(bytes))) => {
                     last_seen = tokio::time::Instant::now();
-                    if deliver.send(Message::Binary(bytes)).await.is_err() {
-                        break Some(close(1000, ""));
-                    }
+                    inbound = Some(Message::Binary(bytes));
                 }
                 Some(Ok(Frame::Ping(_) | Frame::Pong(_) | Frame::Frame(_))) => {
                     last_seen = tokio::time::Instant::now();
                     // A ping's pong is queued by tungstenite: send it now.
-                    if sink.flush().await.is_err() {
-                        break None;
+                    match timeout(config.send_timeout, sink.flush()).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(_)) => break None,
+                        Err(_) => break Some(TOO_SLOW),
                     }
                 }
                 // The client closed: tungstenite answers the close on the next flush.
                 Some(Ok(Frame::Close(_))) => {
-                    let _ = sink.flush().await;
+                    let _ = timeout(Duration::from_secs(1), sink.flush()).await;
                     break None;
-                }
-                Some(Err(tungstenite::Error::Capacity(err))) => {
-                    tracing::debug!(%err, "websocket message over the limit");
-                    break Some(close(1009, "message too big"));
                 }
                 Some(Err(err)) => {
                     tracing::debug!(%err, "websocket read failed");
-                    break None;
+                    break failure_close(&err);
                 }
                 None => break None,
-            },
-            out = outgoing.recv() => match out {
-                Some(Out::Message(Message::Text(text))) => {
-                    if sink.send(Frame::Text(text.into())).await.is_err() {
-                        break None;
-                    }
-                }
-                Some(Out::Message(Message::Binary(bytes))) => {
-                    if sink.send(Frame::Binary(bytes)).await.is_err() {
-                        break None;
-                    }
-                }
-                Some(Out::Close(code, reason)) => break Some(close(code, &reason)),
-                // Every sender is gone (the handler ended): a normal close.
-                None => break Some(close(1000, "")),
             },
             _ = tick.tick() => {
                 let quiet = last_seen.elapsed();
                 if quiet >= config.idle_timeout {
-                    break Some(close(1001, "idle timeout"));
+                    break Some((close_code::AWAY, "idle timeout".into()));
                 }
-                if quiet >= config.ping_interval && sink.send(Frame::Ping(Bytes::new())).await.is_err() {
-                    break None;
+                if quiet >= config.ping_interval {
+                    match timeout(config.send_timeout, sink.send(Frame::Ping(Bytes::new()))).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(_)) => break None,
+                        Err(_) => break Some(TOO_SLOW),
+                    }
                 }
             }
         }
     };
-    if let Some(frame) = ending {
-        // The closing handshake, briefly (a client that does not answer gets 1 s): send the
-        // close, then read until the client's close comes back, so the socket is not shut
-        // with the client's last frames unread (the kernel would answer them with a reset,
-        // and a reset can discard the close before the client reads it).
-        let _ = tokio::time::timeout(Duration::from_secs(1), async {
-            if sink.send(frame).await.is_err() {
-                return;
-            }
-            while let Some(Ok(frame)) = stream.next().await {
-                if matches!(frame, Frame::Close(_)) {
-                    break;
-                }
-            }
-        })
-        .await;
-        let _ = tokio::time::timeout(Duration::from_millis(100), sink.close()).await;
+    if let Some((code, reason)) = ending {
+        close_handshake(&mut sink, &mut stream, code, reason).await;
     }
     // `hold` (the connection's place under the limit) goes when this returns.
+}
+
+/// Writes `first` and what else is queued by now (a queue's worth at most), then flushes,
+/// all within `send_timeout`: a burst from the handler leaves in one turn of the connection,
+/// not one turn per message. `Err` says how the connection ends: with the close the handler
+/// asked for, with 1008 when the writes did not finish in time, or at once when the
+/// connection broke.
+async fn send_queued<S>(
+    sink: &mut futures_util::stream::SplitSink<WebSocketStream<S>, Frame>,
+    first: Out,
+    outgoing: &mut mpsc::Receiver<Out>,
+    config: &WsConfig,
+) -> Result<(), Ending>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let mut asked_close = None;
+    let write = async {
+        let mut next = Some(first);
+        let mut left = config.send_queue.max(1);
+        while let Some(out) = next.take() {
+            let frame = match out {
+                Out::Message(Message::Text(text)) => Frame::Text(text.into()),
+                Out::Message(Message::Binary(bytes)) => Frame::Binary(bytes),
+                Out::Close(code, reason) => {
+                    asked_close = Some((code, Cow::Owned(reason)));
+                    break;
+                }
+            };
+            sink.feed(frame).await?;
+            left -= 1;
+            if left > 0 {
+                next = outgoing.try_recv().ok();
+            }
+        }
+        sink.flush().await
+    };
+    match tokio::time::timeout(config.send_timeout, write).await {
+        Ok(Ok(())) => asked_close.map_or(Ok(()), |close| Err(Some(close))),
+        Ok(Err(_)) => Err(None),
+        Err(_) => Err(Some(TOO_SLOW)),
+    }
+}
+
+/// The closing handshake, briefly (a client that does not answer gets 1 s): send the close,
+/// then read until the client's close comes back, so the socket is not shut with the
+/// client's last frames unread (the kernel would answer them with a reset, and a reset can
+/// discard the close before the client reads it).
+async fn close_handshake<S>(
+    sink: &mut futures_util::stream::SplitSink<WebSocketStream<S>, Frame>,
+    stream: &mut futures_util::stream::SplitStream<WebSocketStream<S>>,
+    code: u16,
+    reason: Cow<'static, str>,
+) where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let frame = Frame::Close(Some(CloseFrame {
+        code: CloseCode::from(code),
+        reason: reason.into_owned().into(),
+    }));
+    let _ = tokio::time::timeout(Duration::from_secs(1), async {
+        if sink.send(frame).await.is_err() {
+            return;
+        }
+        while let Some(Ok(frame)) = stream.next().await {
+            if matches!(frame, Frame::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
+    let _ = tokio::time::timeout(Duration::from_millis(100), sink.close()).await;
 }
 
 /// Messages fanned out to subscribers: the connections of one instance

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::responder::Responder;
 use framework::middleware::session::{MemoryStore, SessionConfig, SessionExt, SessionMiddleware};
-use framework::ws::{Broadcast, Message, WsConfig};
+use framework::ws::{AllowOrigin, Broadcast, Message, WsConfig};
 use framework::{App, Context, ServerLimits, Service, when};
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message as Frame;
@@ -27,11 +27,14 @@ fn config() -> WsConfig {
         send_queue: 4,
         ping_interval: Duration::from_millis(200),
         idle_timeout: Duration::from_millis(600),
+        send_timeout: Duration::from_millis(300),
+        allowed_origins: AllowOrigin::list(["https://app.example.com"]),
     }
 }
 
 /// `/echo` echoes (after the session middleware, which names the visitor); `/flood` sends
-/// without waiting (`try_send`) as fast as it can; `/quiet` never sends.
+/// without waiting (`try_send`) as fast as it can; `/firehose` sends as fast as the client
+/// takes it (`send`, which waits); `/quiet` never sends; `/anyone` echoes to any origin.
 fn service(limits: ServerLimits) -> Service {
     App::new()
         .server_limits(limits)
@@ -64,6 +67,27 @@ fn service(limits: ServerLimits) -> Service {
                     tokio::task::yield_now().await;
                 }
                 drop(socket);
+            });
+            async move { upgraded.map_err(Into::into) }
+        })
+        .get("/firehose", |ctx: &mut Context| {
+            let upgraded = ctx.websocket(config(), |socket| async move {
+                let block = "x".repeat(1000);
+                while socket.send(block.as_str()).await.is_ok() {}
+            });
+            async move { upgraded.map_err(Into::into) }
+        })
+        .get("/anyone", |ctx: &mut Context| {
+            let any = WsConfig {
+                allowed_origins: AllowOrigin::Any,
+                ..config()
+            };
+            let upgraded = ctx.websocket(any, |mut socket| async move {
+                while let Some(message) = socket.recv().await {
+                    if socket.send(message).await.is_err() {
+                        break;
+                    }
+                }
             });
             async move { upgraded.map_err(Into::into) }
         })
@@ -165,6 +189,259 @@ async fn a_bad_handshake_is_refused_with_a_reason() {
         .await
         .unwrap();
     assert_eq!(bad_key.status(), 400);
+    server.stop().await;
+}
+
+/// The upgrade with an `Origin` header of `origin`: its status line.
+async fn upgrade_status(server: &common::Running, path: &str, origin: Option<&str>) -> String {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut request = format!("ws://{}{path}", server.addr)
+        .into_client_request()
+        .unwrap();
+    if let Some(origin) = origin {
+        request
+            .headers_mut()
+            .insert("origin", origin.parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((_, response)) => response.status().as_str().to_owned(),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            response.status().as_str().to_owned()
+        }
+        Err(err) => panic!("{err}"),
+    }
+}
+
+/// Cross-site WebSocket hijacking: a page of another origin cannot open a connection (with
+/// the visitor's cookies); the request's own origin, a listed one, and a client that sends
+/// no `Origin` can.
+#[tokio::test]
+async fn an_upgrade_from_another_origin_is_refused() {
+    let server = common::start(service(ServerLimits::default())).await;
+    let own = format!("http://{}", server.addr);
+    let port = server.addr.port();
+    let others = [
+        "https://evil.example".to_owned(),
+        "null".to_owned(),
+        format!("http://127.0.0.1.evil.example:{port}"),
+        format!("https://127.0.0.1:{port}"),
+        format!("http://127.0.0.1:{}", port.wrapping_add(1)),
+        format!("http://localhost:{port}"),
+        format!("http://evil.127.0.0.1:{port}"),
+        format!("{own}/"),
+        format!("{own}.evil.example"),
+        format!("http://user@127.0.0.1:{port}"),
+        "https://app.example.com.evil.example".to_owned(),
+        "https://evil.app.example.com".to_owned(),
+        "http://app.example.com".to_owned(),
+        "https://app.example.com:8443".to_owned(),
+    ];
+    for origin in &others {
+        assert_eq!(
+            upgrade_status(&server, "/quiet", Some(origin)).await,
+            "403",
+            "{origin}"
+        );
+    }
+    // The refusal says why, in the framework's error format.
+    let refused = reqwest::Client::new()
+        .get(server.url("/quiet"))
+        .header("connection", "upgrade")
+        .header("upgrade", "websocket")
+        .header("sec-websocket-version", "13")
+        .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    let text = refused.text().await.unwrap();
+    assert!(
+        text.contains("framework-websocket") && text.contains("origin not allowed"),
+        "{text}"
+    );
+    for origin in [Some(own.as_str()), Some("https://app.example.com"), None] {
+        assert_eq!(
+            upgrade_status(&server, "/quiet", origin).await,
+            "101",
+            "{origin:?}"
+        );
+    }
+    // The explicit opt-out.
+    assert_eq!(
+        upgrade_status(&server, "/anyone", Some("https://evil.example")).await,
+        "101"
+    );
+    server.stop().await;
+}
+
+/// A raw client: the handshake by hand, then whatever bytes a test writes.
+async fn raw_upgrade(server: &common::Running, path: &str) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
+         Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n",
+        server.addr
+    );
+    tcp.write_all(request.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        assert_eq!(
+            tcp.read(&mut byte).await.unwrap(),
+            1,
+            "the handshake's answer"
+        );
+        head.push(byte[0]);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    tcp
+}
+
+/// A frame as a client writes it: `first` is FIN, RSV and opcode; masked unless `unmasked`.
+fn raw_frame(first: u8, payload: &[u8], unmasked: bool) -> Vec<u8> {
+    let mask_bit = if unmasked { 0 } else { 0x80 };
+    let mut frame = vec![first];
+    match payload.len() {
+        n @ 0..=125 => frame.push(mask_bit | n as u8),
+        n => {
+            frame.push(mask_bit | 126);
+            frame.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+    }
+    if unmasked {
+        frame.extend_from_slice(payload);
+    } else {
+        let key = [0x37, 0xfa, 0x21, 0x3d];
+        frame.extend_from_slice(&key);
+        frame.extend(payload.iter().enumerate().map(|(i, b)| b ^ key[i % 4]));
+    }
+    frame
+}
+
+/// Reads the server's frames until its close frame: its code, or `None` when the TCP
+/// connection ended without one.
+async fn raw_close_code(tcp: &mut tokio::net::TcpStream) -> Option<u16> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = Vec::new();
+    loop {
+        // A whole frame in `buf`? Server frames are unmasked.
+        if buf.len() >= 2 {
+            let (len, at) = match buf[1] & 0x7f {
+                126 if buf.len() >= 4 => (usize::from(u16::from_be_bytes([buf[2], buf[3]])), 4),
+                126 | 127 => (usize::MAX, 0),
+                n => (usize::from(n), 2),
+            };
+            if len != usize::MAX && buf.len() >= at + len {
+                if buf[0] & 0x0f == 0x8 {
+                    return (len >= 2).then(|| u16::from_be_bytes([buf[at], buf[at + 1]]));
+                }
+                buf.drain(..at + len);
+                continue;
+            }
+        }
+        let mut chunk = [0u8; 1024];
+        match tokio::time::timeout(Duration::from_secs(5), tcp.read(&mut chunk)).await {
+            Ok(Ok(0) | Err(_)) => return None,
+            Ok(Ok(n)) => buf.extend_from_slice(&chunk[..n]),
+            Err(_) => panic!("no close frame and no end within 5 s"),
+        }
+    }
+}
+
+/// RFC 6455 section 7.1.7 and 8.1: a client that breaks the protocol is told why with a
+/// close frame (1002, or 1007 for text that is not UTF-8) before the TCP connection closes.
+#[tokio::test]
+async fn protocol_violations_are_answered_with_a_close_code() {
+    let server = common::start(service(ServerLimits::default())).await;
+    let cases: Vec<(&str, Vec<u8>, u16)> = vec![
+        ("an unmasked frame", raw_frame(0x81, b"hello", true), 1002),
+        (
+            "text that is not UTF-8",
+            raw_frame(0x81, &[0xff, 0xfe, 0x41], false),
+            1007,
+        ),
+        ("a 126-byte ping", raw_frame(0x89, &[0u8; 126], false), 1002),
+        ("a fragmented ping", raw_frame(0x09, b"ping", false), 1002),
+        ("RSV1 set", raw_frame(0xc1, b"hello", false), 1002),
+        ("RSV3 set", raw_frame(0x91, b"hello", false), 1002),
+        ("opcode 0x3", raw_frame(0x83, b"hello", false), 1002),
+        ("opcode 0xB", raw_frame(0x8b, b"hello", false), 1002),
+        (
+            "a lone continuation",
+            raw_frame(0x80, b"hello", false),
+            1002,
+        ),
+        (
+            "interleaved data frames",
+            [
+                raw_frame(0x01, b"hel", false),
+                raw_frame(0x82, b"lo", false),
+            ]
+            .concat(),
+            1002,
+        ),
+        (
+            "a 1-byte close payload",
+            raw_frame(0x88, &[0x03], false),
+            1002,
+        ),
+        (
+            "a close reason that is not UTF-8",
+            raw_frame(0x88, &[0x03, 0xe8, 0xff, 0xfe], false),
+            1007,
+        ),
+    ];
+    for (case, bytes, code) in cases {
+        use tokio::io::AsyncWriteExt;
+        let mut tcp = raw_upgrade(&server, "/quiet").await;
+        tcp.write_all(&bytes).await.unwrap();
+        assert_eq!(raw_close_code(&mut tcp).await, Some(code), "{case}");
+    }
+    // A well-formed close gets its answer as before.
+    let mut tcp = raw_upgrade(&server, "/quiet").await;
+    tokio::io::AsyncWriteExt::write_all(&mut tcp, &raw_frame(0x88, &[0x03, 0xe8], false))
+        .await
+        .unwrap();
+    assert_eq!(raw_close_code(&mut tcp).await, Some(1000));
+    server.stop().await;
+}
+
+/// A client that never reads, while the handler sends with `send` (which waits for room): the
+/// connection is closed once a write has waited `send_timeout` (300 ms here), not held open
+/// for as long as the client stays connected. It held the server's only connection place, so
+/// a second client gets in once it is gone.
+#[tokio::test]
+async fn a_client_that_never_reads_is_closed_within_the_send_timeout() {
+    let limits = ServerLimits {
+        max_connections: 1,
+        ..ServerLimits::default()
+    };
+    let server = common::start(service(limits)).await;
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let tcp = socket.connect(server.addr).await.unwrap();
+    let (stuck, _) = tokio_tungstenite::client_async(format!("ws://{}/firehose", server.addr), tcp)
+        .await
+        .unwrap();
+    let started = Instant::now();
+    // Never read again: the server's writes back up.
+    let url = format!("ws://{}/echo", server.addr);
+    let second = tokio::time::timeout(
+        Duration::from_secs(5),
+        tokio_tungstenite::connect_async(url),
+    )
+    .await
+    .expect("the stuck client still holds the only place after 5 s")
+    .unwrap();
+    let waited = started.elapsed();
+    println!("a client that never reads was closed after {waited:?}");
+    drop((stuck, second));
     server.stop().await;
 }
 

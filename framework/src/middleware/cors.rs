@@ -91,7 +91,7 @@ impl AllowOrigin {
         AllowOrigin::Predicate(Arc::new(accept))
     }
 
-    fn allows(&self, origin: &HeaderValue) -> bool {
+    pub(crate) fn allows(&self, origin: &HeaderValue) -> bool {
         match self {
             AllowOrigin::Any => true,
             AllowOrigin::List(list) => list.iter().any(|allowed| allowed == origin),

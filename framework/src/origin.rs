@@ -1,0 +1,114 @@
+//! The request's own origin (RFC 6454: scheme, host, port) and whether an `Origin` header names
+//! it: what the WebSocket origin check goes by.
+//!
+//! The request's scheme is `https` when [`Context::is_https`] says so (TLS here, or a trusted
+//! proxy's `X-Forwarded-Proto`), else `http`. Its host and port are those of `Host`
+//! (`:authority` over HTTP/2), or of `X-Forwarded-Host` when a trusted proxy sent one
+//! ([`App::trusted_proxies`](crate::App::trusted_proxies)); a missing port is the scheme's
+//! default (80, 443). Hosts compare ASCII case-insensitively, as DNS names do; nothing else is
+//! loosened: no suffix or subdomain matching, and `null` (a sandboxed page, a `file:` URL) is
+//! never the request's own.
+
+use http::uri::Authority;
+
+use crate::context::Context;
+
+/// The port a scheme implies when the authority names none.
+fn default_port(https: bool) -> u16 {
+    if https { 443 } else { 80 }
+}
+
+/// Host and port of an authority without user information; `None` when it does not parse.
+fn host_and_port(authority: &str, https: bool) -> Option<(String, u16)> {
+    if authority.contains('@') {
+        return None;
+    }
+    let authority: Authority = authority.parse().ok()?;
+    let port = authority.port_u16().unwrap_or(default_port(https));
+    Some((authority.host().to_ascii_lowercase(), port))
+}
+
+/// The host (and port) the request was made to: `Host`, or a trusted proxy's
+/// `X-Forwarded-Host`.
+fn own_host(ctx: &Context) -> &str {
+    ctx.trusts_proxy()
+        .then(|| ctx.header("x-forwarded-host"))
+        .flatten()
+        .and_then(|hosts| hosts.split(',').next())
+        .map_or_else(|| ctx.host(), str::trim)
+}
+
+/// Whether `origin`, an `Origin` header's value, is the request's own origin (see the
+/// [module](self)).
+pub(crate) fn is_same_origin(ctx: &Context, origin: &[u8]) -> bool {
+    std::str::from_utf8(origin)
+        .is_ok_and(|origin| same_origin(origin, ctx.is_https(), own_host(ctx)))
+}
+
+/// Whether `origin` is `http(s)://<host>[:port]` for a request made with `https` to `host`.
+fn same_origin(origin: &str, https: bool, host: &str) -> bool {
+    let Some((scheme, authority)) = origin.split_once("://") else {
+        return false;
+    };
+    let origin_https = if scheme.eq_ignore_ascii_case("https") {
+        true
+    } else if scheme.eq_ignore_ascii_case("http") {
+        false
+    } else {
+        return false;
+    };
+    // An origin is scheme and authority only: a path, even `/`, makes it something else.
+    if origin_https != https || authority.contains(['/', '?', '#']) {
+        return false;
+    }
+    match (host_and_port(authority, https), host_and_port(host, https)) {
+        (Some(theirs), Some(ours)) => theirs == ours,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_origin;
+
+    #[test]
+    fn the_same_scheme_host_and_port_only() {
+        let host = "chat.example:8080";
+        for same in [
+            "http://chat.example:8080",
+            "HTTP://Chat.Example:8080",
+            "http://chat.example:08080",
+        ] {
+            assert!(same_origin(same, false, host), "{same}");
+        }
+        for other in [
+            "https://chat.example:8080",
+            "http://chat.example",
+            "http://chat.example:8081",
+            "http://evil.example:8080",
+            "http://chat.example.evil.example:8080",
+            "http://evil.chat.example:8080",
+            "http://chat.example:8080/",
+            "http://user@chat.example:8080",
+            "ws://chat.example:8080",
+            "null",
+            "",
+            "chat.example:8080",
+        ] {
+            assert!(!same_origin(other, false, host), "{other}");
+        }
+        // The scheme's default port stands for a missing one, on either side.
+        assert!(same_origin("http://chat.example:80", false, "chat.example"));
+        assert!(same_origin("http://chat.example", false, "chat.example:80"));
+        assert!(same_origin("https://chat.example", true, "chat.example"));
+        assert!(!same_origin("http://chat.example", true, "chat.example"));
+        assert!(same_origin("http://[::1]:3000", false, "[::1]:3000"));
+        assert!(!same_origin(
+            "http://127.0.0.1.evil.example:3000",
+            false,
+            "127.0.0.1:3000"
+        ));
+        // A request without a host has no origin of its own.
+        assert!(!same_origin("http://chat.example", false, ""));
+    }
+}
