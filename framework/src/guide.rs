@@ -17,6 +17,8 @@
 //! 11. [Typed handlers and API docs](typed_handlers): arguments made from the request (`Json`,
 //!     `Query`, path parameters by name, headers, state, the session), what the compiler
 //!     catches, what it costs; the OpenAPI document built from them.
+//! 12. [WebSockets](websockets) (feature `websocket`): taking a connection over, which pages
+//!     may connect, limits and close codes.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -52,3 +54,7 @@ pub mod streaming {}
 
 #[doc = include_str!("../docs/11-typed-handlers.md")]
 pub mod typed_handlers {}
+
+#[cfg(feature = "websocket")]
+#[doc = include_str!("../docs/12-websockets.md")]
+pub mod websockets {}
