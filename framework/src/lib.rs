@@ -16,9 +16,7 @@ mod json;
 mod limits;
 pub mod middleware;
 pub mod openapi;
-/// The same-origin test of the WebSocket upgrade.
-#[cfg(feature = "websocket")]
-mod origin;
+pub mod origin;
 #[cfg(any(
     feature = "session-redis",
     feature = "limiter-redis",

@@ -1,7 +1,7 @@
-//! The request's own origin (RFC 6454: scheme, host, port) and whether an `Origin` header names
-//! it: what the WebSocket origin check goes by.
+//! Origins (RFC 6454: scheme, host, port): which ones a component lets in ([`AllowOrigin`],
+//! for CORS and WebSocket upgrades), and whether an `Origin` header is the request's own.
 //!
-//! The request's scheme is `https` when [`Context::is_https`] says so (TLS here, or a trusted
+//! The request's scheme is `https` when [`Context::is_https`](crate::Context::is_https) says so (TLS here, or a trusted
 //! proxy's `X-Forwarded-Proto`), else `http`. Its host and port are those of `Host`
 //! (`:authority` over HTTP/2), or of `X-Forwarded-Host` when a trusted proxy sent one
 //! ([`App::trusted_proxies`](crate::App::trusted_proxies)); a missing port is the scheme's
@@ -9,28 +9,84 @@
 //! loosened: no suffix or subdomain matching, and `null` (a sandboxed page, a `file:` URL) is
 //! never the request's own.
 
-use http::uri::Authority;
+use std::sync::Arc;
 
-use crate::context::Context;
+use http::HeaderValue;
 
+/// Which origins a component lets in: the pages that may read answers (CORS), or open a
+/// WebSocket.
+#[derive(Clone)]
+pub enum AllowOrigin {
+    /// Any origin: answered with `*` (credentials cannot be allowed then).
+    Any,
+    /// These origins exactly (`https://app.example.com`, scheme, host and port as the browser
+    /// sends them in `Origin`; compared byte for byte, so no trailing `/`).
+    List(Vec<HeaderValue>),
+    /// Origins a function accepts (e.g. every subdomain of one domain). It sees the `Origin`
+    /// header's text, which may be `null` (a sandboxed page or a `file:` URL).
+    Predicate(Arc<dyn Fn(&str) -> bool + Send + Sync>),
+}
+
+impl AllowOrigin {
+    /// These origins; one that is not a valid header value is left out (no browser sends it).
+    pub fn list<I, S>(origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        AllowOrigin::List(
+            origins
+                .into_iter()
+                .filter_map(|o| HeaderValue::from_str(o.as_ref()).ok())
+                .collect(),
+        )
+    }
+
+    /// The origins `accept` says yes to.
+    pub fn predicate(accept: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
+        AllowOrigin::Predicate(Arc::new(accept))
+    }
+
+    pub(crate) fn allows(&self, origin: &HeaderValue) -> bool {
+        match self {
+            AllowOrigin::Any => true,
+            AllowOrigin::List(list) => list.iter().any(|allowed| allowed == origin),
+            AllowOrigin::Predicate(accept) => origin.to_str().is_ok_and(|o| accept(o)),
+        }
+    }
+}
+
+impl std::fmt::Debug for AllowOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AllowOrigin::Any => f.write_str("Any"),
+            AllowOrigin::List(list) => f.debug_tuple("List").field(list).finish(),
+            AllowOrigin::Predicate(_) => f.write_str("Predicate(..)"),
+        }
+    }
+}
+
+#[cfg(any(test, feature = "websocket"))]
 /// The port a scheme implies when the authority names none.
 fn default_port(https: bool) -> u16 {
     if https { 443 } else { 80 }
 }
 
+#[cfg(any(test, feature = "websocket"))]
 /// Host and port of an authority without user information; `None` when it does not parse.
 fn host_and_port(authority: &str, https: bool) -> Option<(String, u16)> {
     if authority.contains('@') {
         return None;
     }
-    let authority: Authority = authority.parse().ok()?;
+    let authority: http::uri::Authority = authority.parse().ok()?;
     let port = authority.port_u16().unwrap_or(default_port(https));
     Some((authority.host().to_ascii_lowercase(), port))
 }
 
+#[cfg(feature = "websocket")]
 /// The host (and port) the request was made to: `Host`, or a trusted proxy's
 /// `X-Forwarded-Host`.
-fn own_host(ctx: &Context) -> &str {
+fn own_host(ctx: &crate::Context) -> &str {
     ctx.trusts_proxy()
         .then(|| ctx.header("x-forwarded-host"))
         .flatten()
@@ -38,13 +94,15 @@ fn own_host(ctx: &Context) -> &str {
         .map_or_else(|| ctx.host(), str::trim)
 }
 
+#[cfg(feature = "websocket")]
 /// Whether `origin`, an `Origin` header's value, is the request's own origin (see the
 /// [module](self)).
-pub(crate) fn is_same_origin(ctx: &Context, origin: &[u8]) -> bool {
+pub(crate) fn is_same_origin(ctx: &crate::Context, origin: &[u8]) -> bool {
     std::str::from_utf8(origin)
         .is_ok_and(|origin| same_origin(origin, ctx.is_https(), own_host(ctx)))
 }
 
+#[cfg(any(test, feature = "websocket"))]
 /// Whether `origin` is `http(s)://<host>[:port]` for a request made with `https` to `host`.
 fn same_origin(origin: &str, https: bool, host: &str) -> bool {
     let Some((scheme, authority)) = origin.split_once("://") else {

@@ -88,7 +88,7 @@ use tokio_tungstenite::tungstenite::{self, Message as Frame};
 
 use crate::context::Context;
 use crate::error::HttpError;
-pub use crate::middleware::cors::AllowOrigin;
+pub use crate::origin::AllowOrigin;
 
 /// Category of refused upgrades.
 pub const CATEGORY: &str = "framework-websocket";

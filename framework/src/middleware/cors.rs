@@ -40,7 +40,6 @@
 //! # let _ = app;
 //! ```
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use http::header::{
@@ -58,57 +57,7 @@ use crate::middleware::ConfigError;
 /// Category of refusals.
 pub const CATEGORY: &str = "framework-cors";
 
-/// Which origins may read answers.
-#[derive(Clone)]
-pub enum AllowOrigin {
-    /// Any origin: answered with `*` (credentials cannot be allowed then).
-    Any,
-    /// These origins exactly (`https://app.example.com`, scheme, host and port as the browser
-    /// sends them in `Origin`; compared byte for byte, so no trailing `/`).
-    List(Vec<HeaderValue>),
-    /// Origins a function accepts (e.g. every subdomain of one domain). It sees the `Origin`
-    /// header's text, which may be `null` (a sandboxed page or a `file:` URL).
-    Predicate(Arc<dyn Fn(&str) -> bool + Send + Sync>),
-}
-
-impl AllowOrigin {
-    /// These origins; one that is not a valid header value is left out (no browser sends it).
-    pub fn list<I, S>(origins: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: AsRef<str>,
-    {
-        AllowOrigin::List(
-            origins
-                .into_iter()
-                .filter_map(|o| HeaderValue::from_str(o.as_ref()).ok())
-                .collect(),
-        )
-    }
-
-    /// The origins `accept` says yes to.
-    pub fn predicate(accept: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
-        AllowOrigin::Predicate(Arc::new(accept))
-    }
-
-    pub(crate) fn allows(&self, origin: &HeaderValue) -> bool {
-        match self {
-            AllowOrigin::Any => true,
-            AllowOrigin::List(list) => list.iter().any(|allowed| allowed == origin),
-            AllowOrigin::Predicate(accept) => origin.to_str().is_ok_and(|o| accept(o)),
-        }
-    }
-}
-
-impl std::fmt::Debug for AllowOrigin {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AllowOrigin::Any => f.write_str("Any"),
-            AllowOrigin::List(list) => f.debug_tuple("List").field(list).finish(),
-            AllowOrigin::Predicate(_) => f.write_str("Predicate(..)"),
-        }
-    }
-}
+pub use crate::origin::AllowOrigin;
 
 /// Which request headers a preflight allows.
 #[derive(Clone, Debug)]
