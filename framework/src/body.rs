@@ -27,6 +27,41 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use sync_wrapper::SyncWrapper;
 
+/// Marks a response body as static: the same bytes for every request that carries the same
+/// mark, such as a file compiled into the binary or a static file whose digest is known.
+/// [`Compress`](crate::middleware::compress::Compress) then compresses it once per encoding, at the compressor's
+/// static level, and keeps the result ([`CompressConfig::static_cache_bytes`](crate::middleware::compress::CompressConfig::static_cache_bytes)),
+/// instead of compressing it for every request.
+///
+/// Put it in the request's extensions beside the body; static serve does so for every file it
+/// sends whole from memory whose digest it knows (embedded files, strong ETags):
+///
+/// ```
+/// use framework::body::StaticBody;
+///
+/// # fn handler(ctx: &mut framework::Context) {
+/// const LOGO: &[u8] = b"<svg>...</svg>";
+/// // Any digest of the bytes alone, of 128 bits or more: here SHA-256, computed once.
+/// # let digest = [7u8; 32];
+/// ctx.extensions_mut().insert(StaticBody::from_digest(&digest));
+/// ctx.body_buffer = Some(bytes::Bytes::from_static(LOGO));
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StaticBody(u128);
+
+impl StaticBody {
+    /// The mark of the bytes whose digest (SHA-256, or any hash of the bytes alone of 128 bits
+    /// or more) is `digest`; its first 16 bytes are kept. Two bodies with the same mark must
+    /// be the same bytes.
+    pub fn from_digest(digest: &[u8]) -> Self {
+        let mut key = [0u8; 16];
+        let n = digest.len().min(16);
+        key[..n].copy_from_slice(&digest[..n]);
+        Self(u128::from_be_bytes(key))
+    }
+}
+
 /// The error type of streamed bodies.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 

@@ -19,6 +19,20 @@ use http::header::{
     HeaderMap, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_RANGE, IF_UNMODIFIED_SINCE,
 };
 
+/// A strong entity tag for a body of `size` bytes whose SHA-256 is `digest`:
+/// `"<size hex>-<the digest's first 128 bits, base64url>"`. Static serve and the docs page tag
+/// their files with it.
+#[cfg(any(feature = "static-serve", feature = "docs-ui"))]
+pub(crate) fn strong_etag(size: u64, digest: &[u8; 32]) -> http::HeaderValue {
+    use base64::Engine;
+    let tag = format!(
+        "\"{size:x}-{}\"",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..16])
+    );
+    // Hex digits, base64url and quotes only: always a valid header value.
+    http::HeaderValue::try_from(tag).unwrap_or_else(|_| http::HeaderValue::from_static("\"\""))
+}
+
 /// What a 304 or a 206 answer stands for: the full representation's media type and length.
 /// Whoever answers 304 or 206 ([`fresh`](crate::middleware::fresh), static serve) puts it in the
 /// request's extensions ([`Context::extensions_mut`](crate::Context::extensions_mut)), so outer

@@ -448,19 +448,30 @@ pub(crate) const DOCS_CSP: &str = "default-src 'self'; img-src 'self' data:; \
                                    style-src 'self' 'unsafe-inline'; base-uri 'self'; \
                                    form-action 'self'; frame-ancestors 'none'; object-src 'none'";
 
-/// One of Swagger UI's files, by name: its media type and bytes.
+/// The docs page's files: name, media type and bytes; the page's own script (`initializer`)
+/// first, then Swagger UI's.
 #[cfg(feature = "docs-ui")]
-pub(crate) fn docs_file(name: &str) -> Option<(&'static str, &'static [u8])> {
-    let (file, bytes) = swagger_ui_redist::SwaggerUi::static_files()
+pub(crate) fn docs_files(
+    initializer: String,
+) -> impl Iterator<Item = (&'static str, &'static str, bytes::Bytes)> {
+    let own = std::iter::once((
+        DOCS_INITIALIZER,
+        "text/javascript; charset=utf-8",
+        bytes::Bytes::from(initializer),
+    ));
+    let swagger = swagger_ui_redist::SwaggerUi::static_files()
         .iter()
-        .find(|(file, _)| file.file_name() == name)?;
-    let media = match file.file_name().rsplit('.').next() {
-        Some("css") => "text/css; charset=utf-8",
-        Some("js") => "text/javascript; charset=utf-8",
-        Some("png") => "image/png",
-        _ => "application/octet-stream",
-    };
-    Some((media, bytes))
+        .map(|(file, bytes)| {
+            let name = file.file_name();
+            let media = match name.rsplit('.').next() {
+                Some("css") => "text/css; charset=utf-8",
+                Some("js") => "text/javascript; charset=utf-8",
+                Some("png") => "image/png",
+                _ => "application/octet-stream",
+            };
+            (name, media, bytes::Bytes::from_static(bytes))
+        });
+    own.chain(swagger)
 }
 
 /// Text safe inside HTML.

@@ -61,7 +61,10 @@ impl Bench {
 fn main() -> std::io::Result<()> {
     let args = ServerArgs::from_env();
     let big: &'static [Item] = Box::leak(big_document().into_boxed_slice());
-    let gzip: std::sync::Arc<dyn Compressor> = std::sync::Arc::new(Gzip { level: GZIP_LEVEL });
+    let gzip: std::sync::Arc<dyn Compressor> = std::sync::Arc::new(Gzip {
+        level: GZIP_LEVEL,
+        static_level: GZIP_LEVEL,
+    });
     let mut app = App::new().with_state(big);
     if std::env::var("BENCH_METRICS").is_ok_and(|v| v == "1") {
         let metrics = Metrics::new(MetricsConfig::default());

@@ -95,6 +95,24 @@ impl<E: RustEmbed + Send + Sync + 'static> FileSource for EmbeddedSource<E> {
         }))
     }
 
+    /// The metadata and always the bytes, whatever their size: they are in memory already,
+    /// so sending them from there costs nothing and lets compress keep the file's compressed
+    /// forms.
+    async fn stat_with_bytes(
+        &self,
+        file: &str,
+        up_to: u64,
+    ) -> Result<Option<(FileInfo, Option<Bytes>)>, SourceError> {
+        let _ = up_to;
+        let Some(info) = self.stat(file).await? else {
+            return Ok(None);
+        };
+        if info.is_dir {
+            return Ok(Some((info, None)));
+        }
+        Ok(Some((info, Some(to_bytes(Self::file(file)?.data)))))
+    }
+
     async fn reader(&self, file: &str, offset: u64) -> Result<FileReader, SourceError> {
         let data = to_bytes(Self::file(file)?.data);
         let start = usize::try_from(offset)

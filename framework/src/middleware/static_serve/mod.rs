@@ -46,7 +46,13 @@
 //!   (the client revalidates with the validators).
 //! - **Precompressed siblings**: with `precompressed_br` / `precompressed_gzip`, `file.js.br` or
 //!   `file.js.gz` is sent with its `Content-Encoding` when it exists and the client accepts it
-//!   (highest q-value first, brotli on a tie), always with `Vary: Accept-Encoding`.
+//!   (highest q-value first, brotli on a tie), always with `Vary: Accept-Encoding`, as nginx's
+//!   `gzip_static` and tower-http's `ServeDir::precompressed_*` do.
+//! - **Compressed once**: a file sent whole from memory whose digest is known (every file of
+//!   an embedded source; a file of at most 64 KiB with `enable_strong_etag`) is marked
+//!   [`StaticBody`], so [`Compress`](crate::middleware::compress) compresses it once per
+//!   encoding and keeps the result, instead of compressing it for every request. An embedded
+//!   source's files are sent from memory whatever their size.
 //! - **Not found**: 404, or with `not_found_next` the request goes on down the chain (when used
 //!   as middleware: the route's handler, or the routes behind an app-level static serve).
 //!
@@ -63,8 +69,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use bytes::Bytes;
 use http::header::{
     ACCEPT_RANGES, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderValue,
@@ -77,6 +81,7 @@ use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
 
 use crate::body::BodyStream;
+use crate::body::StaticBody;
 use crate::conditional::{self, Precondition, Represents};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
@@ -233,17 +238,15 @@ impl StaticServe {
         path: &str,
         up_to: u64,
     ) -> Result<Option<(Option<FileInfo>, Option<Bytes>)>> {
-        let found = if up_to == 0 {
-            self.source.stat(path).await.map(|info| (info, None))
-        } else {
-            self.source
-                .stat_with_bytes(path, up_to)
-                .await
-                .map(|found| match found {
-                    Some((info, bytes)) => (Some(info), bytes),
-                    None => (None, None),
-                })
-        };
+        // A source that holds its files in memory gives the bytes whatever `up_to` says.
+        let found = self
+            .source
+            .stat_with_bytes(path, up_to)
+            .await
+            .map(|found| match found {
+                Some((info, bytes)) => (Some(info), bytes),
+                None => (None, None),
+            });
         match found {
             Ok(found) => Ok(Some(found)),
             Err(SourceError::OutOfPath) => Err(out_of_path()),
@@ -340,13 +343,13 @@ impl StaticServe {
                 continue;
             }
             let sibling = format!("{path}{suffix}");
-            if let Some((Some(found), _)) = self.stat(&sibling, 0).await?
+            if let Some((Some(found), sibling_bytes)) = self.stat(&sibling, 0).await?
                 && !found.is_dir
             {
                 return Ok(Selected {
                     path: sibling,
                     info: Some(found),
-                    bytes: None,
+                    bytes: sibling_bytes,
                     encoding: Some(encoding),
                 });
             }
@@ -385,16 +388,27 @@ impl StaticServe {
                 (Some(data), size, None)
             }
         };
-        let etag = if self.config.enable_strong_etag || modified.is_none() {
-            let digest = match (self.source.content_hash(&selected.path).await, &data) {
-                (Some(digest), _) => digest,
-                (None, Some(data)) => Sha256::digest(data).into(),
-                (None, None) => self.hash_file(&selected.path).await?,
-            };
-            strong_etag(size, &digest)
+        // A digest the source has for free (files compiled in) is asked for whenever the
+        // bytes are in memory: with it, compress keeps this file's compressed forms.
+        let strong = self.config.enable_strong_etag || modified.is_none();
+        let digest = if strong || data.is_some() {
+            match (self.source.content_hash(&selected.path).await, &data) {
+                (Some(digest), _) => Some(digest),
+                (None, Some(data)) if strong => Some(Sha256::digest(data).into()),
+                (None, None) if strong => Some(self.hash_file(&selected.path).await?),
+                (None, _) => None,
+            }
         } else {
-            weak_etag(size, modified.unwrap_or(UNIX_EPOCH))
+            None
         };
+        let etag = match digest.filter(|_| strong) {
+            Some(digest) => conditional::strong_etag(size, &digest),
+            None => weak_etag(size, modified.unwrap_or(UNIX_EPOCH)),
+        };
+        if let (Some(digest), Some(_), None) = (digest, &data, selected.encoding) {
+            ctx.extensions_mut()
+                .insert(StaticBody::from_digest(&digest));
+        }
         let last_modified = modified.filter(|_| !self.config.disable_last_modified);
 
         let headers = ctx.response_headers_mut();
@@ -553,13 +567,6 @@ fn weak_etag(size: u64, modified: SystemTime) -> HeaderValue {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     header_value(format!("W/\"{size:x}-{secs:x}\""))
-}
-
-fn strong_etag(size: u64, digest: &[u8; 32]) -> HeaderValue {
-    header_value(format!(
-        "\"{size:x}-{}\"",
-        URL_SAFE_NO_PAD.encode(&digest[..16])
-    ))
 }
 
 /// How a `Range` header applies to a file of `size` bytes.
