@@ -754,7 +754,7 @@ impl Endpoint for DocsFiles {
             }
             ctx.set_header(http::header::CONTENT_TYPE, file.media.clone());
             ctx.extensions_mut()
-                .insert(crate::body::StaticBody::from_digest(digest));
+                .insert(crate::body::StaticBody::new(digest, &file.bytes));
             ctx.body_buffer = Some(file.bytes.clone());
             Ok(())
         })

@@ -27,38 +27,60 @@ use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use sync_wrapper::SyncWrapper;
 
-/// Marks a response body as static: the same bytes for every request that carries the same
-/// mark, such as a file compiled into the binary or a static file whose digest is known.
-/// [`Compress`](crate::middleware::compress::Compress) then compresses it once per encoding, at the compressor's
-/// static level, and keeps the result ([`CompressConfig::static_cache_bytes`](crate::middleware::compress::CompressConfig::static_cache_bytes)),
+/// Marks a response body as static: the same bytes for every request that carries a mark
+/// with the same digest, such as a file compiled into the binary or a static file whose digest
+/// is known. [`Compress`](crate::middleware::compress::Compress) then compresses it once per
+/// encoding, at the compressor's static level, and keeps the result
+/// ([`CompressConfig::static_cache_bytes`](crate::middleware::compress::CompressConfig::static_cache_bytes)),
 /// instead of compressing it for every request.
 ///
-/// Put it in the request's extensions beside the body; static serve does so for every file it
-/// sends whole from memory whose digest it knows (embedded files, strong ETags):
+/// The mark holds the very bytes it was made for (a reference, nothing copied) and applies
+/// only while they are the body: a middleware that changes the body afterwards (a JSON
+/// picker, a template) leaves a body the mark does not match, which is then compressed as any
+/// other. Put it in the request's extensions beside the body; static serve does so for every
+/// file it sends whole from memory whose digest it knows (embedded files, strong ETags):
 ///
 /// ```
-/// use framework::body::StaticBody;
+/// use framework::body::{Bytes, StaticBody};
 ///
 /// # fn handler(ctx: &mut framework::Context) {
 /// const LOGO: &[u8] = b"<svg>...</svg>";
 /// // Any digest of the bytes alone, of 128 bits or more: here SHA-256, computed once.
 /// # let digest = [7u8; 32];
-/// ctx.extensions_mut().insert(StaticBody::from_digest(&digest));
-/// ctx.body_buffer = Some(bytes::Bytes::from_static(LOGO));
+/// let body = Bytes::from_static(LOGO);
+/// ctx.extensions_mut().insert(StaticBody::new(&digest, &body));
+/// ctx.body_buffer = Some(body);
 /// # }
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct StaticBody(u128);
+#[derive(Clone, Debug)]
+pub struct StaticBody {
+    key: u128,
+    body: Bytes,
+}
 
 impl StaticBody {
-    /// The mark of the bytes whose digest (SHA-256, or any hash of the bytes alone of 128 bits
-    /// or more) is `digest`; its first 16 bytes are kept. Two bodies with the same mark must
+    /// The mark of `body`, whose digest (SHA-256, or any hash of the bytes alone of 128 bits
+    /// or more) is `digest`; its first 16 bytes are kept. Two bodies with the same digest must
     /// be the same bytes.
-    pub fn from_digest(digest: &[u8]) -> Self {
+    pub fn new(digest: &[u8], body: &Bytes) -> Self {
         let mut key = [0u8; 16];
         let n = digest.len().min(16);
         key[..n].copy_from_slice(&digest[..n]);
-        Self(u128::from_be_bytes(key))
+        Self {
+            key: u128::from_be_bytes(key),
+            body: body.clone(),
+        }
+    }
+
+    /// The digest's first 128 bits: what the compressed forms are kept under.
+    pub(crate) fn key(&self) -> u128 {
+        self.key
+    }
+
+    /// Whether `body` is the bytes this mark was made for. The mark holds them, so their memory
+    /// cannot have been reused for other bytes: the same place and length is the same bytes.
+    pub(crate) fn marks(&self, body: &Bytes) -> bool {
+        body.as_ptr() == self.body.as_ptr() && body.len() == self.body.len()
     }
 }
 

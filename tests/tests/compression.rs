@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use framework::body::BodyStream;
 use framework::middleware::compress::{Brotli, Compress, CompressConfig, Compressor, Gzip};
+use framework::middleware::json_picker::{JsonPicker, JsonPickerConfig};
 use framework::middleware::static_serve::{DirectorySource, StaticServe, StaticServeConfig};
 use framework::{App, Context, Result};
 
@@ -86,6 +87,20 @@ async fn report(ctx: &mut Context) -> Result {
         http::HeaderValue::from_static("application/json"),
     );
     ctx.body_buffer = Some(body.into());
+    Ok(())
+}
+
+/// A JSON answer of exactly `len` bytes (at least 8).
+async fn exact(ctx: &mut Context) -> Result {
+    let len: usize = ctx
+        .query("len")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(1024);
+    ctx.set_header(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    ctx.body_buffer = Some(format!(r#"{{"a":"{}"}}"#, "x".repeat(len - 8)).into());
     Ok(())
 }
 
@@ -167,7 +182,7 @@ async fn a_static_asset_is_compressed_once_per_encoding() {
         assert_eq!(h["cache-control"], "public, max-age=86400");
         assert_eq!(h["etag"].to_str().unwrap(), format!("W/{strong}"));
         let body = res.bytes().await.unwrap();
-        assert_eq!(unbrotli(&body), bundle);
+        assert!(unbrotli(&body) == bundle, "not the bundle");
         first_br.get_or_insert(body.len());
     }
     assert_eq!(statics.load(Ordering::SeqCst), 1, "brotli ran once");
@@ -186,7 +201,10 @@ async fn a_static_asset_is_compressed_once_per_encoding() {
     for _ in 0..20 {
         let res = get("gzip").await.unwrap();
         assert_eq!(res.headers()["content-encoding"], "gzip");
-        assert_eq!(gunzip(&res.bytes().await.unwrap()), bundle);
+        assert!(
+            gunzip(&res.bytes().await.unwrap()) == bundle,
+            "not the bundle"
+        );
     }
     assert_eq!(statics.load(Ordering::SeqCst), 2, "gzip ran once");
     let revalidated = client
@@ -207,7 +225,10 @@ async fn a_static_asset_is_compressed_once_per_encoding() {
             .await
             .unwrap();
         assert_eq!(res.headers()["content-encoding"], "gzip");
-        assert_eq!(gunzip(&res.bytes().await.unwrap()), page.as_bytes());
+        assert!(
+            gunzip(&res.bytes().await.unwrap()) == page.as_bytes(),
+            "not the page"
+        );
     }
     assert_eq!(
         statics.load(Ordering::SeqCst),
@@ -226,14 +247,69 @@ async fn a_static_asset_is_compressed_once_per_encoding() {
     server.stop().await;
 }
 
+/// A static file whose body a middleware changes on the way out (the JSON picker's
+/// `?fields=`) is compressed as the changed bytes, and never kept as the file's: the next
+/// client gets the whole file.
+#[tokio::test]
+async fn a_changed_static_body_is_not_kept_as_the_file() {
+    let root = common::temp_dir("compress-picked");
+    let rows: Vec<serde_json::Value> = (0..200)
+        .map(|i| serde_json::json!({"id": i, "name": format!("row {i}"), "secret": "s"}))
+        .collect();
+    let file = serde_json::to_vec(&rows).unwrap();
+    std::fs::write(root.join("rows.json"), &file).unwrap();
+    let service = App::new()
+        .use_middleware(Compress::default())
+        .use_middleware(JsonPicker::new(JsonPickerConfig::default()))
+        .endpoint(
+            http::Method::GET,
+            "/static/*",
+            StaticServe::new(
+                DirectorySource::new(&root).unwrap(),
+                StaticServeConfig {
+                    enable_strong_etag: true,
+                    ..StaticServeConfig::default()
+                },
+            ),
+        )
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = client();
+    let get = |path: &'static str| {
+        client
+            .get(server.url(path))
+            .header("accept-encoding", "gzip")
+            .send()
+    };
+    let picked = get("/static/rows.json?fields=id").await.unwrap();
+    assert_eq!(picked.headers()["content-encoding"], "gzip");
+    let picked: serde_json::Value =
+        serde_json::from_slice(&gunzip(&picked.bytes().await.unwrap())).unwrap();
+    assert_eq!(picked[0], serde_json::json!({"id": 0}));
+    for _ in 0..3 {
+        let whole = get("/static/rows.json").await.unwrap();
+        assert_eq!(whole.headers()["content-encoding"], "gzip");
+        let whole = gunzip(&whole.bytes().await.unwrap());
+        assert!(
+            whole == file,
+            "{} bytes, not the file's {}",
+            whole.len(),
+            file.len()
+        );
+    }
+    server.stop().await;
+}
+
 /// A dynamic body of a megabyte goes out compressed as a stream (no `Content-Length`: the
 /// compressed length is not known before the end), in whole, for brotli and gzip; one below
-/// the stream threshold is compressed whole, with its length.
+/// the stream threshold (64 KiB) is compressed whole, with its length.
 #[tokio::test]
 async fn a_large_dynamic_body_is_compressed_as_a_stream() {
     let service = App::new()
         .use_middleware(Compress::default())
         .get("/report", report)
+        .get("/exact", exact)
         .build()
         .unwrap();
     let server = common::start(service).await;
@@ -259,17 +335,25 @@ async fn a_large_dynamic_body_is_compressed_as_a_stream() {
         assert!(res.headers().get("content-length").is_none(), "{encoding}");
         let body = res.bytes().await.unwrap();
         assert!(body.len() < plain.len() / 4, "{encoding}: {}", body.len());
-        assert_eq!(decode(&body), plain, "{encoding}");
+        assert!(decode(&body) == plain, "{encoding}: not the body");
     }
-    // 64 KiB less a byte: compressed whole, its length known.
-    let res = client
-        .get(server.url("/report?len=65000"))
-        .header("accept-encoding", "gzip")
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.headers()["content-encoding"], "gzip");
-    assert!(res.headers().get("content-length").is_some());
+    // The threshold, 64 KiB: one byte less is compressed whole, its length known; at it, a
+    // stream.
+    for (len, streamed) in [(65_535, false), (65_536, true)] {
+        let res = client
+            .get(server.url(&format!("/exact?len={len}")))
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.headers()["content-encoding"], "gzip");
+        assert_eq!(
+            res.headers().get("content-length").is_none(),
+            streamed,
+            "{len}"
+        );
+        assert_eq!(gunzip(&res.bytes().await.unwrap()).len(), len);
+    }
     server.stop().await;
 }
 

@@ -26,17 +26,17 @@
 //!   out; a body larger than the bound is treated as a dynamic one.
 //! - **Large dynamic bodies are compressed as a stream** (at least
 //!   [`CompressConfig::stream_threshold`], 64 KiB, with a compressor that streams): the
-//!   encoder works a chunk at a time, as the client takes the answer, and gives the worker
-//!   back between two chunks, so one large answer does not hold up the other requests on its
-//!   worker. A client that reads nothing (an HTTP/2 stream with a zero window) costs the body
+//!   encoder takes the body 32 KiB at a time, as the client takes the answer, flushes its
+//!   output after each slice and gives the worker back before the next, so one large answer
+//!   does not hold up the other requests on its worker. A client that reads nothing (an HTTP/2 stream with a zero window) costs the body
 //!   it already had and an encoder that has not started, not a compressed copy of the body.
 //!   The compressed length is unknown, so such an answer has no `Content-Length`.
 //! - **Other bodies** are compressed whole, at once, at the dynamic level.
 //!
 //! Streams ([`Context::set_body_stream`]) are compressed as streams, by gzip and brotli through
 //! `async-compression`: the encoder flushes whenever the source has nothing ready, so each
-//! server-sent event reaches the client compressed but as soon as it is sent, while a file whose
-//! chunks are all ready compresses as one run, a chunk per turn of its worker. A stream is
+//! server-sent event reaches the client compressed but as soon as it is sent; a stream whose
+//! chunks are all ready is fed 32 KiB at a time, as a large body is. A stream is
 //! compressed under the same type and encoding rules; its length is checked against
 //! `min_length` only when known. The compressed stream's length is unknown, so
 //! `Content-Length` is removed. A compressor without [`Compressor::supports_stream`] is not
@@ -76,8 +76,8 @@
 //! ```
 
 mod codecs;
+mod pacing;
 mod variants;
-mod yielding;
 
 use std::sync::Arc;
 
@@ -230,44 +230,28 @@ impl Compress {
         let Some(compressor) = self.choose(ctx, len, false) else {
             return;
         };
+        let digest = ctx
+            .extensions()
+            .get::<StaticBody>()
+            .zip(ctx.body_buffer.as_ref())
+            .and_then(|(mark, body)| mark.marks(body).then(|| mark.key()));
+        if let Some(digest) = digest
+            && len <= self.config.static_cache_bytes
+            && self.apply_static(ctx, digest, compressor)
+        {
+            return;
+        }
+        if len >= self.config.stream_threshold && compressor.supports_stream() {
+            if let Some(body) = ctx.body_buffer.take() {
+                let whole = BodyStream::new(http_body_util::Full::new(body));
+                ctx.set_body_stream(compressor.compress_stream(pacing::paced(whole)));
+                mark_encoded(ctx, compressor.encoding());
+            }
+            return;
+        }
         let Some(body) = ctx.body_buffer.as_ref() else {
             return;
         };
-        if let Some(mark) = ctx.extensions().get::<StaticBody>().copied()
-            && len <= self.config.static_cache_bytes
-        {
-            match self.variants.get_or_start(mark, compressor, body) {
-                Variant::Kept(variant) => {
-                    ctx.body_buffer = Some(variant);
-                    mark_encoded(ctx, compressor.encoding());
-                    return;
-                }
-                // Sent when ready; a failure there ends the answer (the headers are gone).
-                Variant::Making(making) => {
-                    ctx.body_buffer = None;
-                    let ready = making.map(|variant| {
-                        variant.ok_or_else(|| {
-                            std::io::Error::other("compressing a static body failed")
-                        })
-                    });
-                    ctx.set_body_stream(BodyStream::from_stream(futures_util::stream::once(ready)));
-                    mark_encoded(ctx, compressor.encoding());
-                    return;
-                }
-                Variant::Failed => return,
-                // Compressed as a dynamic body, below.
-                Variant::Busy => {}
-            }
-        }
-        if len >= self.config.stream_threshold && compressor.supports_stream() {
-            let Some(body) = ctx.body_buffer.take() else {
-                return;
-            };
-            let whole = BodyStream::new(http_body_util::Full::new(body));
-            ctx.set_body_stream(yielding::yielding(compressor.compress_stream(whole)));
-            mark_encoded(ctx, compressor.encoding());
-            return;
-        }
         match compressor.compress(body) {
             Ok(compressed) => {
                 ctx.body_buffer = Some(compressed.into());
@@ -277,6 +261,35 @@ impl Compress {
                 tracing::warn!(encoding = compressor.encoding(), %err, "compression failed, sending uncompressed");
             }
         }
+    }
+
+    /// A [`StaticBody`]: its kept variant, or the one being made (sent when ready; should its
+    /// compression fail, the answer ends there, its headers gone), or the body as it is when
+    /// its compression failed. False when the variant is busy being made for others and this
+    /// answer is to be compressed as a dynamic one.
+    fn apply_static(
+        &self,
+        ctx: &mut Context,
+        digest: u128,
+        compressor: &Arc<dyn Compressor>,
+    ) -> bool {
+        let Some(body) = ctx.body_buffer.as_ref() else {
+            return true;
+        };
+        match self.variants.get_or_start(digest, compressor, body) {
+            Variant::Kept(variant) => ctx.body_buffer = Some(variant),
+            Variant::Making(making) => {
+                ctx.body_buffer = None;
+                let ready = making.map(|variant| {
+                    variant.ok_or_else(|| std::io::Error::other("compressing a static body failed"))
+                });
+                ctx.set_body_stream(BodyStream::from_stream(futures_util::stream::once(ready)));
+            }
+            Variant::Failed => return true,
+            Variant::Busy => return false,
+        }
+        mark_encoded(ctx, compressor.encoding());
+        true
     }
 
     /// A 304 or a 206 is never compressed, but carries what the 200 would have: `Vary:
@@ -321,7 +334,7 @@ impl Compress {
             return;
         };
         if let Some(stream) = ctx.take_body_stream() {
-            ctx.set_body_stream(yielding::yielding(compressor.compress_stream(stream)));
+            ctx.set_body_stream(compressor.compress_stream(pacing::paced(stream)));
             mark_encoded(ctx, compressor.encoding());
         }
     }

@@ -8,7 +8,6 @@ use futures_util::FutureExt;
 use futures_util::future::{BoxFuture, Shared};
 
 use super::Compressor;
-use crate::body::StaticBody;
 
 /// Compressions that may run on the blocking pool at once. A static body asked for while
 /// that many run is compressed as a dynamic one this time: the first requests for a site's
@@ -22,7 +21,8 @@ struct Weight;
 /// Per entry beyond its bytes: the key and the cache's own bookkeeping, roughly.
 const ENTRY_OVERHEAD: u64 = 64;
 
-type Key = (StaticBody, &'static str);
+/// A static body's digest (its first 128 bits) and an encoding.
+type Key = (u128, &'static str);
 
 impl quick_cache::Weighter<Key, Option<Bytes>> for Weight {
     fn weight(&self, _key: &Key, value: &Option<Bytes>) -> u64 {
@@ -94,17 +94,18 @@ impl StaticVariants {
             .map(|kept| kept.map_or(Variant::Failed, Variant::Kept))
     }
 
-    /// The variant of `body` in `compressor`'s encoding; its compression starts on the
+    /// The variant of `body` (whose digest is `digest`) in `compressor`'s encoding; its
+    /// compression starts on the
     /// blocking pool when it is neither kept nor being made (and fewer than
     /// [`MAX_IN_FLIGHT`] run). The compression goes on, and its result is kept, even when
     /// every request that waits for it has gone.
     pub(super) fn get_or_start(
         self: &Arc<Self>,
-        mark: StaticBody,
+        digest: u128,
         compressor: &Arc<dyn Compressor>,
         body: &Bytes,
     ) -> Variant {
-        let key = (mark, compressor.encoding());
+        let key = (digest, compressor.encoding());
         if let Some(variant) = self.kept(&key) {
             return variant;
         }
@@ -172,7 +173,7 @@ mod tests {
     /// The variant, waiting for it when it is being made.
     async fn variant(
         variants: &Arc<StaticVariants>,
-        mark: StaticBody,
+        mark: u128,
         c: &Arc<dyn Compressor>,
         body: &Bytes,
     ) -> Option<Bytes> {
@@ -189,7 +190,7 @@ mod tests {
         let compressor: Arc<dyn Compressor> = counted.clone();
         let variants = Arc::new(StaticVariants::new(10_000));
         let body = Bytes::from(vec![b'a'; 4000]);
-        let mark = StaticBody::from_digest(&[1; 32]);
+        let mark = 1;
         // Three asking at once share one compression.
         let (a, b, c) = tokio::join!(
             variant(&variants, mark, &compressor, &body),
@@ -210,13 +211,7 @@ mod tests {
         assert_eq!(variants.started(), 1);
         // Three more bodies of 4 000 bytes cannot all stay under 10 000 bytes.
         for i in 2..5u8 {
-            variant(
-                &variants,
-                StaticBody::from_digest(&[i; 32]),
-                &compressor,
-                &body,
-            )
-            .await;
+            variant(&variants, u128::from(i), &compressor, &body).await;
         }
         assert!(
             variants.kept.weight() <= 10_000,
@@ -226,7 +221,7 @@ mod tests {
         assert!(variants.kept.len() < 4);
         // A variant larger than the bound is made, sent, and not kept.
         let huge = Bytes::from(vec![b'b'; 20_000]);
-        let mark = StaticBody::from_digest(&[9; 32]);
+        let mark = 9;
         assert_eq!(
             variant(&variants, mark, &compressor, &huge).await,
             Some(huge.clone())
@@ -250,9 +245,7 @@ mod tests {
         let slow: Arc<dyn Compressor> = Arc::new(Slow);
         let variants = Arc::new(StaticVariants::new(1 << 20));
         let body = Bytes::from_static(b"body");
-        let marks: Vec<StaticBody> = (0..3u8)
-            .map(|i| StaticBody::from_digest(&[i; 16]))
-            .collect();
+        let marks: Vec<u128> = (0..3).collect();
         // Asked for, and the waiting dropped at once.
         assert!(matches!(
             variants.get_or_start(marks[0], &slow, &body),
@@ -285,16 +278,5 @@ mod tests {
             Variant::Kept(_)
         ));
         assert_eq!(variants.started(), 2);
-    }
-
-    #[test]
-    fn a_digest_gives_its_first_128_bits() {
-        let a = StaticBody::from_digest(&[1; 32]);
-        let mut b = [1; 32];
-        b[20] = 2;
-        assert_eq!(a, StaticBody::from_digest(&b));
-        b[15] = 2;
-        assert_ne!(a, StaticBody::from_digest(&b));
-        assert_ne!(StaticBody::from_digest(&[]), a);
     }
 }

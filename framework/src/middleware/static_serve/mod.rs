@@ -405,9 +405,9 @@ impl StaticServe {
             Some(digest) => conditional::strong_etag(size, &digest),
             None => weak_etag(size, modified.unwrap_or(UNIX_EPOCH)),
         };
-        if let (Some(digest), Some(_), None) = (digest, &data, selected.encoding) {
-            ctx.extensions_mut()
-                .insert(StaticBody::from_digest(&digest));
+        // A range is another slice of the bytes: the mark does not match it.
+        if let (Some(digest), Some(data), None) = (digest, &data, selected.encoding) {
+            ctx.extensions_mut().insert(StaticBody::new(&digest, data));
         }
         let last_modified = modified.filter(|_| !self.config.disable_last_modified);
 
