@@ -22,7 +22,7 @@ use framework::middleware::session::{
     MemoryStore, RedisStore, SessionConfig, SessionExt, SessionMiddleware, SessionStore,
 };
 use framework::redis_connection::{RedisConnection, RedisPolicy};
-use framework::ws::{Broadcast, Message, WsConfig};
+use framework::ws::{Broadcast, Message, WsConfig, close_code};
 use framework::{App, Context, Group, HttpError, Result, Validate};
 use serde::Deserialize;
 
@@ -93,7 +93,7 @@ fn join(ctx: &mut Context, room: Broadcast) -> Result {
                     Some(Message::Text(text)) => {
                         let text: String = text.chars().take(1000).collect();
                         if room.publish(format!("{name}: {text}")).await.is_err() {
-                            let _ = out.close(1011, "the room is unavailable").await;
+                            let _ = out.close(close_code::ERROR, "the room is unavailable").await;
                             break;
                         }
                     }
@@ -109,7 +109,7 @@ fn join(ctx: &mut Context, room: Broadcast) -> Result {
                     }
                     // Fell behind the room itself: the same.
                     Err(_) => {
-                        let _ = out.close(1008, "too slow").await;
+                        let _ = out.close(close_code::POLICY, "too slow").await;
                         break;
                     }
                 },

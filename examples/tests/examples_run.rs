@@ -326,4 +326,18 @@ async fn compressed() {
         res.bytes().await.unwrap().len() < 1_000,
         "10 500 bytes of text, compressed"
     );
+    // About a megabyte: compressed as a stream, its compressed length unknown up front.
+    let res = client
+        .get("http://127.0.0.1:3000/export")
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.headers()["content-encoding"], "gzip");
+    assert!(res.headers().get("content-length").is_none());
+    let compressed = res.bytes().await.unwrap().len();
+    assert!(
+        (10_000..300_000).contains(&compressed),
+        "{compressed} bytes for about a megabyte"
+    );
 }

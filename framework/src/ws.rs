@@ -439,8 +439,8 @@ impl Context {
     }
 }
 
-/// The close codes this module sends (RFC 6455 section 7.4.1); 4000-4999 are the
-/// application's own.
+/// Close codes (RFC 6455 section 7.4.1): those this module sends, and 1011 for a handler
+/// that cannot go on; 4000-4999 are the application's own.
 pub mod close_code {
     /// The purpose of the connection was fulfilled.
     pub const NORMAL: u16 = 1000;

@@ -308,7 +308,64 @@ async fn once(work: Work, sender: &mut SendRequest, conn: usize, i: u64) -> Opti
         Work::Flow(Flow::RegisterLogin, round) => {
             register_and_login(sender, &format!("r{round}c{conn}n{i}")).await
         }
+        Work::Flow(Flow::DocsBundle(encoding), _) => encoded(sender, DOCS_BUNDLE, encoding).await,
+        Work::Flow(Flow::Livez, _) => exchange(sender, get_request("/livez"))
+            .await
+            .map(|(status, _, _)| status == StatusCode::OK),
     }
+}
+
+/// The user service's largest public file: Swagger UI's script, 1.4 MB.
+const DOCS_BUNDLE: &str = "/docs/swagger-ui-bundle.js";
+
+/// `GET path` asking for `encoding` only; true when the answer is 200 in that encoding with
+/// a body, all of it read.
+async fn encoded(sender: &mut SendRequest, path: &str, encoding: &'static str) -> Option<bool> {
+    let request = Request::get(path)
+        .header(HOST, "localhost")
+        .header(ACCEPT_ENCODING, encoding)
+        .body(Full::new(Bytes::new()))
+        .expect("valid request");
+    let response = sender.send(request).await.ok()?;
+    let right = response.status() == StatusCode::OK
+        && response
+            .headers()
+            .get(http::header::CONTENT_ENCODING)
+            .is_some_and(|v| v == encoding);
+    let body = response.into_body().collect().await.ok()?.to_bytes();
+    Some(right && !body.is_empty())
+}
+
+/// `/livez` on one connection while `downloaders` connections fetch the docs bundle with
+/// brotli, for `duration`: the probe's latencies, and the downloads'.
+pub(crate) async fn livez_while_downloading(
+    addr: SocketAddr,
+    downloaders: usize,
+    duration: Duration,
+) -> (Run, Run) {
+    let deadline = Instant::now() + duration;
+    let mut downloads = Vec::new();
+    for conn in 0..downloaders {
+        downloads.push(tokio::spawn(async move {
+            match connect(addr, false).await {
+                Some(sender) => {
+                    let work = Work::Flow(Flow::DocsBundle("br"), 0);
+                    drive(addr, work, sender, conn, deadline, false).await
+                }
+                None => failed_run(),
+            }
+        }));
+    }
+    let probe = tokio::spawn(async move {
+        match connect(addr, false).await {
+            Some(sender) => {
+                drive(addr, Work::Flow(Flow::Livez, 0), sender, 0, deadline, false).await
+            }
+            None => failed_run(),
+        }
+    });
+    let probes = merge(vec![probe]).await;
+    (probes, merge(downloads).await)
 }
 
 /// Runs `work` on `addr` from `connections` requests in flight for `duration`: as many
@@ -420,15 +477,28 @@ pub(crate) enum Flow {
     LoginToken,
     /// Register, token, login: three requests per iteration, counted as one.
     RegisterLogin,
+    /// The docs page's 1.4 MB script in one encoding (`br`, `gzip`): a static body,
+    /// compressed once.
+    DocsBundle(&'static str),
+    /// `GET /livez` (not a row of its own: the probe measured beside the downloads).
+    Livez,
 }
 
 impl Flow {
-    pub(crate) const ALL: [Flow; 2] = [Self::LoginToken, Self::RegisterLogin];
+    pub(crate) const ALL: [Flow; 4] = [
+        Self::LoginToken,
+        Self::RegisterLogin,
+        Self::DocsBundle("br"),
+        Self::DocsBundle("gzip"),
+    ];
 
     pub(crate) fn describe(self) -> &'static str {
         match self {
             Self::LoginToken => "`GET /users/v1/login` (new session + token)",
             Self::RegisterLogin => "register → token → login (3 requests, counted once)",
+            Self::DocsBundle("br") => "`GET /docs/swagger-ui-bundle.js` (1.4 MB), `br`",
+            Self::DocsBundle(_) => "`GET /docs/swagger-ui-bundle.js` (1.4 MB), `gzip`",
+            Self::Livez => "`GET /livez`",
         }
     }
 }

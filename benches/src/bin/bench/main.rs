@@ -28,6 +28,9 @@ mod servers;
 use std::time::Duration;
 
 use options::Options;
+
+/// Clients downloading the docs bundle while `/livez` is timed.
+const LIVEZ_DOWNLOADERS: usize = 6;
 use report::{FlowRow, LoadRow, Report, Summary};
 use servers::{Server, ServerKind};
 
@@ -139,6 +142,17 @@ fn main() -> std::io::Result<()> {
         });
     }
 
+    // The health probe while six clients download the docs bundle with brotli.
+    let livez = if options.callgrind_only {
+        None
+    } else {
+        Some(runtime.block_on(load::livez_while_downloading(
+            service.addr(),
+            LIVEZ_DOWNLOADERS,
+            options.duration,
+        )))
+    };
+
     let mut peak_rss = Vec::new();
     let mut per_connection = Vec::new();
     for server in peers.iter_mut().chain(std::iter::once(&mut service)) {
@@ -212,6 +226,11 @@ fn main() -> std::io::Result<()> {
         machine: machine::describe(),
         rows,
         flows,
+        livez: livez.map(|(probes, downloads)| report::Livez {
+            downloaders: LIVEZ_DOWNLOADERS,
+            probes,
+            downloads,
+        }),
         memory,
         instructions,
         allocations,

@@ -80,11 +80,19 @@ pub(crate) struct Memory {
 }
 
 /// Everything the report shows.
+/// `/livez` timed while clients download the docs bundle.
+pub(crate) struct Livez {
+    pub(crate) downloaders: usize,
+    pub(crate) probes: crate::load::Run,
+    pub(crate) downloads: crate::load::Run,
+}
+
 pub(crate) struct Report<'a> {
     pub(crate) options: &'a Options,
     pub(crate) machine: Vec<String>,
     pub(crate) rows: Vec<LoadRow>,
     pub(crate) flows: Vec<FlowRow>,
+    pub(crate) livez: Option<Livez>,
     pub(crate) memory: Memory,
     pub(crate) instructions: Vec<InstructionCounts>,
     pub(crate) allocations: Vec<String>,
@@ -431,6 +439,25 @@ impl Report<'_> {
                 f.summary.cpu.0,
                 f.summary.cpu.1,
                 f.summary.errors
+            );
+        }
+
+        if let Some(livez) = &self.livez {
+            let quantile = |q: f64| livez.probes.latency.value_at_quantile(q) as f64 / 1000.0;
+            let _ = writeln!(
+                s,
+                "\n`GET /livez` on one connection while {} connections download the docs bundle \
+                 with `br` (the bundle's compressed form is kept, so each download is a copy of \
+                 it): p50 {:.2} ms, p90 {:.2} ms, p99 {:.2} ms over {} probes ({} errors), beside \
+                 {} downloads ({} errors).",
+                livez.downloaders,
+                quantile(0.5),
+                quantile(0.9),
+                quantile(0.99),
+                livez.probes.ok,
+                livez.probes.errors,
+                livez.downloads.ok,
+                livez.downloads.errors
             );
         }
 
