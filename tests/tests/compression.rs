@@ -66,6 +66,17 @@ fn gunzip(data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The files under `root`, with strong ETags: static serve knows their digests.
+fn strongly_tagged(root: &std::path::Path) -> StaticServe {
+    StaticServe::new(
+        DirectorySource::new(root).unwrap(),
+        StaticServeConfig {
+            enable_strong_etag: true,
+            ..StaticServeConfig::default()
+        },
+    )
+}
+
 /// A JSON answer of about `len` bytes, different for every request.
 async fn report(ctx: &mut Context) -> Result {
     let len: usize = ctx
@@ -137,17 +148,7 @@ async fn a_static_asset_is_compressed_once_per_encoding() {
             CompressConfig::default(),
             compressors,
         ))
-        .endpoint(
-            http::Method::GET,
-            "/static/*",
-            StaticServe::new(
-                DirectorySource::new(&root).unwrap(),
-                StaticServeConfig {
-                    enable_strong_etag: true,
-                    ..StaticServeConfig::default()
-                },
-            ),
-        )
+        .endpoint(http::Method::GET, "/static/*", strongly_tagged(&root))
         .get("/report", report)
         .openapi("/openapi.json")
         .openapi_docs("/docs")
@@ -261,17 +262,7 @@ async fn a_changed_static_body_is_not_kept_as_the_file() {
     let service = App::new()
         .use_middleware(Compress::default())
         .use_middleware(JsonPicker::new(JsonPickerConfig::default()))
-        .endpoint(
-            http::Method::GET,
-            "/static/*",
-            StaticServe::new(
-                DirectorySource::new(&root).unwrap(),
-                StaticServeConfig {
-                    enable_strong_etag: true,
-                    ..StaticServeConfig::default()
-                },
-            ),
-        )
+        .endpoint(http::Method::GET, "/static/*", strongly_tagged(&root))
         .build()
         .unwrap();
     let server = common::start(service).await;
