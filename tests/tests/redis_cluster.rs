@@ -205,6 +205,21 @@ async fn two_instances_on_a_cluster_keep_every_session_while_slots_move() {
         assert_eq!(status, StatusCode::OK, "{body}");
         browsers.push((account, browser));
     }
+    // Ten more log in now and rest while the slots move: their sessions were written before
+    // the move.
+    let mut resting = Vec::new();
+    for i in 0..10 {
+        let mut browser = Browser::default();
+        let account = format!("rester{i}");
+        assert_eq!(
+            browser.register(&a, &account, &digest).await,
+            StatusCode::CREATED
+        );
+        let token = browser.token(&a).await;
+        let (status, body) = browser.login(&b, &account, &proof(&digest, &token)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        resting.push((account, browser));
+    }
 
     // A thousand slots move from the first master to the second while every user keeps
     // logging in again (token on one instance, login and `me` on the other).
@@ -236,11 +251,13 @@ async fn two_instances_on_a_cluster_keep_every_session_while_slots_move() {
         rounds.fetch_add(1, Ordering::SeqCst);
     }
     mover.await.unwrap();
-    // After the move every session is still there, on both instances.
-    for (account, browser) in &mut browsers {
+    // After the move every session is still there, on both instances: `me` names its account
+    // (a lost session answers 200 too, with an empty name).
+    for (account, browser) in browsers.iter_mut().chain(resting.iter_mut()) {
         for at in [&a, &b] {
             let (status, body) = browser.me(at).await;
             assert_eq!(status, StatusCode::OK, "{account}: {body}");
+            assert_eq!(body["name"], account.as_str(), "{account}: {body}");
         }
     }
     println!(
