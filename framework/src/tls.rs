@@ -181,13 +181,15 @@ impl Tls {
     }
 
     /// Reloads on `SIGHUP` and when the files change, until the guard is dropped (when the
-    /// server stops).
+    /// server stops). The `SIGHUP` handler is in place when this returns, before the server
+    /// accepts its first connection: a signal sent once the server answers cannot find the
+    /// process without one (its default action would end the process).
     pub(crate) fn watch(&self) -> WatchGuard {
         let tls = self.clone();
+        #[cfg(unix)]
+        let mut hangup =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
         WatchGuard(tokio::spawn(async move {
-            #[cfg(unix)]
-            let mut hangup =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
             let mut seen = stamp(&tls.cert, &tls.key);
             let mut tick = tokio::time::interval(tls.reload_every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
