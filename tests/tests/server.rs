@@ -30,7 +30,11 @@ async fn big_future(_ctx: &mut Context) -> Result<String> {
     Ok(String::from_utf8_lossy(&bytes[..3]).into_owned())
 }
 
+/// Notified when a request reaches `slow`.
+static SLOW_REACHED: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
 async fn slow(_ctx: &mut Context) -> Result<&'static str> {
+    SLOW_REACHED.notify_one();
     tokio::time::sleep(Duration::from_millis(300)).await;
     Ok("slow done")
 }
@@ -189,8 +193,8 @@ async fn graceful_shutdown_finishes_in_flight_requests() {
     let mut server = common::start(service()).await;
     let url = server.url("/slow");
     let in_flight = tokio::spawn(async move { reqwest::get(url).await?.text().await });
-    // Let the request reach the handler, then ask the server to stop.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Once the request is in its handler, ask the server to stop.
+    SLOW_REACHED.notified().await;
     let stopped = server.signal_shutdown();
     assert_eq!(in_flight.await.unwrap().unwrap(), "slow done");
     stopped.await.unwrap().unwrap();

@@ -579,10 +579,15 @@ async fn a_broadcast_reaches_clients_of_another_instance(backend: common::backen
         Broadcast::redis(two_link, &channel, 64).await.unwrap(),
     ))
     .await;
+    // Each hears its own first message back once its handler listens to the room: then the
+    // next one joins.
     let mut alice = connect(&one, "/room").await;
+    alice.send(Frame::text("alice here")).await.unwrap();
+    assert_eq!(next(&mut alice).await, Some(Frame::text("alice here")));
     let mut bob = connect(&two, "/room").await;
-    // Let both handlers subscribe.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    bob.send(Frame::text("bob here")).await.unwrap();
+    assert_eq!(next(&mut bob).await, Some(Frame::text("bob here")));
+    assert_eq!(next(&mut alice).await, Some(Frame::text("bob here")));
     alice.send(Frame::text("hi from one")).await.unwrap();
     assert_eq!(next(&mut bob).await, Some(Frame::text("hi from one")));
     assert_eq!(next(&mut alice).await, Some(Frame::text("hi from one")));
