@@ -10,11 +10,17 @@
 //! error, so CI cannot silently lose these tests. The variables: `TEST_DATABASE_URL`,
 //! `TEST_REDIS_URL` and `TEST_CHROMEDRIVER` (the path of `chromedriver`, with Chromium
 //! installed beside it).
+//!
+//! The HPACK test's client is Python's `h2` library: whether `python3 -c 'import h2'` works is
+//! looked at here too (`no_test_python_h2`), and decided again when `PATH` changes (after
+//! `pip install h2`, `touch tests/build.rs` has it looked at again).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(no_test_database)");
     println!("cargo::rustc-check-cfg=cfg(no_test_redis)");
     println!("cargo::rustc-check-cfg=cfg(no_test_browser)");
+    println!("cargo::rustc-check-cfg=cfg(no_test_python_h2)");
+    println!("cargo::rerun-if-env-changed=PATH");
     println!("cargo::rerun-if-env-changed=REQUIRE_ALL_TESTS");
     let required = std::env::var("REQUIRE_ALL_TESTS").is_ok_and(|v| v == "1");
     for (name, cfg) in [
@@ -31,5 +37,17 @@ fn main() {
             );
             println!("cargo::rustc-cfg={cfg}");
         }
+    }
+    let python_h2 = std::process::Command::new("python3")
+        .args(["-c", "import h2, hpack"])
+        .output()
+        .is_ok_and(|out| out.status.success());
+    if !python_h2 {
+        assert!(
+            !required,
+            "REQUIRE_ALL_TESTS=1 but python3 cannot import h2 (pip install h2): the HPACK test \
+             would be skipped"
+        );
+        println!("cargo::rustc-cfg=no_test_python_h2");
     }
 }
