@@ -164,6 +164,47 @@ impl Route {
     }
 }
 
+impl Route {
+    /// Whether an answer is this route's: a success, and for the routes whose body is known,
+    /// that body (`/plaintext`'s text, `/json`'s message, a login token, the echoed
+    /// credentials, `/big` gzip-encoded); at least a body for the others.
+    pub(crate) fn check_answer(
+        self,
+        status: StatusCode,
+        encoding: Option<&[u8]>,
+        body: &[u8],
+    ) -> Result<(), String> {
+        if !status.is_success() {
+            return Err(format!("answered {status}"));
+        }
+        let json = || {
+            serde_json::from_slice::<serde_json::Value>(body)
+                .map_err(|e| format!("not JSON ({e}): {}", String::from_utf8_lossy(body)))
+        };
+        match self {
+            Self::Plaintext if body != benches::PLAINTEXT.as_bytes() => {
+                Err(format!("answered {:?}", String::from_utf8_lossy(body)))
+            }
+            Self::Json | Self::JsonH2 if json()?["message"] != benches::PLAINTEXT => {
+                Err(format!("answered {}", String::from_utf8_lossy(body)))
+            }
+            Self::Echo | Self::EchoTyped
+                if json()?
+                    != serde_json::from_str::<serde_json::Value>(ECHO_BODY)
+                        .map_err(|e| e.to_string())? =>
+            {
+                Err(format!("echoed {}", String::from_utf8_lossy(body)))
+            }
+            Self::UserLogin if json()?["token"].as_str().map(str::len) != Some(32) => {
+                Err(format!("no token: {}", String::from_utf8_lossy(body)))
+            }
+            Self::Big if encoding != Some(b"gzip".as_slice()) => Err("not gzip-encoded".to_owned()),
+            _ if body.is_empty() => Err("an empty body".to_owned()),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// What one timed run measured.
 #[derive(Debug)]
 pub(crate) struct Run {
@@ -238,19 +279,28 @@ pub(crate) async fn connect_driven(
     }
 }
 
-/// One request to `route` on `sender`, its whole answer read; its status.
-pub(crate) async fn fetch(sender: &mut SendRequest, route: Route) -> std::io::Result<StatusCode> {
+/// One request to `route` on `sender`, its whole answer read and checked
+/// ([`Route::check_answer`]): an answer that is not the route's is an error, so nothing
+/// measures a 404 or a 500 as if it were the route.
+pub(crate) async fn fetch(sender: &mut SendRequest, route: Route) -> std::io::Result<()> {
     let response = sender
         .send(route.request())
         .await
         .map_err(std::io::Error::other)?;
     let status = response.status();
-    response
+    let encoding = response
+        .headers()
+        .get(http::header::CONTENT_ENCODING)
+        .map(|v| v.as_bytes().to_vec());
+    let body = response
         .into_body()
         .collect()
         .await
-        .map_err(std::io::Error::other)?;
-    Ok(status)
+        .map_err(std::io::Error::other)?
+        .to_bytes();
+    route
+        .check_answer(status, encoding.as_deref(), &body)
+        .map_err(|why| std::io::Error::other(format!("{}: {why}", route.name())))
 }
 
 /// Sends one request and reads the whole answer; the status, set-cookie and body. A
@@ -577,5 +627,64 @@ impl Sample {
             },
             errors: run.errors,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_that_is_not_the_route_s_is_refused() {
+        let ok = StatusCode::OK;
+        assert!(
+            Route::Json
+                .check_answer(ok, None, br#"{"message":"Hello, World!"}"#)
+                .is_ok()
+        );
+        assert!(
+            Route::Json
+                .check_answer(StatusCode::NOT_FOUND, None, b"not found")
+                .is_err()
+        );
+        assert!(
+            Route::Json
+                .check_answer(ok, None, br#"{"message":"hi"}"#)
+                .is_err()
+        );
+        assert!(Route::Json.check_answer(ok, None, b"").is_err());
+        assert!(
+            Route::Plaintext
+                .check_answer(ok, None, b"Hello, World!")
+                .is_ok()
+        );
+        assert!(Route::Plaintext.check_answer(ok, None, b"Hello").is_err());
+        assert!(
+            Route::Echo
+                .check_answer(ok, None, ECHO_BODY.as_bytes())
+                .is_ok()
+        );
+        assert!(Route::Echo.check_answer(ok, None, b"{}").is_err());
+        assert!(
+            Route::Big
+                .check_answer(ok, Some(b"gzip"), b"\x1f\x8b...")
+                .is_ok()
+        );
+        assert!(Route::Big.check_answer(ok, None, b"[...]").is_err());
+        assert!(
+            Route::UserLogin
+                .check_answer(ok, None, br#"{"token":"0123456789abcdef0123456789abcdef"}"#)
+                .is_ok()
+        );
+        assert!(
+            Route::UserLogin
+                .check_answer(ok, None, br#"{"name":""}"#)
+                .is_err()
+        );
+        assert!(
+            Route::StaticSmall
+                .check_answer(StatusCode::INTERNAL_SERVER_ERROR, None, b"x")
+                .is_err()
+        );
     }
 }

@@ -80,16 +80,9 @@ async fn open_idle(addr: SocketAddr, route: Route, n: usize) -> std::io::Result<
     Ok(held)
 }
 
-/// One request to `route`, which must succeed.
+/// One request to `route`, which must be answered as the route answers.
 async fn exchange(sender: &mut SendRequest, route: Route) -> std::io::Result<()> {
-    let status = crate::load::fetch(sender, route).await?;
-    if status.is_success() {
-        Ok(())
-    } else {
-        Err(std::io::Error::other(format!(
-            "{route:?} answered {status}"
-        )))
-    }
+    crate::load::fetch(sender, route).await
 }
 
 /// `total` requests to `route`, from `connections` connections.
