@@ -192,6 +192,85 @@ async fn a_failing_store_lets_requests_through() {
     server.stop().await;
 }
 
+/// The Redis store on a `redis-server` of this test's own: killed, then paused, the limiter
+/// lets requests through (fail open) within the Redis deadlines (a command's 1 s and one
+/// retry's), without its headers; once Redis is back the budget holds again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(no_test_redis, ignore = "needs redis-server: set TEST_REDIS_URL")]
+async fn the_redis_store_fails_open_when_redis_is_killed_or_paused() {
+    use common::backends::RedisServer;
+    let redis = std::sync::Arc::new(std::sync::Mutex::new(
+        tokio::task::spawn_blocking(RedisServer::start)
+            .await
+            .unwrap(),
+    ));
+    let url = redis.lock().unwrap().url();
+    let store = RedisRateStore::connect(&url, quota(2, Duration::from_secs(60)))
+        .await
+        .expect("redis");
+    let server = common::start(app(RateLimiterConfig::new(["h:x-client"], store))).await;
+    let client = common::browser();
+    let url = server.url("/");
+    let act = |f: fn(&mut RedisServer)| {
+        let redis = std::sync::Arc::clone(&redis);
+        tokio::task::spawn_blocking(move || f(&mut redis.lock().unwrap()))
+    };
+    // Limited while Redis answers.
+    let limited = |who: &'static str| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            let mut statuses = Vec::new();
+            for _ in 0..3 {
+                statuses.push(get(&client, &url, Some(who)).await.status().as_u16());
+            }
+            statuses
+        }
+    };
+    assert_eq!(limited("before").await, [200, 200, 429]);
+    for (fault, broken, mended) in [
+        (
+            "killed",
+            RedisServer::kill as fn(&mut RedisServer),
+            RedisServer::restart as fn(&mut RedisServer),
+        ),
+        ("paused", |r| r.pause(), |r| r.resume()),
+    ] {
+        act(broken).await.unwrap();
+        for i in 0..5 {
+            let started = std::time::Instant::now();
+            let response = get(&client, &url, Some("during")).await;
+            let took = started.elapsed();
+            assert_eq!(
+                response.status(),
+                200,
+                "Redis {fault}: request {i} let through"
+            );
+            assert_eq!(header(&response, "ratelimit-limit"), None, "{fault}");
+            assert!(
+                took < Duration::from_millis(2_500),
+                "Redis {fault}: took {took:?}"
+            );
+        }
+        act(mended).await.unwrap();
+        // Back within a probe (at most a second apart): the budget holds again.
+        let key: &'static str = if fault == "killed" {
+            "after-kill"
+        } else {
+            "after-pause"
+        };
+        let mut back = false;
+        for _ in 0..40 {
+            if get(&client, &url, Some(key)).await.status() == 429 {
+                back = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(back, "Redis {fault}: the budget did not come back");
+    }
+    server.stop().await;
+}
+
 #[tokio::test]
 #[cfg_attr(
     no_test_redis,
