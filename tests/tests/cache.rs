@@ -535,11 +535,35 @@ fn fetched_host(a: &common::Running) -> String {
     a.addr.to_string()
 }
 
+/// A memory store that counts its look-ups.
+struct CountedLookups {
+    inner: MemoryCacheStore,
+    gets: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait]
+impl CacheStore for CountedLookups {
+    async fn get(&self, key: &str) -> Result<Option<Bytes>> {
+        self.gets.fetch_add(1, Ordering::SeqCst);
+        self.inner.get(key).await
+    }
+    async fn set(&self, key: &str, value: Bytes, ttl: Duration) -> Result {
+        self.inner.set(key, value, ttl).await
+    }
+    async fn delete(&self, key: &str) -> Result {
+        self.inner.delete(key).await
+    }
+}
+
 #[tokio::test]
 async fn a_fetch_whose_client_leaves_hands_the_lead_to_one_waiter() {
     use tokio::io::AsyncWriteExt;
     let counter = Arc::new(Calls::default());
-    let server = common::start(app(Arc::new(MemoryCacheStore::new()), counter.clone())).await;
+    let store = Arc::new(CountedLookups {
+        inner: MemoryCacheStore::new(),
+        gets: AtomicUsize::new(0),
+    });
+    let server = common::start(app(store.clone(), counter.clone())).await;
     let client = client();
     // The first requester starts the fetch and leaves while the handler runs. (Its Host is the
     // one reqwest sends, so the waiters' key is the same.)
@@ -554,7 +578,17 @@ async fn a_fetch_whose_client_leaves_hands_the_lead_to_one_waiter() {
         let url = server.url("/slow");
         async move { futures_util::future::join_all((0..50).map(|_| get(client.get(&url)))).await }
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // Every waiter has looked the key up (one look-up each, after the first's), and found the
+    // fetch in flight: on this one-thread runtime a request runs from its look-up to its wait
+    // without yielding. The first's handler (300 ms) has not finished: nothing is stored yet,
+    // so the lead is handed over, not taken afresh.
+    common::wait_for(|| store.gets.load(Ordering::SeqCst) == 51).await;
+    assert_eq!(
+        store.inner.len(),
+        0,
+        "the first fetch ended before the hand-over"
+    );
+    assert_eq!(calls(&counter), 1);
     drop(first);
     let answers = tokio::time::timeout(Duration::from_secs(10), waiters)
         .await

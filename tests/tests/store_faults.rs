@@ -133,15 +133,26 @@ fn limiter(lock: Arc<dyn Lock>, ttl: Duration) -> ConcurrentLimiter {
     .unwrap()
 }
 
-fn lock_app(lock: Arc<dyn Lock>, ttl: Duration) -> framework::Service {
+/// Holds `/long` open from when it starts until the test lets it end.
+#[derive(Default)]
+struct Gate {
+    started: tokio::sync::Notify,
+    release: tokio::sync::Notify,
+}
+
+fn lock_app(lock: Arc<dyn Lock>, ttl: Duration, gate: Arc<Gate>) -> framework::Service {
     App::new()
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .use_middleware(limiter(lock, ttl))
         .get("/quick", |_ctx: &mut Context| async { Ok("done") })
-        .get("/long", |_ctx: &mut Context| async {
-            tokio::time::sleep(Duration::from_millis(1500)).await;
-            Ok("done")
+        .get("/long", move |_ctx: &mut Context| {
+            let gate = Arc::clone(&gate);
+            async move {
+                gate.started.notify_one();
+                gate.release.notified().await;
+                Ok("done")
+            }
         })
         .build()
         .unwrap()
@@ -150,7 +161,13 @@ fn lock_app(lock: Arc<dyn Lock>, ttl: Duration) -> framework::Service {
 /// A client's next request is never refused by its own previous one, and a request that runs
 /// longer than the TTL keeps its lock (renewed), on both locks.
 async fn lock_guarantees(lock: Arc<dyn Lock>) {
-    let server = common::start(lock_app(lock, Duration::from_millis(400))).await;
+    let gate = Arc::new(Gate::default());
+    let server = common::start(lock_app(
+        lock,
+        Duration::from_millis(400),
+        Arc::clone(&gate),
+    ))
+    .await;
     let client = common::browser();
     for i in 0..300 {
         let res = client
@@ -167,7 +184,9 @@ async fn lock_guarantees(lock: Arc<dyn Lock>) {
             .header("x-account", "long")
             .send(),
     );
-    // Past the 400 ms TTL three times over: still held.
+    // The request holds its lock from before its handler starts; past the 400 ms TTL three
+    // times over it still holds it (renewed), and keeps running until let go.
+    gate.started.notified().await;
     tokio::time::sleep(Duration::from_millis(1200)).await;
     let refused = client
         .get(server.url("/quick"))
@@ -176,6 +195,7 @@ async fn lock_guarantees(lock: Arc<dyn Lock>) {
         .await
         .unwrap();
     assert_eq!(refused.status(), 429, "renewed while the request runs");
+    gate.release.notify_one();
     assert_eq!(long.await.unwrap().unwrap().status(), 200);
     let res = client
         .get(server.url("/quick"))
@@ -240,6 +260,7 @@ async fn an_acquisition_whose_request_gave_up_is_deleted() {
     let server = common::start(lock_app(
         Arc::new(LostAnswer(memory.clone())),
         Duration::from_secs(600),
+        Arc::default(),
     ))
     .await;
     let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
@@ -284,6 +305,7 @@ async fn paused_redis_costs_one_deadline_and_leaves_no_lock() {
     let locked = common::start(lock_app(
         Arc::new(RedisLock::new(redis.clone(), "lock:")),
         Duration::from_secs(60),
+        Arc::default(),
     ))
     .await;
     let sessions = common::start(

@@ -87,6 +87,15 @@ impl Pki {
 
     /// The certificate the server shows a new handshake.
     async fn presented(&self, addr: std::net::SocketAddr) -> Vec<u8> {
+        let tls = self.connect(addr).await;
+        tls.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+    }
+
+    /// A TLS connection to the server (no ALPN: HTTP/1.1).
+    async fn connect(
+        &self,
+        addr: std::net::SocketAddr,
+    ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
         let mut roots = rustls::RootCertStore::empty();
         roots.add(self.ca.der().clone()).unwrap();
         let config = rustls::ClientConfig::builder_with_provider(Arc::new(
@@ -99,9 +108,24 @@ impl Pki {
         let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
         let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
         let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-        let tls = connector.connect(name, tcp).await.unwrap();
-        tls.get_ref().1.peer_certificates().unwrap()[0].to_vec()
+        connector.connect(name, tcp).await.unwrap()
     }
+}
+
+/// `GET /` on an open HTTP/1.1 connection: true when answered "over tls".
+async fn answered_over(tls: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStream>) -> bool {
+    tls.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !seen.ends_with(b"over tls") {
+        match tokio::time::timeout(Duration::from_secs(5), tls.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => seen.extend_from_slice(&chunk[..n]),
+            _ => return false,
+        }
+    }
+    seen.starts_with(b"HTTP/1.1 200")
 }
 
 fn service(tls: Tls) -> Service {
@@ -200,6 +224,9 @@ async fn a_reload_under_load_fails_no_request_and_a_bad_file_keeps_the_old_certi
         .reload_every(Duration::from_millis(50));
     let server = common::start(service(tls.clone())).await;
     assert_eq!(pki.presented(server.addr).await, first);
+    // A connection open from before the reload, to be used after it.
+    let mut open = pki.connect(server.addr).await;
+    assert!(answered_over(&mut open).await);
 
     // Load: four clients, each on a kept-alive connection and each also opening new ones.
     let stop = Arc::new(AtomicBool::new(false));
@@ -249,6 +276,15 @@ async fn a_reload_under_load_fails_no_request_and_a_bad_file_keeps_the_old_certi
     }
     assert!(done.load(Ordering::Relaxed) > 20, "the load ran");
     assert_eq!(failed.load(Ordering::Relaxed), 0, "no request failed");
+    // The connection opened before the reload goes on, on the certificate it was opened with.
+    assert!(
+        answered_over(&mut open).await,
+        "the open connection still answers"
+    );
+    assert_eq!(
+        open.get_ref().1.peer_certificates().unwrap()[0].to_vec(),
+        first
+    );
 
     // A broken file: the reload says why, and handshakes go on with the current certificate.
     std::fs::write(pki.cert(), "not a certificate").unwrap();

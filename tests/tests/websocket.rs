@@ -497,17 +497,27 @@ async fn shutdown_closes_with_1001_and_upgraded_connections_count_against_the_li
     let mut second = connect(&server, "/echo").await;
     next(&mut first).await;
     next(&mut second).await;
-    // Two upgraded connections hold both places: a third waits in the backlog.
+    // Two upgraded connections hold both places: a third waits in the backlog, unanswered...
     let url = format!("ws://{}/echo", server.addr);
-    let third = tokio::time::timeout(
-        Duration::from_millis(500),
-        tokio_tungstenite::connect_async(url),
-    )
-    .await;
-    assert!(third.is_err(), "the third connection was served");
+    let mut third = tokio::spawn(tokio_tungstenite::connect_async(url));
+    assert!(
+        tokio::time::timeout(Duration::from_millis(500), &mut third)
+            .await
+            .is_err(),
+        "the third connection was served"
+    );
+    // ...until one of the two closes and gives its place back: then it is served.
+    first.close(None).await.unwrap();
+    while next(&mut first).await.is_some() {}
+    let (mut third, _) = tokio::time::timeout(Duration::from_secs(5), third)
+        .await
+        .expect("the third connection served once a place was free")
+        .unwrap()
+        .unwrap();
+    assert_eq!(next(&mut third).await, Some(Frame::text("session true")));
     let stopping = server.signal_shutdown();
-    assert_eq!(close_code(next(&mut first).await), Some(1001));
     assert_eq!(close_code(next(&mut second).await), Some(1001));
+    assert_eq!(close_code(next(&mut third).await), Some(1001));
     tokio::time::timeout(Duration::from_secs(5), stopping)
         .await
         .expect("shut down")
