@@ -42,9 +42,25 @@ where
     if !configured {
         return Ok(None);
     }
-    let exporter = opentelemetry_otlp::SpanExporter::builder()
-        .build()
-        .map_err(|e| format!("OTLP exporter: {e}"))?;
+    // The specification's default is `http/protobuf`; opentelemetry-otlp's, with both HTTP
+    // encodings built in, would be JSON: protobuf unless a variable names the protocol.
+    let protocol_named = [
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+    ]
+    .iter()
+    .any(|name| std::env::var_os(name).is_some_and(|v| !v.is_empty()));
+    let builder = opentelemetry_otlp::SpanExporter::builder();
+    let exporter = if protocol_named {
+        builder.build()
+    } else {
+        use opentelemetry_otlp::WithExportConfig;
+        builder
+            .with_http()
+            .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+            .build()
+    }
+    .map_err(|e| format!("OTLP exporter: {e}"))?;
     let name = std::env::var("OTEL_SERVICE_NAME").unwrap_or_else(|_| "user-service".to_owned());
     let provider = SdkTracerProvider::builder()
         .with_batch_exporter(exporter)
