@@ -1,8 +1,10 @@
 //! Two user-service processes behind a small load balancer written here, the way one in front
 //! of a fleet works: it polls each instance's `/readyz` every 100 ms and takes an instance out
-//! of rotation after two answers other than 200 in a row. One instance gets SIGTERM in the middle of the load;
-//! with `DRAIN_DELAY` (2 s) well beyond two poll periods, its readiness turns 503 while it still
-//! serves, the balancer stops sending to it, and no request fails.
+//! of rotation after two answers other than 200 in a row. One instance gets SIGTERM in the
+//! middle of the load. With `DRAIN_DELAY=1s` (well beyond two poll periods) its readiness turns
+//! 503 while it still serves, the balancer stops sending to it, and no request fails; with
+//! `DRAIN_DELAY=0` (the control) it stops accepting while the balancer still sends to it, and
+//! requests fail. As the README says.
 
 mod common;
 
@@ -32,11 +34,38 @@ impl Pool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(no_test_redis, ignore = "needs Redis: set TEST_REDIS_URL")]
 async fn sigterm_under_load_loses_no_request_behind_a_readiness_aware_balancer() {
+    let (failures, seen_a) = sigterm_under_load("1s").await;
+    assert!(failures.is_empty(), "failed requests: {failures:?}");
+    assert_eq!(
+        &seen_a[..2],
+        [200, 503],
+        "A said 503 (draining) before it stopped answering: {seen_a:?}"
+    );
+}
+
+/// The control: without a drain delay the balancer keeps sending to the stopped instance
+/// until two polls have failed, and those requests fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(no_test_redis, ignore = "needs Redis: set TEST_REDIS_URL")]
+async fn without_a_drain_delay_requests_fail() {
+    let (failures, _) = sigterm_under_load("0").await;
+    assert!(
+        failures.iter().any(|f| f.starts_with("instance 0")),
+        "no request failed without a drain delay: {failures:?}"
+    );
+}
+
+/// Two instances with `DRAIN_DELAY=<drain>` behind the balancer, under load; SIGTERM to the
+/// first. The failed requests, and the first instance's readiness as the balancer saw it.
+async fn sigterm_under_load(drain: &str) -> (Vec<String>, Vec<u16>) {
+    // One fleet at a time: two on the machine's two cores would slow each other's polls.
+    static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _alone = ONE_AT_A_TIME.lock().await;
     let env = [
         ("DATABASE_URL", "memory".to_owned()),
         ("REDIS_URL", common::store_url("TEST_REDIS_URL")),
         ("SESSION_KEY_PREFIX", common::unique("fleet:")),
-        ("DRAIN_DELAY", "2s".to_owned()),
+        ("DRAIN_DELAY", drain.to_owned()),
         ("TOKEN_RATE_LIMIT", "off".to_owned()),
         ("RUST_LOG", "error".to_owned()),
     ];
@@ -148,15 +177,10 @@ async fn sigterm_under_load_loses_no_request_behind_a_readiness_aware_balancer()
         served[1].load(Ordering::Relaxed),
     );
     assert!(exit.success(), "A stopped cleanly: {exit}");
-    assert!(failures.is_empty(), "failed requests: {failures:?}");
-    assert_eq!(
-        &seen_a[..2],
-        [200, 503],
-        "A said 503 (draining) before it stopped answering: {seen_a:?}"
-    );
     assert!(
         served[1].load(Ordering::Relaxed) > b_at_exit,
         "B took the load"
     );
     drop((a, b));
+    (failures, seen_a)
 }

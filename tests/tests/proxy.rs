@@ -32,13 +32,17 @@ async fn echo(ctx: &mut Context) -> Result<Value> {
     Ok(json!({"method": ctx.method().as_str(), "uri": ctx.uri().to_string(), "headers": headers}))
 }
 
-/// Counts the request body as it streams in.
+/// Bytes `/upload` has received so far, over every upload.
+static UPLOADED: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts the request body as it streams in (and in [`UPLOADED`] as each chunk arrives).
 async fn upload(ctx: &mut Context) -> Result<String> {
     let mut body = ctx.take_raw_body();
     let mut total = 0usize;
     while let Some(frame) = body.frame().await {
         if let Ok(data) = frame?.into_data() {
             total += data.len();
+            UPLOADED.fetch_add(data.len(), Ordering::SeqCst);
         }
     }
     Ok(total.to_string())
@@ -227,15 +231,29 @@ async fn streams_an_upload_and_counts_done() {
         "/*",
     ))
     .await;
-    let chunks = (0..64).map(|_| Ok::<_, std::io::Error>(vec![7u8; 16 * 1024]));
-    let res = reqwest::Client::new()
-        .post(proxy.url("/upload"))
-        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
-            chunks,
-        )))
-        .send()
-        .await
-        .unwrap();
+    // The upload is fed by the test: its first chunk must reach the upstream before the rest
+    // is even sent, which a proxy that read the whole body first could not do.
+    let (feed, chunks) = tokio::sync::mpsc::channel::<Vec<u8>>(1);
+    let chunks = futures_util::stream::unfold(chunks, |mut chunks| async move {
+        chunks
+            .recv()
+            .await
+            .map(|chunk| (Ok::<_, std::io::Error>(chunk), chunks))
+    });
+    let before = UPLOADED.load(Ordering::SeqCst);
+    let sent = tokio::spawn(
+        reqwest::Client::new()
+            .post(proxy.url("/upload"))
+            .body(reqwest::Body::wrap_stream(chunks))
+            .send(),
+    );
+    feed.send(vec![7u8; 16 * 1024]).await.unwrap();
+    common::wait_for(|| UPLOADED.load(Ordering::SeqCst) >= before + 16 * 1024).await;
+    for _ in 1..64 {
+        feed.send(vec![7u8; 16 * 1024]).await.unwrap();
+    }
+    drop(feed);
+    let res = sent.await.unwrap().unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(res.text().await.unwrap(), (64 * 16 * 1024).to_string());
     assert_eq!(done.load(Ordering::SeqCst), 1);

@@ -305,6 +305,9 @@ async fn listen_names_an_address_it_cannot_bind() {
 async fn a_request_split_inside_the_preface_prefix_is_read_whole_as_http1() {
     let server = common::start(service()).await;
     let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    // Each piece leaves at once (no Nagle waiting for the previous one's ACK), so the server
+    // reads them apart.
+    stream.set_nodelay(true).unwrap();
     let request = "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n\
                    Content-Length: 7\r\nConnection: close\r\n\r\n{\"a\":1}";
     for piece in [

@@ -19,8 +19,12 @@ use tracing_subscriber::registry::LookupSpan;
 const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 
+/// How long `seen` takes at least: the span's latency cannot be less.
+const HANDLER_TIME: std::time::Duration = std::time::Duration::from_millis(20);
+
 async fn seen(ctx: &mut Context) -> Result<Value> {
     let trace = ctx.trace().expect("traced");
+    tokio::time::sleep(HANDLER_TIME).await;
     Ok(json!({"span_id": trace.span_id()}))
 }
 
@@ -95,6 +99,7 @@ async fn each_request_is_one_span_with_its_route_status_and_latency() {
         .unwrap();
     let server = common::start(service).await;
     let client = reqwest::Client::new();
+    let sent = std::time::Instant::now();
     let body: Value = client
         .get(server.url("/items/7"))
         .header("traceparent", PARENT)
@@ -104,6 +109,7 @@ async fn each_request_is_one_span_with_its_route_status_and_latency() {
         .json()
         .await
         .unwrap();
+    let round_trip = sent.elapsed();
     let missing = client.get(server.url("/nowhere")).send().await.unwrap();
     assert_eq!(missing.status(), 404);
     server.stop().await;
@@ -117,7 +123,13 @@ async fn each_request_is_one_span_with_its_route_status_and_latency() {
     assert_eq!(item["method"], "GET");
     assert_eq!(item["route"], "/items/:id");
     assert_eq!(item["status"], "200");
-    assert!(item["latency_ms"].parse::<f64>().unwrap() >= 0.0);
+    // The handler's time at least, the client's round trip at most.
+    let latency_ms: f64 = item["latency_ms"].parse().unwrap();
+    assert!(
+        latency_ms >= HANDLER_TIME.as_secs_f64() * 1000.0
+            && latency_ms <= round_trip.as_secs_f64() * 1000.0,
+        "latency {latency_ms} ms, round trip {round_trip:?}"
+    );
     assert_eq!(spans[1]["status"], "404");
     assert_eq!(spans[1]["route"], "");
 }
