@@ -35,7 +35,13 @@ async fn echo(ctx: &mut Context) -> Result<String> {
     Ok(String::from_utf8_lossy(&ctx.request_body).into_owned())
 }
 
-async fn slow(_ctx: &mut Context) -> Result<&'static str> {
+/// The `mark`s of the `/slow` requests whose handler has started.
+static SLOW_STARTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+async fn slow(ctx: &mut Context) -> Result<&'static str> {
+    if let Some(mark) = ctx.query("mark") {
+        SLOW_STARTED.lock().unwrap().push(mark.to_string());
+    }
     tokio::time::sleep(Duration::from_millis(1500)).await;
     Ok("slow ok")
 }
@@ -395,9 +401,10 @@ async fn shutdown_closes_half_received_requests_at_once_and_finishes_the_handled
         half.push(stream);
     }
     let addr = server.addr;
-    let in_flight = tokio::spawn(async move { common::raw_get(addr, "/slow").await });
+    let in_flight = tokio::spawn(async move { common::raw_get(addr, "/slow?mark=shutdown").await });
     let done = Arc::new(AtomicUsize::new(0));
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The request is in its handler when the shutdown starts.
+    common::wait_for(|| SLOW_STARTED.lock().unwrap().iter().any(|m| m == "shutdown")).await;
     let start = Instant::now();
     let task = server.signal_shutdown();
     for stream in &mut half {
