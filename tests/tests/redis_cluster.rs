@@ -172,6 +172,24 @@ async fn every_store_works_on_a_cluster() {
     assert_eq!(message, Bytes::from("hello over the cluster"));
 }
 
+/// A browser that registered `account` on `a`, got its token on `a` and logged in on `b`.
+async fn registered_and_logged_in(
+    a: &common::Running,
+    b: &common::Running,
+    account: String,
+    digest: &str,
+) -> (String, Browser) {
+    let mut browser = Browser::default();
+    assert_eq!(
+        browser.register(a, &account, digest).await,
+        StatusCode::CREATED
+    );
+    let token = browser.token(a).await;
+    let (status, body) = browser.login(b, &account, &proof(digest, &token)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    (account, browser)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[cfg_attr(
     any(no_test_database, no_test_redis),
@@ -190,35 +208,16 @@ async fn two_instances_on_a_cluster_keep_every_session_while_slots_move() {
     };
     let (a, b) = (start(&config).await, start(&config).await);
 
-    // Twenty users register on A, get their token on A, log in on B.
+    // Twenty users register on A, get their token on A, log in on B; ten more do the same and
+    // then rest while the slots move: their sessions were written before the move.
     let digest = sha256_hex("pw");
     let mut browsers = Vec::new();
     for i in 0..20 {
-        let mut browser = Browser::default();
-        let account = format!("user{i}");
-        assert_eq!(
-            browser.register(&a, &account, &digest).await,
-            StatusCode::CREATED
-        );
-        let token = browser.token(&a).await;
-        let (status, body) = browser.login(&b, &account, &proof(&digest, &token)).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        browsers.push((account, browser));
+        browsers.push(registered_and_logged_in(&a, &b, format!("user{i}"), &digest).await);
     }
-    // Ten more log in now and rest while the slots move: their sessions were written before
-    // the move.
     let mut resting = Vec::new();
     for i in 0..10 {
-        let mut browser = Browser::default();
-        let account = format!("rester{i}");
-        assert_eq!(
-            browser.register(&a, &account, &digest).await,
-            StatusCode::CREATED
-        );
-        let token = browser.token(&a).await;
-        let (status, body) = browser.login(&b, &account, &proof(&digest, &token)).await;
-        assert_eq!(status, StatusCode::OK, "{body}");
-        resting.push((account, browser));
+        resting.push(registered_and_logged_in(&a, &b, format!("rester{i}"), &digest).await);
     }
 
     // A thousand slots move from the first master to the second while every user keeps
