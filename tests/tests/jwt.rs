@@ -73,6 +73,19 @@ async fn every_case() {
             (status, text)
         }
     };
+    // The challenge of a 401 (RFC 6750 section 3).
+    let challenge = |path: &'static str, auth: Option<String>| {
+        let mut req = client.get(server.url(path));
+        if let Some(auth) = auth {
+            req = req.header("authorization", auth);
+        }
+        async move {
+            let res = req.send().await.unwrap();
+            res.headers()
+                .get("www-authenticate")
+                .map(|v| v.to_str().unwrap().to_owned())
+        }
+    };
     let valid = sign(
         Algorithm::HS256,
         &json!({"sub": "alice", "exp": now() + 60}),
@@ -206,6 +219,17 @@ async fn every_case() {
     ];
     for (name, auth, message) in cases {
         let token_text = auth.clone().unwrap_or_default();
+        // No token at all: a bare challenge; a token refused: `invalid_token` and why.
+        let expected = if message == "token is missing" && !token_text.starts_with("Bearer") {
+            "Bearer".to_owned()
+        } else {
+            format!(r#"Bearer error="invalid_token", error_description="{message}""#)
+        };
+        assert_eq!(
+            challenge("/api/me", auth.clone()).await.as_deref(),
+            Some(expected.as_str()),
+            "{name}"
+        );
         let (status, text) = call("/api/me", auth).await;
         assert_eq!(status, 401, "{name}: {text}");
         let body: Value = serde_json::from_str(&text).unwrap();

@@ -12,7 +12,9 @@
 //!
 //! Every failure is **401** with category `framework-jwt` and a message that never echoes the
 //! token: `token is missing`, `token has expired`, `token is not valid yet`, `token is
-//! invalid`. With `passthrough`, a request without any token goes on anonymously (a token that
+//! invalid`; with the challenge of RFC 6750 section 3: `WWW-Authenticate: Bearer` when the
+//! request carried no token (no error code, section 3.1), `Bearer error="invalid_token",
+//! error_description="<the message>"` when it carried one that was refused. With `passthrough`, a request without any token goes on anonymously (a token that
 //! is present but bad is still refused). The claims — any `Deserialize` type — are read with
 //! [`claims`]; [`JwtIssuer`] signs tokens and renews those close to expiry.
 //!
@@ -40,7 +42,7 @@ use std::marker::PhantomData;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::StatusCode;
-use http::header::AUTHORIZATION;
+use http::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
 use jsonwebtoken::errors::ErrorKind;
 /// The `jsonwebtoken` types the settings take, re-exported so an app names them through this
 /// module, at the version and with the features (PEM keys, RSA, ECDSA, EdDSA) the framework
@@ -130,9 +132,15 @@ pub struct Verified<C> {
 /// a route where the token is optional.
 impl<C: Clone + Send + Sync + 'static> crate::extract::FromRequest for Verified<C> {
     fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
-        ctx.data::<Self>()
-            .cloned()
-            .ok_or_else(|| HttpError::with(StatusCode::UNAUTHORIZED, CATEGORY, "token is missing"))
+        if let Some(verified) = ctx.data::<Self>() {
+            return Ok(verified.clone());
+        }
+        ctx.set_header(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        Err(HttpError::with(
+            StatusCode::UNAUTHORIZED,
+            CATEGORY,
+            "token is missing",
+        ))
     }
 }
 
@@ -161,6 +169,23 @@ pub struct Jwt<C> {
 
 fn unauthorized(message: &'static str) -> crate::Error {
     HttpError::with(StatusCode::UNAUTHORIZED, CATEGORY, message).into()
+}
+
+/// The 401 for a request with no token, with its challenge (RFC 6750 section 3.1: no error
+/// code when no credentials were sent).
+fn missing(ctx: &mut Context) -> crate::Error {
+    ctx.set_header(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    unauthorized("token is missing")
+}
+
+/// The 401 for a token that was refused, with its challenge: `invalid_token` and why.
+fn refused(ctx: &mut Context, why: &'static str) -> crate::Error {
+    let challenge = format!(r#"Bearer error="invalid_token", error_description="{why}""#);
+    // The reasons are fixed ASCII texts: always a valid header value.
+    if let Ok(value) = HeaderValue::try_from(challenge) {
+        ctx.set_header(WWW_AUTHENTICATE, value);
+    }
+    unauthorized(why)
 }
 
 impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
@@ -195,26 +220,29 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
 
     /// Verifies `token`: the claims, or the 401 to answer.
     pub fn verify(&self, token: &str) -> Result<Verified<C>> {
+        self.check(token).map_err(unauthorized)
+    }
+
+    /// The claims of `token`, or why it is refused.
+    fn check(&self, token: &str) -> std::result::Result<Verified<C>, &'static str> {
         if token.is_empty() {
-            return Err(unauthorized("token is missing"));
+            return Err("token is missing");
         }
         let data = jsonwebtoken::decode::<Verified<C>>(token, &self.config.key, &self.validation)
-            .map_err(|err| {
-            unauthorized(match err.kind() {
-                ErrorKind::ExpiredSignature => "token has expired",
-                ErrorKind::ImmatureSignature => "token is not valid yet",
-                _ => "token is invalid",
-            })
+            .map_err(|err| match err.kind() {
+            ErrorKind::ExpiredSignature => "token has expired",
+            ErrorKind::ImmatureSignature => "token is not valid yet",
+            _ => "token is invalid",
         })?;
         // RFC 7515 section 4.1.11: extensions listed in `crit` must be understood, and this
         // verifier understands none.
         if data.header.crit.is_some() {
-            return Err(unauthorized("token is invalid"));
+            return Err("token is invalid");
         }
         // RFC 7519 section 4.1.4: the token must not be accepted on or after `exp` (the
         // library only refuses after it).
         if data.claims.exp.saturating_add(self.validation.leeway) <= now_secs() {
-            return Err(unauthorized("token has expired"));
+            return Err("token has expired");
         }
         Ok(data.claims)
     }
@@ -237,11 +265,12 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Middleware for Jwt<C> {
             if ctx.committed() {
                 return next.run(ctx).await;
             }
-            let verified = match self.token(ctx) {
+            let checked = match self.token(ctx) {
                 None if self.config.passthrough => return next.run(ctx).await,
-                None => return Err(unauthorized("token is missing")),
-                Some(token) => self.verify(token)?,
+                None => return Err(missing(ctx)),
+                Some(token) => self.check(token),
             };
+            let verified = checked.map_err(|why| refused(ctx, why))?;
             ctx.insert_data(verified);
             next.run(ctx).await
         })
