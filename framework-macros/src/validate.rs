@@ -314,7 +314,6 @@ fn generate(input: &DeriveInput) -> syn::Result<TokenStream> {
         ));
     };
     let mut checks = Vec::new();
-    let mut codes = Vec::new();
     let mut describes = Vec::new();
     let mut error: Option<syn::Error> = None;
     for field in &fields.named {
@@ -329,10 +328,6 @@ fn generate(input: &DeriveInput) -> syn::Result<TokenStream> {
                     None => error = Some(e),
                 },
             }
-        }
-        if let Some((first, _)) = field_rules.first() {
-            let code = first.code();
-            codes.push(quote!(#name => ::std::option::Option::Some(#code),));
         }
         describes.extend(field_rules.iter().map(|(rule, _)| rule.describe(&name)));
         let calls = field_rules.iter().map(|(rule, span)| {
@@ -366,12 +361,6 @@ fn generate(input: &DeriveInput) -> syn::Result<TokenStream> {
             fn validate(&self) -> ::std::result::Result<(), ::framework::HttpError> {
                 #(#checks)*
                 ::std::result::Result::Ok(())
-            }
-            fn field_code(field: &str) -> ::std::option::Option<&'static str> {
-                match field {
-                    #(#codes)*
-                    _ => ::std::option::Option::None,
-                }
             }
             fn describe_rules(schema: &mut ::framework::__private::JsonValue) {
                 let _ = &schema;

@@ -204,15 +204,7 @@ impl<T: DeserializeOwned> FromRequest for Path<T> {
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded.as_bytes()));
         serde_path_to_error::deserialize(de)
             .map(Path)
-            .map_err(|e| pair_failure::<NoRules>(&e, "path"))
-    }
-}
-
-/// Field codes for a `T` without `Validate`.
-struct NoRules;
-impl Validate for NoRules {
-    fn validate(&self) -> Result<(), HttpError> {
-        Ok(())
+            .map_err(|e| pair_failure(&e, "path"))
     }
 }
 
@@ -244,19 +236,20 @@ fn unsupported(ctx: &Context, expected: &str) -> HttpError {
 /// `T` from `name=value` pairs (a query string), validated.
 fn from_pairs<T: DeserializeOwned + Validate>(encoded: &[u8], what: &str) -> Result<T, HttpError> {
     let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded));
-    let value: T = serde_path_to_error::deserialize(de).map_err(|e| pair_failure::<T>(&e, what))?;
+    let value: T = serde_path_to_error::deserialize(de).map_err(|e| pair_failure(&e, what))?;
     value.validate()?;
     Ok(value)
 }
 
-/// The 400 for pairs that do not make a `T`: the field, the validator's code for it, why (the
-/// field is named as the `Validate` rules name it, without the source: `size: is required`).
-fn pair_failure<T: Validate>(
+/// The 400 for pairs that do not make the type asked for: the field, `required` or `invalid`,
+/// why (the field is named as the `Validate` rules name it, without the source: `size: is
+/// required`).
+fn pair_failure(
     err: &serde_path_to_error::Error<serde::de::value::Error>,
     what: &str,
 ) -> HttpError {
     let reason = err.inner().to_string();
-    crate::validate::field_failure::<T>(&err.path().to_string(), &reason).unwrap_or_else(|| {
+    crate::validate::field_failure(&err.path().to_string(), &reason).unwrap_or_else(|| {
         HttpError::with(
             StatusCode::BAD_REQUEST,
             CATEGORY,

@@ -48,16 +48,6 @@ pub trait Validate {
     /// Checks every field; the first failure is returned.
     fn validate(&self) -> Result<(), HttpError>;
 
-    /// The code to report for a field that failed to deserialise (missing, wrong type): its
-    /// first validator's name, if it has one.
-    fn field_code(field: &str) -> Option<&'static str>
-    where
-        Self: Sized,
-    {
-        let _ = field;
-        None
-    }
-
     /// Writes the rules into the type's JSON Schema (an object schema with `properties`), for
     /// the OpenAPI document: `length` as `minLength`/`maxLength`, `range` as
     /// `minimum`/`maximum`, `non_empty` as `minLength: 1`, `hex`, `ascii` and `charset` as a
@@ -251,7 +241,7 @@ pub fn bind_json<T: DeserializeOwned + Validate>(body: &[u8]) -> Result<T, HttpE
     let Ok(value) = serde_json::from_slice::<T>(body) else {
         let mut de = serde_json::Deserializer::from_slice(body);
         return Err(match serde_path_to_error::deserialize::<_, T>(&mut de) {
-            Err(e) => deserialize_failure::<T>(&e),
+            Err(e) => deserialize_failure(&e),
             // The document parsed, so what serde refused was trailing data.
             Ok(_) => invalid_json(),
         });
@@ -264,9 +254,7 @@ fn invalid_json() -> HttpError {
     HttpError::with(StatusCode::BAD_REQUEST, CATEGORY, "invalid json").with_code("json")
 }
 
-fn deserialize_failure<T: Validate>(
-    err: &serde_path_to_error::Error<serde_json::Error>,
-) -> HttpError {
+fn deserialize_failure(err: &serde_path_to_error::Error<serde_json::Error>) -> HttpError {
     let inner = err.inner();
     // serde_json appends " at line L column C"; the client needs the reason, not the position.
     let reason = inner.to_string();
@@ -276,15 +264,17 @@ fn deserialize_failure<T: Validate>(
     if inner.is_syntax() || inner.is_eof() {
         return invalid_json();
     }
-    field_failure::<T>(&err.path().to_string(), reason).unwrap_or_else(|| {
+    field_failure(&err.path().to_string(), reason).unwrap_or_else(|| {
         HttpError::with(StatusCode::BAD_REQUEST, CATEGORY, reason.to_owned()).with_code("json")
     })
 }
 
-/// The 400 naming the field a deserialiser refused, with the field's rule code, when the
-/// failure has a field: the serde path's first segment ("." is the root, "?" an unknown
-/// position), or for a missing field, its name from serde's message.
-pub(crate) fn field_failure<T: Validate>(path: &str, reason: &str) -> Option<HttpError> {
+/// The 400 naming the field a deserialiser refused, when the failure has a field: the serde
+/// path's first segment ("." is the root, "?" an unknown position), or for a missing field, its
+/// name from serde's message. Its code says what happened, whatever the field's rules: `required`
+/// for a missing field, `invalid` for a value that does not parse as the field's type (a rule's
+/// code, such as `range`, is for a value that parsed and broke the rule).
+pub(crate) fn field_failure(path: &str, reason: &str) -> Option<HttpError> {
     let first = path.split(['.', '[']).next().unwrap_or("");
     let field = if first.is_empty() || first == "?" {
         reason
@@ -293,13 +283,10 @@ pub(crate) fn field_failure<T: Validate>(path: &str, reason: &str) -> Option<Htt
     } else {
         first
     };
-    let code = T::field_code(field).unwrap_or("invalid");
-    let reason = if reason.starts_with("missing field") {
-        "is required"
-    } else {
-        reason
-    };
-    Some(failure(field, code, reason))
+    if reason.starts_with("missing field") {
+        return Some(failure(field, "required", "is required"));
+    }
+    Some(failure(field, "invalid", reason))
 }
 
 /// The built-in rules. Each returns `Err(text)` describing the rule when the value breaks it.

@@ -154,15 +154,16 @@ async fn bind_validates_before_the_handler_runs() {
             "range",
             "age: must be between 1 and 120",
         ),
-        (serde_json::json!({}), "xNick", "nick: is required"),
+        // Missing: `required`; the wrong type: `invalid` (not the field's first rule).
+        (serde_json::json!({}), "required", "nick: is required"),
         (
             serde_json::json!({"nick": 5}),
-            "xNick",
+            "invalid",
             "nick: invalid type: integer `5`, expected a string",
         ),
         (
             serde_json::json!({"nick": "neo", "age": "x"}),
-            "range",
+            "invalid",
             "age: invalid type: string \"x\", expected u8",
         ),
         (

@@ -104,20 +104,21 @@ impl Broken {
     /// fault does; `None` when it is.
     fn unexpected(self, sample: &Sample) -> Option<String> {
         let category = sample.category.as_deref();
+        // A submit lock its holder could not release (its instance died, or Redis failed when
+        // the release was sent) refuses its account's retries until it expires (5 s).
+        let locked = sample.status == Some(429) && category == Some("framework-concurrent-limiter");
         let (allowed, within) = match self {
-            // Its in-flight requests fail; a lock it held for an account is refused (429) to
-            // that account's retry until it expires (5 s).
+            // Its in-flight requests fail.
             Self::Instance(which) => {
                 let refused = sample.status.is_none() && sample.instance == which;
-                let locked =
-                    sample.status == Some(429) && category == Some("framework-concurrent-limiter");
                 return (!refused && !locked).then(|| {
-                    format!("neither a failed connection to instance {which} nor its lock")
+                    format!("neither a failed connection to instance {which} nor a lock left")
                 });
             }
             Self::Redis => (
-                sample.status == Some(500)
-                    && category.is_some_and(|c| REDIS_CATEGORIES.contains(&c)),
+                locked
+                    || sample.status == Some(500)
+                        && category.is_some_and(|c| REDIS_CATEGORIES.contains(&c)),
                 REDIS_WORST,
             ),
             // Refused: the pool's connections are gone and new ones are refused until its wait

@@ -248,14 +248,16 @@ async fn arguments_come_from_the_request_and_bad_ones_are_400s_naming_them() {
     );
     let (status, body) = json_of(get("/users/1/notes").await.unwrap()).await;
     assert_eq!(status, 400);
-    assert_eq!(error(&body), ("validate", "range", "size: is required"));
+    assert_eq!(error(&body), ("validate", "required", "size: is required"));
     let (status, body) = json_of(get("/users/1/notes?size=ten").await.unwrap()).await;
     assert_eq!(status, 400);
-    assert_eq!(error(&body).1, "range");
+    // Not a number at all: `invalid`; a number out of range: the rule's code.
+    assert_eq!(error(&body).1, "invalid");
     assert!(error(&body).2.starts_with("size: "), "{body}");
     let (status, body) = json_of(get("/users/1/notes?size=51").await.unwrap()).await;
     assert_eq!(status, 400);
     assert_eq!(error(&body).0, "validate");
+    assert_eq!(error(&body).1, "range");
     assert!(error(&body).2.starts_with("size"), "{body}");
 
     // Json<T> in, Json<T> out, with the context alongside.

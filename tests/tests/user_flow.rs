@@ -312,24 +312,26 @@ async fn validation_failures() {
             "xUserPassword",
             password_rule,
         ),
+        // A missing field is `required` and a value of the wrong type `invalid`, whatever the
+        // field's validator: the validator's code is for a value that broke its rule.
         (
             json!({"account": "gina"}),
-            "xUserPassword",
+            "required",
             "password: is required",
         ),
         (
             json!({"password": digest}),
-            "xUserAccount",
+            "required",
             "account: is required",
         ),
         (
             json!({"account": 42, "password": digest}),
-            "xUserAccount",
+            "invalid",
             "account: invalid type: integer `42`, expected a string",
         ),
         (
             json!({"account": "gina", "password": null}),
-            "xUserPassword",
+            "invalid",
             "password: invalid type: null, expected a string",
         ),
         (
