@@ -350,8 +350,19 @@ fn describe_body(
         };
         ty.map(|ty| wrapped(ty, "Json").unwrap_or(ty))
     });
-    // `Created<T>`: 201 with `T`.
+    // `Option<T>`: `T`, or 404.
+    let value = value.map(|ty| {
+        ty.map(|ty| match wrapped(ty, "Option") {
+            Some(inner) => {
+                steps.push(quote!(d.error(404);));
+                wrapped(inner, "Json").unwrap_or(inner)
+            }
+            None => ty,
+        })
+    });
+    // `Created<T>`: 201 with `T`; `NoContent`: 204 and no body.
     let (status, value) = match value {
+        Some(Some(ty)) if type_name(ty).is_some_and(|n| n == "NoContent") => (204u16, None),
         Some(Some(ty)) => match wrapped(ty, "Created") {
             Some(inner) => (201u16, Some(Some(wrapped(inner, "Json").unwrap_or(inner)))),
             None => (200u16, Some(Some(ty))),
@@ -632,6 +643,19 @@ fn returns_result(ty: &Option<&Type>) -> bool {
         .is_some_and(|name| name.to_string().ends_with("Result"))
 }
 
+/// Whether a handler's value (inside a `Result`, if it returns one) is an `Option`: `None`
+/// answers 404.
+fn returns_option(ty: &Option<&Type>) -> bool {
+    let value = if returns_result(ty) {
+        ty.and_then(|ty| last_segment(ty)).and_then(first_generic)
+    } else {
+        *ty
+    };
+    value
+        .and_then(type_name)
+        .is_some_and(|name| name == "Option")
+}
+
 fn type_name(ty: &Type) -> Option<&Ident> {
     match ty {
         Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| &s.ident),
@@ -802,14 +826,21 @@ fn registration(
         let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
         let span = name.span();
         let (lets, values) = arg_values(args);
-        let finish = if returns_result(&method_output(block, name)) {
-            quote_spanned! {span=>
+        let output = method_output(block, name);
+        // `Option<T>` (plain or in a `Result`): `None` is a 404.
+        let finish = match (returns_result(&output), returns_option(&output)) {
+            (true, false) => quote_spanned! {span=>
                 ::framework::__private::finish(this.#name(#(#values),*).await, ctx)
-            }
-        } else {
-            quote_spanned! {span=>
+            },
+            (false, false) => quote_spanned! {span=>
                 ::framework::__private::finish_value(this.#name(#(#values),*).await, ctx)
-            }
+            },
+            (true, true) => quote_spanned! {span=>
+                ::framework::__private::finish_found(this.#name(#(#values),*).await, ctx)
+            },
+            (false, true) => quote_spanned! {span=>
+                ::framework::__private::finish_found_value(this.#name(#(#values),*).await, ctx)
+            },
         };
         wrappers.push(quote! {
             fn #call_fn<'a>(

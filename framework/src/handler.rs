@@ -517,6 +517,37 @@ pub fn finish_value<T: IntoReply>(out: T, ctx: &mut Context) -> Result {
     Ok(())
 }
 
+/// [`finish`] for a controller handler that returns `Result<Option<T>>`: `None` is **404**
+/// `not found` (category `framework-router`, as for a path no route has), not a `null` body.
+#[doc(hidden)]
+pub fn finish_found<T: IntoReply>(out: Result<Option<T>>, ctx: &mut Context) -> Result {
+    finish_found_value(out?, ctx)
+}
+
+/// [`finish_found`] for a controller handler that returns `Option<T>`.
+#[doc(hidden)]
+pub fn finish_found_value<T: IntoReply>(out: Option<T>, ctx: &mut Context) -> Result {
+    match out {
+        Some(value) => {
+            value.into_reply(ctx);
+            Ok(())
+        }
+        None => Err(crate::HttpError::with(
+            http::StatusCode::NOT_FOUND,
+            crate::route::ROUTER_CATEGORY,
+            "not found",
+        )
+        .into()),
+    }
+}
+
+/// `204 No Content`, no body.
+impl IntoReply for crate::reply::NoContent {
+    fn into_reply(self, ctx: &mut Context) {
+        ctx.no_content();
+    }
+}
+
 /// A shared middleware is a middleware: what [`from_fn`] returns, or a middleware kept in an
 /// `Arc` to be mounted in several places, goes wherever a middleware goes.
 impl<M: Middleware + ?Sized> Middleware for Arc<M> {

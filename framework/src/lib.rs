@@ -75,7 +75,10 @@ pub mod __private {
         ControllerDef, EndpointFactory, RouteDef, build_controller, method_endpoint,
     };
     pub use crate::extract::{FromContext, FromRequest, Source, optional, required, state};
-    pub use crate::handler::{BoxFuture, EndpointFuture, endpoint_future, finish, finish_value};
+    pub use crate::handler::{
+        BoxFuture, EndpointFuture, endpoint_future, finish, finish_found, finish_found_value,
+        finish_value,
+    };
     pub use crate::state::field as state_field;
     pub use crate::validate::{
         JsonMap, NamedValidator, ViaPlainFunction, ViaValidatorSchema, charset_pattern, constrain,

@@ -235,3 +235,19 @@ mod tests {
 /// ([`IntoReply`](crate::IntoReply)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Created<T>(pub T);
+
+/// A handler's answer with status `204 No Content` and no body (as
+/// [`Context::no_content`](crate::Context::no_content)); the OpenAPI document lists the
+/// route's success as 204.
+///
+/// ```
+/// use framework::reply::NoContent;
+/// use framework::{Context, Result};
+///
+/// async fn forget(_ctx: &mut Context) -> Result<NoContent> {
+///     Ok(NoContent)
+/// }
+/// # let _ = forget;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct NoContent;

@@ -134,6 +134,35 @@ impl Kinds {
     }
 }
 
+/// Found or not, and nothing to say.
+#[derive(FromState)]
+struct Lookups;
+
+#[controller(prefix = "/lookups")]
+impl Lookups {
+    /// `Option<T>`: the value, or 404 on `None` (not a `null` body).
+    #[get("/plain/{id}")]
+    async fn plain(&self, ctx: &mut Context) -> Option<Note> {
+        (ctx.param("id").as_deref() == Some("1")).then(|| Note { text: "one".into() })
+    }
+
+    /// `Result<Option<T>>`: the same, and errors as usual.
+    #[get("/result/{id}")]
+    async fn result(&self, ctx: &mut Context) -> Result<Option<Note>> {
+        match ctx.param("id").as_deref() {
+            Some("1") => Ok(Some(Note { text: "one".into() })),
+            Some("bad") => Err(HttpError::new("bad id").into()),
+            _ => Ok(None),
+        }
+    }
+
+    /// `NoContent`: 204, no body.
+    #[delete("/{id}")]
+    async fn forget(&self, _ctx: &mut Context) -> Result<framework::reply::NoContent> {
+        Ok(framework::reply::NoContent)
+    }
+}
+
 #[derive(FromState)]
 struct Health;
 
@@ -150,6 +179,77 @@ fn app() -> App {
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .mount_controllers()
+        .openapi("/openapi.json")
+}
+
+/// `Option<T>` answers 404 on `None` and the document says so; `NoContent` is a 204 without
+/// a body, documented as 204.
+#[tokio::test]
+async fn none_is_a_404_and_no_content_a_204() {
+    let service = app()
+        .with_state(Arc::new(Greeting("hello")))
+        .with_state(Counter(Arc::default()))
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+    for kind in ["plain", "result"] {
+        let found = client
+            .get(server.url(&format!("/lookups/{kind}/1")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(found.status(), 200, "{kind}");
+        assert_eq!(found.json::<Value>().await.unwrap(), json!({"text": "one"}));
+        let missing = client
+            .get(server.url(&format!("/lookups/{kind}/2")))
+            .header("accept", "application/json")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(missing.status(), 404, "{kind}");
+        let body: Value = missing.json().await.unwrap();
+        assert_eq!(
+            (&body["category"], &body["message"]),
+            (&json!("framework-router"), &json!("not found")),
+            "{kind}"
+        );
+    }
+    let bad = client
+        .get(server.url("/lookups/result/bad"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    let forgot = client
+        .delete(server.url("/lookups/7"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forgot.status(), 204);
+    assert!(forgot.bytes().await.unwrap().is_empty());
+
+    let doc: Value = client
+        .get(server.url("/openapi.json"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    for kind in ["plain", "result"] {
+        let responses = &doc["paths"][format!("/lookups/{kind}/{{id}}")]["get"]["responses"];
+        assert!(
+            responses["200"]["content"]["application/json"].is_object(),
+            "{responses}"
+        );
+        assert!(responses["404"].is_object(), "{kind}: {responses}");
+    }
+    let responses = &doc["paths"]["/lookups/{id}"]["delete"]["responses"];
+    assert!(responses["204"].is_object(), "{responses}");
+    assert!(responses["204"].get("content").is_none(), "{responses}");
+    assert!(responses.get("200").is_none(), "{responses}");
+    server.stop().await;
 }
 
 #[tokio::test]
