@@ -17,7 +17,10 @@
 //!   background probe (connect + `PING`, at most once per
 //!   [`probe_interval`](RedisPolicy::probe_interval), default 1 s) succeeds. The first
 //!   successful probe brings the server back for everybody. A server still loading its data set
-//!   after a restart (`LOADING`) counts as down too.
+//!   after a restart (`LOADING`) counts as down too. A **Redis Cluster** counts as up again only
+//!   when every master of its slot map answers and reports `cluster_state:ok`: with one master
+//!   dead or hung, the slots it serves would otherwise make every request that touches them
+//!   wait out a deadline again after each probe.
 //!
 //! Requests open a connection one at a time (the others wait for that attempt's outcome, at most
 //! the connect timeout), so a Redis that just restarted is not met by one connection per request
@@ -494,25 +497,102 @@ impl RedisConnection {
             loop {
                 let Some(shared) = weak.upgrade() else { return };
                 let this = RedisConnection { shared };
-                if let Ok(connection) = this.open().await {
-                    let mut probe = connection.clone();
-                    let ping = redis::cmd("PING");
-                    if let Ok(Ok(_)) = tokio::time::timeout(
-                        this.shared.policy.command_timeout,
-                        ping.query_async::<String>(&mut probe),
-                    )
-                    .await
-                    {
-                        this.install_after_probe(connection);
-                        tracing::info!("redis answers again");
-                        return;
-                    }
+                if let Ok(connection) = this.open().await
+                    && answers(connection.clone(), this.shared.policy.command_timeout).await
+                {
+                    this.install_after_probe(connection);
+                    tracing::info!("redis answers again");
+                    return;
                 }
                 drop(this);
                 tokio::time::sleep(interval).await;
             }
         });
     }
+}
+
+/// Whether the server behind a fresh `connection` answers, each command within `deadline`:
+/// one server answers `PING`; a cluster answers only when **every master** of its slot map
+/// answers `CLUSTER INFO` with `cluster_state:ok`. A `PING` through a cluster connection would
+/// not do: it goes to the masters the connection reached and passes over one that is down, so
+/// a dead master would count as up after every probe and each command for its slots would wait
+/// out the deadline again.
+async fn answers(connection: RedisLink, deadline: Duration) -> bool {
+    let within = |f| async move { matches!(tokio::time::timeout(deadline, f).await, Ok(Ok(_))) };
+    match connection {
+        RedisLink::Single(mut c) => {
+            within(Box::pin(async move {
+                redis::cmd("PING")
+                    .query_async::<String>(&mut c)
+                    .await
+                    .map(drop)
+            }))
+            .await
+        }
+        RedisLink::Cluster(c) => {
+            use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+            let mut any = c.clone();
+            let slots = tokio::time::timeout(
+                deadline,
+                any.route_command(
+                    &redis::cmd("CLUSTER").arg("SLOTS").clone(),
+                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
+                ),
+            )
+            .await;
+            let Ok(Ok(slots)) = slots else { return false };
+            let masters = cluster_masters(&slots);
+            if masters.is_empty() {
+                return false;
+            }
+            let checks = masters.into_iter().map(|(host, port)| {
+                let mut c = c.clone();
+                async move {
+                    let info = tokio::time::timeout(
+                        deadline,
+                        c.route_command(
+                            &redis::cmd("CLUSTER").arg("INFO").clone(),
+                            RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
+                                host,
+                                port,
+                            }),
+                        ),
+                    )
+                    .await;
+                    matches!(info, Ok(Ok(info)) if String::from_redis_value(&info)
+                        .is_ok_and(|info| info.contains("cluster_state:ok")))
+                }
+            });
+            futures_util::future::join_all(checks)
+                .await
+                .into_iter()
+                .all(|ok| ok)
+        }
+    }
+}
+
+/// The masters' addresses in a `CLUSTER SLOTS` answer: each range is `[start, end, [host,
+/// port, id, …], replicas…]`.
+fn cluster_masters(slots: &redis::Value) -> Vec<(String, u16)> {
+    let redis::Value::Array(ranges) = slots else {
+        return Vec::new();
+    };
+    let mut masters: Vec<(String, u16)> = ranges
+        .iter()
+        .filter_map(|range| match range {
+            redis::Value::Array(fields) => match fields.get(2)? {
+                redis::Value::Array(node) => Some((
+                    String::from_redis_value(node.first()?).ok()?,
+                    u16::from_redis_value(node.get(1)?).ok()?,
+                )),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    masters.sort();
+    masters.dedup();
+    masters
 }
 
 /// Makes `connection` the current one in `state` unless there is one already (which is kept
@@ -591,6 +671,38 @@ pub(crate) fn millis(ttl: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::cluster_nodes;
+
+    #[test]
+    fn the_probe_checks_every_master_of_the_slot_map() {
+        use redis::Value::{Array, BulkString, Int};
+        let node = |host: &str, port: i64| {
+            Array(vec![
+                BulkString(host.as_bytes().to_vec()),
+                Int(port),
+                BulkString(b"id".to_vec()),
+            ])
+        };
+        let slots = Array(vec![
+            Array(vec![
+                Int(0),
+                Int(5460),
+                node("10.0.0.1", 7000),
+                node("10.0.0.4", 7003),
+            ]),
+            Array(vec![Int(5461), Int(10922), node("10.0.0.2", 7001)]),
+            Array(vec![Int(10923), Int(16000), node("10.0.0.3", 7002)]),
+            Array(vec![Int(16001), Int(16383), node("10.0.0.1", 7000)]),
+        ]);
+        assert_eq!(
+            super::cluster_masters(&slots),
+            [
+                ("10.0.0.1".to_owned(), 7000),
+                ("10.0.0.2".to_owned(), 7001),
+                ("10.0.0.3".to_owned(), 7002)
+            ]
+        );
+        assert!(super::cluster_masters(&Int(1)).is_empty());
+    }
 
     #[test]
     fn a_cluster_is_named_by_several_nodes_or_its_scheme() {

@@ -25,7 +25,9 @@
 //! paused 40 s.
 //!
 //! Run alone: `cargo build -p user-service && cargo test -p e2e-tests --test faults --
-//! --nocapture` (the test starts the binary the build left in `target/debug`).
+//! --nocapture` (the test starts the binary the build left in `target/debug`). To see what
+//! the instances log, set `FAULTS_LOG` to their `RUST_LOG` filter (e.g.
+//! `FAULTS_LOG=warn,framework::redis_connection=info`): their output is shown then.
 
 mod common;
 
@@ -498,7 +500,10 @@ fn service_env(database_url: String, redis_url: String) -> Vec<(&'static str, St
         ("DATABASE_URL", database_url),
         ("REDIS_URL", redis_url),
         ("USER_STORE_KEY", hex::encode(key)),
-        ("RUST_LOG", "error".to_owned()),
+        (
+            "RUST_LOG",
+            std::env::var("FAULTS_LOG").unwrap_or_else(|_| "error".to_owned()),
+        ),
     ]
 }
 

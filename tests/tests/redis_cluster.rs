@@ -22,7 +22,7 @@ use framework::middleware::cache::{CacheStore, RedisCacheStore};
 use framework::middleware::concurrent_limiter::{Lock, LockToken, RedisLock};
 use framework::middleware::rate_limiter::{RateQuota, RateStore, RedisRateStore};
 use framework::middleware::session::{RedisStore, SessionStore};
-use framework::redis_connection::{RedisConnection, RedisPolicy};
+use framework::redis_connection::{RedisConnection, RedisFailure, RedisPolicy};
 use framework::ws::Broadcast;
 use reqwest::StatusCode;
 use user_service::Config;
@@ -267,4 +267,85 @@ async fn two_instances_on_a_cluster_keep_every_session_while_slots_move() {
     a.stop().await;
     b.stop().await;
     schema.drop_schema().await;
+}
+
+/// A dead master keeps the whole cluster counted down (every command fails at once) until it
+/// is back and the cluster is ok. A `PING` probe through a fresh cluster connection reaches only
+/// the live masters and passed: the cluster counted up again within milliseconds, and each
+/// command for the dead master's slots waited out the 1 s deadline again (a login of three
+/// such commands took 3 s in the fault suite).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[cfg_attr(
+    no_test_redis,
+    ignore = "needs redis-server and redis-cli: set TEST_REDIS_URL"
+)]
+async fn a_dead_master_keeps_the_cluster_down_until_it_is_back() {
+    let cluster = RedisCluster::start_async(3).await;
+    let policy = RedisPolicy {
+        probe_interval: Duration::from_millis(100),
+        ..RedisPolicy::default()
+    };
+    let redis = RedisConnection::connect(&cluster.url(), policy)
+        .await
+        .expect("the cluster");
+    // Keys on every master's slots.
+    let keys: Vec<String> = (0..30).map(|i| format!("key-{i}")).collect();
+    let get = |key: &str| redis::cmd("GET").arg(key).clone();
+    for key in &keys {
+        redis
+            .query::<()>(redis::cmd("SET").arg(key).arg(1))
+            .await
+            .unwrap();
+    }
+
+    let mut cluster = tokio::task::spawn_blocking(move || {
+        let mut cluster = cluster;
+        cluster.kill(1);
+        cluster
+    })
+    .await
+    .unwrap();
+    let mut met = false;
+    for key in &keys {
+        if redis.query::<Option<i64>>(&get(key)).await.is_err() {
+            met = true;
+            break;
+        }
+    }
+    assert!(met, "no command met the dead master");
+
+    // Thirty probe intervals: still down, and nothing is sent.
+    for _ in 0..30 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert!(
+            !redis.is_up(),
+            "a probe counted the cluster up with a master dead"
+        );
+        for key in &keys {
+            let failure = redis.query::<Option<i64>>(&get(key)).await.unwrap_err();
+            assert!(
+                matches!(failure, RedisFailure::Unavailable),
+                "sent while down: {failure}"
+            );
+        }
+    }
+
+    cluster = tokio::task::spawn_blocking(move || {
+        cluster.restart(1);
+        cluster
+    })
+    .await
+    .unwrap();
+    let back = tokio::time::Instant::now() + Duration::from_secs(10);
+    while !redis.is_up() {
+        assert!(
+            tokio::time::Instant::now() < back,
+            "not up 10 s after the master is back"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for key in &keys {
+        redis.query::<Option<i64>>(&get(key)).await.unwrap();
+    }
+    drop(cluster);
 }

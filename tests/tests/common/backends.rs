@@ -714,7 +714,11 @@ impl Instance {
         let child = Command::new(service_binary())
             .envs(self.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .env("BIND", format!("127.0.0.1:{}", self.port))
-            .stdout(Stdio::null())
+            .stdout(if std::env::var_os("FAULTS_LOG").is_some() {
+                Stdio::inherit()
+            } else {
+                Stdio::null()
+            })
             .stderr(Stdio::inherit())
             .spawn()
             .expect("start user-service");
