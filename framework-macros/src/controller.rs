@@ -388,6 +388,8 @@ fn describe_body(
                 quote!(d.success(#status, None, None);)
             } else if text {
                 quote!(d.success(#status, Some("text/plain; charset=utf-8"), Some(::framework::__private::openapi::string_schema()));)
+            } else if last_segment(ty).is_some_and(|s| s.ident == "BodyStream") {
+                quote!(d.success(#status, Some("application/octet-stream"), None); d.streamed();)
             } else if bytes {
                 quote!(d.success(#status, Some("application/octet-stream"), None);)
             } else {

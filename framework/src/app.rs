@@ -9,6 +9,12 @@
 //!
 //! Chain order for a route: global middleware, then group middleware, then route middleware,
 //! then the handler. A 404 or 405 answer runs the global middleware only.
+//!
+//! [`App::new`] adds the error handler, the responder and the body parser where a route needs
+//! them and mounts the linked controllers ([`crate::middleware::defaults`]); [`App::bare`]
+//! starts empty, and its [`build`](App::build) refuses a route whose chain lacks a component
+//! the route needs (a handler returning a value with no responder, a `Json<T>` argument with
+//! no body parser), naming the route and the middleware to add.
 
 use std::any::{Any, type_name};
 use std::borrow::Cow;
@@ -18,12 +24,13 @@ use std::time::Duration;
 
 use http::Method;
 
+use crate::body::BodyStream;
 use crate::context::Context;
 use crate::controller::ControllerDef;
 pub use crate::error::BuildError;
 use crate::error::Result;
 use crate::handler::{
-    Endpoint, HandlerFn, IntoReply, Middleware, SharedMiddleware, handler_fn, share, when,
+    Endpoint, HandlerFn, IntoReply, Middleware, Role, SharedMiddleware, handler_fn, share, when,
 };
 use crate::limits::ServerLimits;
 pub use crate::route::{ROUTER_CATEGORY, RouteInfo};
@@ -45,6 +52,27 @@ struct RouteSpec {
     owner: Cow<'static, str>,
     middleware: Vec<MiddlewareRef>,
     endpoint: Arc<dyn Endpoint>,
+    kind: Kind,
+}
+
+/// What answers a route, for the defaults it gets and the components its chain must have.
+#[derive(Clone, Copy)]
+enum Kind {
+    /// A handler; `value`: it returns a value for a responder (not `()`, a stream or
+    /// `NoContent`).
+    Handler { value: bool },
+    /// A controller method, whose needs its description tells.
+    Controller(fn(&mut crate::openapi::Operation<'_>)),
+    /// An [`Endpoint`]: it writes its own answer and reads its own request body.
+    Endpoint,
+}
+
+/// Whether a handler returning `T` leaves a value for a responder to turn into the body.
+fn leaves_value<T: 'static>() -> bool {
+    let t = std::any::TypeId::of::<T>();
+    t != std::any::TypeId::of::<()>()
+        && t != std::any::TypeId::of::<BodyStream>()
+        && t != std::any::TypeId::of::<crate::reply::NoContent>()
 }
 
 /// Middleware and routes of one scope: the whole app ([`App`]) or a group under a prefix
@@ -100,6 +128,8 @@ pub struct AppScope {
     #[cfg(feature = "tls")]
     tls: Option<crate::tls::Tls>,
     mount_controllers: bool,
+    /// The components [`App::new`] adds where a route lacks them, in reference order.
+    defaults: Option<fn() -> Vec<SharedMiddleware>>,
     /// Where the OpenAPI document is served, with the API's title and version.
     openapi: Option<OpenApiSettings>,
     trailing_slash: TrailingSlash,
@@ -167,6 +197,9 @@ impl<Scope> Routes<Scope> {
             owner: Cow::Borrowed(""),
             middleware: middleware.into_iter().map(MiddlewareRef::Shared).collect(),
             endpoint: handler_fn(handler),
+            kind: Kind::Handler {
+                value: leaves_value::<T>(),
+            },
         });
         self
     }
@@ -247,6 +280,7 @@ impl<Scope> Routes<Scope> {
                 owner: Cow::Borrowed(""),
                 middleware: Vec::new(),
                 endpoint: Arc::clone(endpoint),
+                kind: Kind::Endpoint,
             });
         }
         self
@@ -264,15 +298,12 @@ impl Group {
     }
 }
 
-impl Default for App {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl App {
-    /// An empty app: no middleware, no routes, proxies not trusted, default [`ServerLimits`].
-    pub fn new() -> Self {
+    /// An empty app: no middleware (not even the defaults of [`App::new`]), no routes, no
+    /// controllers mounted, proxies not trusted, default [`ServerLimits`]. For an app that
+    /// assembles every layer itself: [`build`](Self::build) refuses a route that needs a
+    /// responder or a body parser its chain lacks.
+    pub fn bare() -> Self {
         Self {
             scope: AppScope {
                 named: HashMap::new(),
@@ -283,6 +314,7 @@ impl App {
                 #[cfg(feature = "tls")]
                 tls: None,
                 mount_controllers: false,
+                defaults: None,
                 openapi: None,
                 trailing_slash: TrailingSlash::Strict,
             },
@@ -366,10 +398,18 @@ impl App {
         self
     }
 
-    /// Mounts every `#[controller]` linked into the program when the app is built.
+    /// Mounts every `#[controller]` linked into the program when the app is built
+    /// ([`App::new`] does; a [bare](App::bare) app mounts them with this).
     #[must_use]
     pub fn mount_controllers(mut self) -> Self {
         self.scope.mount_controllers = true;
+        self
+    }
+
+    /// Adds `defaults` (in reference order) to the routes that lack them: what
+    /// [`App::new`] does, from the middleware module, which the app's module does not name.
+    pub(crate) fn with_defaults(mut self, defaults: fn() -> Vec<SharedMiddleware>) -> Self {
+        self.scope.defaults = Some(defaults);
         self
     }
 
@@ -454,6 +494,7 @@ impl App {
                     owner: Cow::Borrowed(def.name),
                     middleware,
                     endpoint,
+                    kind: Kind::Controller(route.describe),
                 });
             }
             groups.push(group);
@@ -465,9 +506,12 @@ impl App {
     ///
     /// Routes are sorted by path, method and handler name before they are added, so the result
     /// (and any error) does not depend on link order. Fails on a duplicate method and path
-    /// (naming both handlers), a middleware name nobody registered (naming the controller), or
-    /// a malformed path.
+    /// (naming both handlers), a middleware name nobody registered (naming the controller), a
+    /// malformed path, or a route whose chain lacks a component it needs (a handler returning
+    /// a value with no responder, a controller method taking `Json<T>` or `Form<T>` with no
+    /// body parser: only a [bare](App::bare) app can lack them).
     pub fn build(mut self) -> Result<Service, BuildError> {
+        let defaults = self.scope.defaults.map(|make| make()).unwrap_or_default();
         let mut groups = std::mem::take(&mut self.scope.groups);
         groups.push(Routes {
             scope: Prefix(String::new()),
@@ -483,24 +527,38 @@ impl App {
         let mut routes = Vec::new();
         for group in groups {
             for spec in group.routes {
-                let mut chain = self.middleware.clone();
-                chain.extend(group.middleware.iter().cloned());
+                let mut inner = group.middleware.clone();
                 for m in &spec.middleware {
-                    chain.push(self.resolve(m, &spec.owner)?);
+                    inner.push(self.resolve(m, &spec.owner)?);
                 }
-                routes.push(PlannedRoute {
-                    path: join_path(&group.scope.0, &spec.path),
-                    method: spec.method,
-                    handler: spec.handler,
-                    chain,
-                    endpoint: spec.endpoint,
-                });
+                let needs = Needs::of(spec.kind);
+                let chain = complete(&self.middleware, inner, &defaults, needs);
+                routes.push((
+                    PlannedRoute {
+                        path: join_path(&group.scope.0, &spec.path),
+                        method: spec.method,
+                        handler: spec.handler,
+                        chain,
+                        endpoint: spec.endpoint,
+                    },
+                    needs,
+                ));
             }
         }
+        // Checked in the order of the route table, so the error does not depend on link order.
+        routes.sort_by(|(a, _), (b, _)| {
+            (&a.path, a.method.as_str(), &a.handler).cmp(&(&b.path, b.method.as_str(), &b.handler))
+        });
+        for (route, needs) in &routes {
+            needs.check(&route.chain, &route.method, &route.path, &route.handler)?;
+        }
+        let routes = routes.into_iter().map(|(route, _)| route).collect();
+        // 404 and 405 answers: the app's middleware and the default error handler.
+        let global = complete(&self.middleware, Vec::new(), &defaults, Needs::default());
         Service::compile(
             routes,
             Settings {
-                global: self.middleware,
+                global,
                 trailing_slash: self.scope.trailing_slash,
                 trusted_proxies: self.scope.trusted_proxies,
                 state: self.scope.state,
@@ -521,6 +579,7 @@ impl App {
             owner: Cow::Borrowed("App::openapi"),
             middleware: Vec::new(),
             endpoint: Arc::new(endpoint),
+            kind: Kind::Endpoint,
         };
         if !settings.path.is_empty() {
             let document = crate::openapi::document(
@@ -570,6 +629,7 @@ impl App {
                 owner: Cow::Borrowed("App::openapi"),
                 middleware: Vec::new(),
                 endpoint: Arc::new(files),
+                kind: Kind::Endpoint,
             });
         }
         let mut group = Group::new("");
@@ -617,16 +677,18 @@ impl Default for OpenApiSettings {
 /// (the app's, then the controller's and the route's by name; a name nobody registered is left
 /// out here and fails [`App::build`]).
 fn controller_doc_routes(app: &App) -> Vec<crate::openapi::DocRoute> {
+    let defaults = app.scope.defaults.map(|make| make()).unwrap_or_default();
     let mut routes = Vec::new();
     for def in inventory::iter::<ControllerDef> {
         for route in def.routes {
-            let mut chain = app.middleware.clone();
-            chain.extend(
-                def.middleware
-                    .iter()
-                    .chain(route.middleware)
-                    .filter_map(|name| app.scope.named.get(name).cloned()),
-            );
+            let inner = def
+                .middleware
+                .iter()
+                .chain(route.middleware)
+                .filter_map(|name| app.scope.named.get(name).cloned())
+                .collect();
+            let needs = Needs::of(Kind::Controller(route.describe));
+            let chain = complete(&app.middleware, inner, &defaults, needs);
             routes.push(crate::openapi::DocRoute {
                 method: route.method,
                 path: join_path(def.prefix, route.path),
@@ -644,6 +706,107 @@ fn controller_doc_routes(app: &App) -> Vec<crate::openapi::DocRoute> {
     // Link order is not stable: the document is.
     routes.sort_by(|a, b| (&a.path, a.method).cmp(&(&b.path, b.method)));
     routes
+}
+
+/// What a route needs of its chain besides the error handler: a responder for what a handler
+/// answers (`value`: it returns one for sure), a body parser for the `Json<T>` or `Form<T>` it
+/// takes.
+#[derive(Clone, Copy, Default)]
+struct Needs {
+    /// A handler or a controller method (not an endpoint): it may leave a value, returned or
+    /// set through the context (`ctx.created(value)`).
+    handler: bool,
+    value: bool,
+    body: bool,
+}
+
+impl Needs {
+    fn of(kind: Kind) -> Self {
+        match kind {
+            Kind::Handler { value } => Self {
+                handler: true,
+                value,
+                body: false,
+            },
+            Kind::Controller(describe) => {
+                let (body, value) = crate::openapi::route_needs(describe);
+                Self {
+                    handler: true,
+                    value,
+                    body,
+                }
+            }
+            Kind::Endpoint => Self::default(),
+        }
+    }
+
+    /// Whether a default of `role` goes on the route.
+    fn wants(self, role: Role) -> bool {
+        match role {
+            Role::ErrorHandler => true,
+            Role::Responder => self.handler,
+            Role::BodyParser => self.body,
+            _ => false,
+        }
+    }
+
+    /// Refuses a route whose chain lacks what it needs (only a bare app's can).
+    fn check(
+        self,
+        chain: &[SharedMiddleware],
+        method: &Method,
+        path: &str,
+        handler: &str,
+    ) -> Result<(), BuildError> {
+        let has = |roles: &[Role]| {
+            chain
+                .iter()
+                .any(|m| m.role().is_some_and(|r| roles.contains(&r)))
+        };
+        if self.value && !has(&[Role::Responder, Role::Renderer]) {
+            return Err(BuildError::new(format!(
+                "{method} {path} ({handler}) returns a value, and no responder turns it into \
+                 the body: add framework::middleware::responder::Responder to the app \
+                 (App::new() has one)"
+            )));
+        }
+        if self.body && !has(&[Role::BodyParser]) {
+            return Err(BuildError::new(format!(
+                "{method} {path} ({handler}) takes a request body (Json or Form), and no body \
+                 parser reads it: add framework::middleware::body_parser::BodyParser to the \
+                 app (App::new() has one)"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A route's chain: the app's middleware `outer` with each of `defaults` the route `needs`
+/// and does not have already (anywhere in its chain), then `inner` (its group's and its own).
+/// A default goes before the first middleware of `outer` whose [`Role`] comes later in the
+/// reference order, else after all of `outer`: inside what the app mounted, so a logger sees
+/// the error handler's answer and compress the responder's bytes.
+fn complete(
+    outer: &[SharedMiddleware],
+    inner: Vec<SharedMiddleware>,
+    defaults: &[SharedMiddleware],
+    needs: Needs,
+) -> Vec<SharedMiddleware> {
+    let mut chain = outer.to_vec();
+    for default in defaults {
+        let Some(role) = default.role() else { continue };
+        let has = |m: &SharedMiddleware| m.role() == Some(role);
+        if !needs.wants(role) || chain.iter().any(has) || inner.iter().any(has) {
+            continue;
+        }
+        let at = chain
+            .iter()
+            .position(|m| m.role().is_some_and(|r| r > role))
+            .unwrap_or(chain.len());
+        chain.insert(at, Arc::clone(default));
+    }
+    chain.extend(inner);
+    chain
 }
 
 /// Serves bytes made at start-up: the OpenAPI document and the docs page.

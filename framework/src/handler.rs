@@ -104,6 +104,39 @@ pub trait Middleware: Send + Sync + 'static {
     /// reads (a security scheme), how it writes errors. Called once, when the document is
     /// built; the default adds nothing. A middleware that wraps another forwards it.
     fn describe(&self, _operation: &mut crate::openapi::Operation<'_>) {}
+
+    /// Which of the framework's core components this middleware is, if any: what
+    /// [`App::new`](crate::App::new) looks for in a route's chain before it adds its default
+    /// one ([`crate::middleware::defaults`]), and what [`App::build`](crate::App::build) checks
+    /// a route needs. The framework's error handler, responder, body parser, renderer, JSON
+    /// picker and response size limiter say so; a middleware of your own that does one of
+    /// their jobs (a responder of your own) says so too, and no default is added beside it.
+    /// A middleware that wraps another forwards it. The default is `None`.
+    fn role(&self) -> Option<Role> {
+        None
+    }
+}
+
+/// A core component's job, in the reference order of the chain (outermost first): where
+/// [`App::new`](crate::App::new) puts a default among the middleware you mounted, and what
+/// [`App::build`](crate::App::build) looks for when a route needs one. See
+/// [`Middleware::role`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Role {
+    /// Turns an error into the answer ([`ErrorHandler`](crate::middleware::error_handler)).
+    ErrorHandler,
+    /// Limits the response's size
+    /// ([`response_size_limiter`](crate::middleware::response_size_limiter)).
+    ResponseSizeLimiter,
+    /// Picks fields of the JSON body ([`json_picker`](crate::middleware::json_picker)).
+    JsonPicker,
+    /// Turns the handler's value into the body ([`responder`](crate::middleware::responder)).
+    Responder,
+    /// Turns a returned template and its data into the page (the renderer).
+    Renderer,
+    /// Reads the request body before the handler ([`body_parser`](crate::middleware::body_parser)).
+    BodyParser,
 }
 
 /// What a middleware's [`before`](Middleware::before) hook decides for a request. More
@@ -569,6 +602,9 @@ impl<M: Middleware + ?Sized> Middleware for Arc<M> {
     fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
         (**self).describe(operation);
     }
+    fn role(&self) -> Option<Role> {
+        (**self).role()
+    }
 }
 
 /// `middleware` as it is stored in a chain. A [`SharedMiddleware`] is taken as it is (no second
@@ -652,5 +688,10 @@ where
     /// predicate accepts.
     fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
         self.middleware.describe(operation);
+    }
+    /// The role of the middleware it runs: a component mounted for some requests only is
+    /// still the app's choice, and no default is added beside it.
+    fn role(&self) -> Option<Role> {
+        self.middleware.role()
     }
 }

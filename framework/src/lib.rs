@@ -52,8 +52,8 @@ pub use framework_macros::{
     FromState, Validate, controller, delete, get, head, options, patch, post, put, validator,
 };
 pub use handler::{
-    Before, BoxFuture, Endpoint, EndpointFuture, IntoReply, Middleware, Next, SharedMiddleware,
-    When, from_fn, handler_fn, share, when,
+    Before, BoxFuture, Endpoint, EndpointFuture, IntoReply, Middleware, Next, Role,
+    SharedMiddleware, When, from_fn, handler_fn, share, when,
 };
 /// Performance internals the macros and the crate's own tests use; not part of the API.
 #[doc(hidden)]

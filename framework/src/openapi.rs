@@ -45,6 +45,8 @@ pub struct Operation<'g> {
     errors: std::collections::BTreeSet<u16>,
     error_media: &'static [&'static str],
     security: Vec<Value>,
+    /// The handler answers with a stream it writes itself (no responder needed).
+    streams: bool,
 }
 
 /// How errors are written when no error handler says otherwise: the error's text.
@@ -60,6 +62,7 @@ impl<'g> Operation<'g> {
             errors: std::collections::BTreeSet::new(),
             error_media: TEXT_ERRORS,
             security: Vec::new(),
+            streams: false,
         }
     }
 
@@ -176,6 +179,12 @@ impl<'g> Operation<'g> {
             response["content"] = json!({media: {"schema": open(schema)}});
         }
         self.success.insert(status.to_string(), response);
+    }
+
+    /// The success body is a stream the handler writes itself.
+    #[doc(hidden)]
+    pub fn streamed(&mut self) {
+        self.streams = true;
     }
 
     /// The route can answer `status` (400 to 599) with an error.
@@ -320,6 +329,25 @@ pub(crate) struct DocRoute {
     /// What the middleware the route runs adds (each one's
     /// [`Middleware::describe`](crate::Middleware::describe), app-wide first).
     pub(crate) middleware: Box<dyn Fn(&mut Operation<'_>)>,
+}
+
+/// What a controller route needs of its chain, read off its own description: whether it
+/// takes a request body (`Json<T>`, `Form<T>`), and whether its handler leaves a value for a
+/// responder (a success with a body that is not a stream the handler writes itself).
+pub(crate) fn route_needs(describe: fn(&mut Operation<'_>)) -> (bool, bool) {
+    let mut components = Components {
+        generator: SchemaSettings::draft2020_12().into_generator(),
+        security_schemes: Map::new(),
+    };
+    let mut operation = Operation::new(&mut components);
+    describe(&mut operation);
+    let body = operation.operation.contains_key("requestBody");
+    let value = !operation.streams
+        && operation
+            .success
+            .values()
+            .any(|response| response.get("content").is_some());
+    (body, value)
 }
 
 /// The document of these routes, as JSON bytes.

@@ -58,7 +58,7 @@ impl std::fmt::Debug for State {
 /// nothing. A missing type fails [`App::build`](crate::App::build) with the controller, the
 /// field and the type:
 ///
-/// ```
+/// ```rust,standalone_crate
 /// use std::sync::Arc;
 /// use framework::{App, Context, FromState, Result, controller};
 ///

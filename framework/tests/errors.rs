@@ -26,7 +26,8 @@ async fn io(_ctx: &mut Context) -> Result {
 }
 
 fn client(with_handler: bool) -> TestClient {
-    let mut app = App::new();
+    // Bare: without the error handler means without the default one too.
+    let mut app = App::bare();
     if with_handler {
         app = app.use_middleware(ErrorHandler::default());
     }

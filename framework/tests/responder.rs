@@ -50,8 +50,9 @@ async fn cached(ctx: &mut Context) -> Result<&'static str> {
     Ok("c")
 }
 
+/// A bare app: the responder each test mounts (or leaves out) is the only one.
 fn app() -> App {
-    App::new()
+    App::bare()
         .get("/json", json)
         .get("/text", text)
         .get("/bytes", bytes)
@@ -151,13 +152,21 @@ async fn custom_marshal_and_content_type() {
     assert_eq!(res.text(), "<name>bob</name>");
 }
 
+/// A handler that returns a value in an app without a responder would answer an empty 200:
+/// the build refuses it, naming the route and the middleware to add. `App::new()` has one.
 #[tokio::test]
-async fn without_responder_a_body_sends_no_data() {
-    let res = TestClient::new(app().build().unwrap())
+async fn without_responder_a_value_is_refused_at_build() {
+    let err = app().build().err().expect("values and no responder");
+    let err = err.to_string();
+    assert!(err.starts_with("GET /bytes ("), "{err}");
+    assert!(
+        err.contains("add framework::middleware::responder::Responder"),
+        "{err}"
+    );
+    let res = TestClient::new(App::new().get("/json", json).build().unwrap())
         .get("/json")
         .send()
         .await;
     assert_eq!(res.status, 200);
-    assert!(res.body.is_empty());
-    assert_eq!(res.header("content-type"), None);
+    assert_eq!(res.text(), r#"{"name":"bob"}"#);
 }

@@ -91,7 +91,7 @@ async fn tiny(_ctx: &mut Context) -> Result<Value> {
 
 #[tokio::test]
 async fn a_tagged_json_answer_keeps_its_cache_headers_on_304() {
-    let service = App::new()
+    let service = App::bare()
         .use_middleware(Compress::default())
         .use_middleware(Fresh)
         .use_middleware(ETag)

@@ -49,7 +49,7 @@ async fn upload(ctx: &mut Context) -> Result<String> {
 }
 
 async fn upstream() -> common::Running {
-    let service = App::new()
+    let service = App::bare()
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .any("/*", framework::handler_fn(echo))
@@ -60,7 +60,7 @@ async fn upstream() -> common::Running {
 }
 
 fn proxy_app(config: ProxyConfig, path: &str) -> framework::Service {
-    App::new()
+    App::bare()
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .any(path, Proxy::new(config).expect("proxy config"))
@@ -481,7 +481,7 @@ async fn user_service_flow_through_the_proxy() {
 async fn forged_headers_seen(trusted: framework::client_ip::TrustedProxies) -> Value {
     let up = upstream().await;
     let proxy = common::start(
-        App::new()
+        App::bare()
             .trusted_proxies(trusted)
             .use_middleware(ErrorHandler::default())
             .use_middleware(Responder::default())

@@ -18,7 +18,7 @@ use framework::{App, Context, HttpError, Result, Service};
 use serde_json::Value;
 
 fn app(config: RateLimiterConfig) -> Service {
-    App::new()
+    App::bare()
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .use_middleware(RateLimiter::new(config).expect("valid keys"))

@@ -141,7 +141,7 @@ struct Gate {
 }
 
 fn lock_app(lock: Arc<dyn Lock>, ttl: Duration, gate: Arc<Gate>) -> framework::Service {
-    App::new()
+    App::bare()
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .use_middleware(limiter(lock, ttl))
@@ -309,7 +309,7 @@ async fn paused_redis_costs_one_deadline_and_leaves_no_lock() {
     ))
     .await;
     let sessions = common::start(
-        App::new()
+        App::bare()
             .use_middleware(ErrorHandler::default())
             .use_middleware(Responder::default())
             .use_middleware(SessionMiddleware::new(

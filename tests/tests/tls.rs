@@ -129,7 +129,7 @@ async fn answered_over(tls: &mut tokio_rustls::client::TlsStream<tokio::net::Tcp
 }
 
 fn service(tls: Tls) -> Service {
-    App::new()
+    App::bare()
         .tls(tls)
         .server_limits(ServerLimits {
             header_read_timeout: Duration::from_millis(300),

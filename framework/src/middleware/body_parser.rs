@@ -302,6 +302,10 @@ enum Wants {
 }
 
 impl Middleware for BodyParser {
+    fn role(&self) -> Option<crate::handler::Role> {
+        Some(crate::handler::Role::BodyParser)
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             match self.wants(ctx) {

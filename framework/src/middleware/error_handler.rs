@@ -62,6 +62,10 @@ pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
 }
 
 impl Middleware for ErrorHandler {
+    fn role(&self) -> Option<crate::handler::Role> {
+        Some(crate::handler::Role::ErrorHandler)
+    }
+
     /// Errors are the error object as JSON, or text when the client does not accept JSON
     /// (JSON only when [`ErrorHandlerConfig::json`] is set).
     fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {

@@ -149,6 +149,10 @@ impl JsonPicker {
 }
 
 impl Middleware for JsonPicker {
+    fn role(&self) -> Option<crate::handler::Role> {
+        Some(crate::handler::Role::JsonPicker)
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             next.run(ctx).await?;

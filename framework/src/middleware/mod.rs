@@ -51,6 +51,7 @@ pub mod cache;
 pub mod compress;
 pub mod concurrent_limiter;
 pub mod cors;
+pub mod defaults;
 pub mod error_handler;
 #[cfg(feature = "etag")]
 pub mod etag;

@@ -227,6 +227,10 @@ impl Renderer {
 /// Synchronous hooks: the page is rendered on the way out, from templates already in memory
 /// (or read again with `reload`), with no future of the renderer's own.
 impl Middleware for Renderer {
+    fn role(&self) -> Option<crate::handler::Role> {
+        Some(crate::handler::Role::Renderer)
+    }
+
     fn before(&self, ctx: &mut Context) -> Before {
         Before::continue_unless_committed(ctx)
     }

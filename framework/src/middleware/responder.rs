@@ -179,6 +179,10 @@ fn json_bytes(value: &dyn ReplyValue) -> serde_json::Result<Bytes> {
 }
 
 impl Middleware for Responder {
+    fn role(&self) -> Option<crate::handler::Role> {
+        Some(crate::handler::Role::Responder)
+    }
+
     fn before(&self, ctx: &mut Context) -> Before {
         Before::continue_unless_committed(ctx)
     }

@@ -163,6 +163,10 @@ impl ResponseSizeLimiter {
 }
 
 impl Middleware for ResponseSizeLimiter {
+    fn role(&self) -> Option<crate::handler::Role> {
+        Some(crate::handler::Role::ResponseSizeLimiter)
+    }
+
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             next.run(ctx).await?;
