@@ -677,8 +677,12 @@ impl Default for OpenApiSettings {
 /// (the app's, then the controller's and the route's by name; a name nobody registered is left
 /// out here and fails [`App::build`]).
 fn controller_doc_routes(app: &App) -> Vec<crate::openapi::DocRoute> {
-    let defaults = app.scope.defaults.map(|make| make()).unwrap_or_default();
     let mut routes = Vec::new();
+    // The document lists what is served: no controllers unless they are mounted.
+    if !app.scope.mount_controllers {
+        return routes;
+    }
+    let defaults = app.scope.defaults.map(|make| make()).unwrap_or_default();
     for def in inventory::iter::<ControllerDef> {
         for route in def.routes {
             let inner = def

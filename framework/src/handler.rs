@@ -487,7 +487,8 @@ where
 /// | [`RenderData`](crate::middleware::renderer::RenderData) (feature `renderer`) | the page the renderer makes of it |
 ///
 /// Each may come in a [`Result`]: `Ok(value)` is the answer above, an error goes
-/// to the error handler. A value type of your own implements `Serialize`; the responder's
+/// to the error handler. A controller method's `Result<T, E>` may carry the app's own error
+/// type, any `E: Into<framework::Error>` (see [errors](crate::guide::errors)). A value type of your own implements `Serialize`; the responder's
 /// marshaller decides its format.
 #[diagnostic::on_unimplemented(
     message = "a handler cannot return `{Self}`",
@@ -537,10 +538,20 @@ impl IntoReply for BodyStream {
 }
 
 /// Puts a handler's returned value into the context ([`IntoReply`]; `()` leaves the body as the
-/// handler set it).
-pub fn finish<T: IntoReply>(out: Result<T>, ctx: &mut Context) -> Result {
-    out?.into_reply(ctx);
-    Ok(())
+/// handler set it). The error may be any type that converts into the framework's
+/// [`Error`](crate::Error): an app's own error enum (see [errors](crate::guide::errors));
+/// for the framework's own, the conversion is the identity.
+pub fn finish<T: IntoReply, E: Into<crate::Error>>(
+    out: std::result::Result<T, E>,
+    ctx: &mut Context,
+) -> Result {
+    match out {
+        Ok(value) => {
+            value.into_reply(ctx);
+            Ok(())
+        }
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// [`finish`] for a controller handler that returns a plain value or `()` instead of a
@@ -553,8 +564,14 @@ pub fn finish_value<T: IntoReply>(out: T, ctx: &mut Context) -> Result {
 /// [`finish`] for a controller handler that returns `Result<Option<T>>`: `None` is **404**
 /// `not found` (category `framework-router`, as for a path no route has), not a `null` body.
 #[doc(hidden)]
-pub fn finish_found<T: IntoReply>(out: Result<Option<T>>, ctx: &mut Context) -> Result {
-    finish_found_value(out?, ctx)
+pub fn finish_found<T: IntoReply, E: Into<crate::Error>>(
+    out: std::result::Result<Option<T>, E>,
+    ctx: &mut Context,
+) -> Result {
+    match out {
+        Ok(value) => finish_found_value(value, ctx),
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// [`finish_found`] for a controller handler that returns `Option<T>`.

@@ -163,6 +163,55 @@ impl Lookups {
     }
 }
 
+/// An app's own error type: each case an answer with its status and category.
+#[derive(Debug)]
+enum ShelfError {
+    Missing(u32),
+    Locked,
+}
+
+impl From<ShelfError> for framework::Error {
+    fn from(err: ShelfError) -> Self {
+        match err {
+            ShelfError::Missing(id) => HttpError::with(
+                http::StatusCode::NOT_FOUND,
+                "shelf",
+                format!("no book {id}"),
+            ),
+            ShelfError::Locked => {
+                HttpError::with(http::StatusCode::LOCKED, "shelf", "the shelf is locked")
+            }
+        }
+        .into()
+    }
+}
+
+#[derive(FromState)]
+struct Shelf;
+
+#[controller(prefix = "/shelf")]
+impl Shelf {
+    /// `Result<T, E>` with the app's error type.
+    #[get("/{id}")]
+    async fn book(&self, id: u32) -> Result<Note, ShelfError> {
+        match id {
+            1 => Ok(Note { text: "one".into() }),
+            13 => Err(ShelfError::Locked),
+            _ => Err(ShelfError::Missing(id)),
+        }
+    }
+
+    /// `Result<Option<T>, E>`: `None` is still the 404, errors the app's.
+    #[get("/maybe/{id}")]
+    async fn maybe(&self, id: u32) -> Result<Option<Note>, ShelfError> {
+        match id {
+            1 => Ok(Some(Note { text: "one".into() })),
+            13 => Err(ShelfError::Locked),
+            _ => Ok(None),
+        }
+    }
+}
+
 #[derive(FromState)]
 struct Health;
 
@@ -391,5 +440,49 @@ async fn every_kind_of_return_value_is_an_answer() {
         assert_eq!(received, content_type, "{path}");
         assert_eq!(&res.bytes().await.unwrap()[..], body, "{path}");
     }
+    server.stop().await;
+}
+
+/// A controller method may return `Result<T, E>` with the app's own error type, any `E` that
+/// converts into `framework::Error`: each error answers with the status and category its
+/// conversion gives.
+#[tokio::test]
+async fn an_app_error_type_answers_with_its_own_status() {
+    let service = app()
+        .with_state(Arc::new(Greeting("hello")))
+        .with_state(Counter(Arc::default()))
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+    let get = |path: &str| {
+        client
+            .get(server.url(path))
+            .header("accept", "application/json")
+            .send()
+    };
+    for path in ["/shelf/1", "/shelf/maybe/1"] {
+        let res = get(path).await.unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(res.json::<Value>().await.unwrap(), json!({"text": "one"}));
+    }
+    let res = get("/shelf/7").await.unwrap();
+    assert_eq!(res.status(), 404);
+    let body: Value = res.json().await.unwrap();
+    assert_eq!(
+        (body["category"].as_str(), body["message"].as_str()),
+        (Some("shelf"), Some("no book 7"))
+    );
+    for path in ["/shelf/13", "/shelf/maybe/13"] {
+        let res = get(path).await.unwrap();
+        assert_eq!(res.status(), 423, "{path}");
+        assert_eq!(res.json::<Value>().await.unwrap()["category"], "shelf");
+    }
+    let res = get("/shelf/maybe/7").await.unwrap();
+    assert_eq!(res.status(), 404);
+    assert_eq!(
+        res.json::<Value>().await.unwrap()["category"],
+        "framework-router"
+    );
     server.stop().await;
 }
