@@ -282,6 +282,16 @@ impl Context {
             .draining
             .load(std::sync::atomic::Ordering::Relaxed)
     }
+    /// Completes when the server begins a graceful shutdown (when
+    /// [`is_draining`](Self::is_draining) turns true; at once if it is already), for a handler
+    /// whose answer would otherwise hold the shutdown up: a stream of events ends with
+    /// `events.take_until(ctx.shutdown())`, so its client gets a complete body and reconnects
+    /// elsewhere, and the server stops without waiting out its shutdown timeout. The
+    /// framework's WebSockets close with 1001 at that moment. The future owns what it needs
+    /// (`'static`): it may move into a stream or a task.
+    pub fn shutdown(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.shared.drain.clone().cancelled_owned()
+    }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {
         // Only visible ASCII gets here (validated or generated).

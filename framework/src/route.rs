@@ -17,6 +17,9 @@ pub(crate) struct AppShared {
     pub(crate) route_count: usize,
     /// Set when a graceful shutdown begins ([`crate::Service::start_draining`]).
     pub(crate) draining: std::sync::atomic::AtomicBool,
+    /// Cancelled at the same moment: what [`Context::shutdown`](crate::Context::shutdown)
+    /// waits for.
+    pub(crate) drain: tokio_util::sync::CancellationToken,
 }
 
 /// A route as its requests see it: its key `<METHOD> <pattern>` (for logs and per-route

@@ -239,6 +239,7 @@ impl Service {
                 state: settings.state,
                 route_count: route_count as usize,
                 draining: std::sync::atomic::AtomicBool::new(false),
+                drain: tokio_util::sync::CancellationToken::new(),
             }),
             limits: settings.limits,
             #[cfg(feature = "tls")]
@@ -346,6 +347,7 @@ impl Service {
         self.shared
             .draining
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        self.shared.drain.cancel();
     }
 
     /// True once [`Service::start_draining`] was called.

@@ -51,8 +51,11 @@
 //!   or not the client ever reads again; the close frame gets 1 s to go out, then the TCP
 //!   connection is closed.
 //! - **The connection limit and shutdown**: an upgraded connection keeps its place under
-//!   [`ServerLimits::max_connections`](crate::ServerLimits); on shutdown it is closed with
-//!   **1001** ("server shutting down").
+//!   [`ServerLimits::max_connections`](crate::ServerLimits); when a graceful shutdown begins
+//!   (at the start of the drain, [`Context::shutdown`], not after
+//!   [`ServerLimits::drain_delay`](crate::ServerLimits::drain_delay)) it is closed with
+//!   **1001** ("server shutting down"), so its client reconnects to another instance while
+//!   this one still answers.
 //!
 //! ```no_run
 //! use framework::ws::{Message, WsConfig};
@@ -401,6 +404,7 @@ impl Context {
             self.set_header(CONNECTION, HeaderValue::from_static("upgrade"));
             self.set_header(SEC_WEBSOCKET_ACCEPT, accept);
         }
+        let draining = self.shutdown();
         tokio::spawn(async move {
             let upgraded = match on_upgrade.await {
                 Ok(upgraded) => upgraded,
@@ -431,7 +435,10 @@ impl Context {
             };
             let too_slow = Arc::clone(&sender.too_slow);
             let app = tokio::spawn(handler(WebSocket { incoming, sender }));
-            drive(socket, &config, outgoing, deliver, &too_slow, hold).await;
+            drive(
+                socket, &config, outgoing, deliver, &too_slow, hold, draining,
+            )
+            .await;
             // The handler sees `recv` end and its sends fail; it finishes on its own.
             drop(app);
         });
@@ -494,16 +501,25 @@ async fn drive<S>(
     deliver: mpsc::Sender<Message>,
     too_slow: &TooSlow,
     hold: Option<crate::server::UpgradeHold>,
+    draining: impl Future<Output = ()>,
 ) where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     use tokio::time::timeout;
 
     let (mut sink, mut stream) = socket.split();
+    // The drain's start, or the server closing its connections (a shutdown that skipped the
+    // drain, or a program that runs its own accept loop).
     let shutdown = async {
-        match &hold {
-            Some(hold) => hold.shutdown().await,
-            None => std::future::pending().await,
+        let closing = async {
+            match &hold {
+                Some(hold) => hold.shutdown().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = closing => {}
+            () = draining => {}
         }
     };
     let mut shutdown = std::pin::pin!(shutdown);

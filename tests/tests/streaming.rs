@@ -63,6 +63,22 @@ async fn ticking_events(ctx: &mut Context) -> Result {
     Ok(())
 }
 
+/// An event every 50 ms for as long as the server runs: the stream ends when the server
+/// begins to shut down (`take_until(ctx.shutdown())`).
+async fn events_until_shutdown(ctx: &mut Context) -> Result {
+    use futures_util::StreamExt;
+    let ticks = futures_util::stream::unfold(0u64, |i| async move {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Some((
+            Ok::<_, std::io::Error>(Bytes::from(format!("data: {i}\n\n"))),
+            i + 1,
+        ))
+    });
+    let until = ticks.take_until(ctx.shutdown());
+    event_stream(ctx, BodyStream::from_stream(until));
+    Ok(())
+}
+
 fn chunks(n: usize, size: usize) -> BodyStream {
     let parts = (0..n)
         .map(move |i| Ok::<_, std::io::Error>(Bytes::from(vec![b'a' + (i % 26) as u8; size])));
@@ -192,8 +208,44 @@ fn service(feed: Option<mpsc::Receiver<String>>, dropped: Arc<AtomicBool>) -> Se
         .get("/range-stream", range_streamed)
         .get("/big", big_text_stream)
         .get("/small", small_text_stream)
+        .get("/until-shutdown", events_until_shutdown)
+        .server_limits(framework::ServerLimits {
+            shutdown_timeout: Duration::from_secs(60),
+            ..framework::ServerLimits::default()
+        })
         .build()
         .unwrap()
+}
+
+/// A stream that ends at `ctx.shutdown()` lets the server stop at once: its client gets a
+/// complete body (the stream's end, not a cut connection), and the server does not wait out
+/// its 60 s shutdown timeout.
+#[tokio::test]
+async fn a_stream_ending_at_shutdown_lets_the_server_stop() {
+    let mut server = common::start(service(None, Arc::default())).await;
+    let mut res = reqwest::get(server.url("/until-shutdown")).await.unwrap();
+    let first = res.chunk().await.unwrap().expect("a first event");
+    assert!(first.starts_with(b"data: 0"), "{first:?}");
+    let stopping = server.signal_shutdown();
+    let rest = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut rest = first.to_vec();
+        while let Some(chunk) = res.chunk().await.expect("a complete body, not a cut one") {
+            rest.extend_from_slice(&chunk);
+        }
+        rest
+    })
+    .await
+    .expect("the stream ended when the server began to shut down");
+    assert!(
+        rest.ends_with(b"\n\n"),
+        "{:?}",
+        String::from_utf8_lossy(&rest)
+    );
+    tokio::time::timeout(Duration::from_secs(10), stopping)
+        .await
+        .expect("the server stopped without waiting out its shutdown timeout")
+        .unwrap()
+        .unwrap();
 }
 
 /// Decodes a body as it arrives, so a test can see each event the moment its bytes are in.

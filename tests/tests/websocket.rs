@@ -525,6 +525,29 @@ async fn shutdown_closes_with_1001_and_upgraded_connections_count_against_the_li
         .unwrap();
 }
 
+/// The close comes when the drain begins, not when the drain delay is over: the client
+/// reconnects elsewhere while this instance still answers its probes with 503.
+#[tokio::test]
+async fn a_websocket_is_closed_with_1001_when_the_drain_begins() {
+    let limits = ServerLimits {
+        drain_delay: Duration::from_secs(5),
+        ..ServerLimits::default()
+    };
+    let mut server = common::start(service(limits)).await;
+    let mut socket = connect(&server, "/echo").await;
+    next(&mut socket).await;
+    let stopping = server.signal_shutdown();
+    let closed = tokio::time::timeout(Duration::from_secs(3), next(&mut socket))
+        .await
+        .expect("closed before the 5 s drain delay was over");
+    assert_eq!(close_code(closed), Some(1001));
+    tokio::time::timeout(Duration::from_secs(10), stopping)
+        .await
+        .expect("shut down")
+        .unwrap()
+        .unwrap();
+}
+
 /// A chat message sent by a client of one instance reaches a client of the other, through
 /// Redis.
 #[tokio::test]
