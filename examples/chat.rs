@@ -22,7 +22,7 @@ use framework::middleware::session::{
     MemoryStore, RedisStore, SessionConfig, SessionExt, SessionMiddleware, SessionStore,
 };
 use framework::redis_connection::{RedisConnection, RedisPolicy};
-use framework::ws::{Broadcast, Message, WsConfig, close_code};
+use framework::ws::{Broadcast, Message, Upgraded, WsConfig, close_code};
 use framework::{App, Context, Group, HttpError, Result, Validate};
 use serde::Deserialize;
 
@@ -74,7 +74,7 @@ async fn set_name(ctx: &mut Context) -> Result<&'static str> {
 }
 
 /// Joins the room: what the client sends goes to everyone, what anyone sends comes back.
-fn join(ctx: &mut Context, room: Broadcast) -> Result {
+fn join(ctx: &mut Context, room: Broadcast) -> Result<Upgraded> {
     let name = ctx
         .session()?
         .get_str("name")
@@ -115,8 +115,8 @@ fn join(ctx: &mut Context, room: Broadcast) -> Result {
                 },
             }
         }
-    })?;
-    Ok(())
+    })
+    .map_err(Into::into)
 }
 
 #[tokio::main]

@@ -363,6 +363,8 @@ fn describe_body(
     // `Created<T>`: 201 with `T`; `NoContent`: 204 and no body.
     let (status, value) = match value {
         Some(Some(ty)) if type_name(ty).is_some_and(|n| n == "NoContent") => (204u16, None),
+        // A WebSocket: `Result<Upgraded>` is the 101 of `ctx.websocket(..)`.
+        Some(Some(ty)) if type_name(ty).is_some_and(|n| n == "Upgraded") => (101u16, None),
         Some(Some(ty)) => match wrapped(ty, "Created") {
             Some(inner) => (201u16, Some(Some(wrapped(inner, "Json").unwrap_or(inner)))),
             None => (200u16, Some(Some(ty))),

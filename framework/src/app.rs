@@ -24,7 +24,6 @@ use std::time::Duration;
 
 use http::Method;
 
-use crate::body::BodyStream;
 use crate::context::Context;
 use crate::controller::ControllerDef;
 pub use crate::error::BuildError;
@@ -67,12 +66,10 @@ enum Kind {
     Endpoint,
 }
 
-/// Whether a handler returning `T` leaves a value for a responder to turn into the body.
-fn leaves_value<T: 'static>() -> bool {
-    let t = std::any::TypeId::of::<T>();
-    t != std::any::TypeId::of::<()>()
-        && t != std::any::TypeId::of::<BodyStream>()
-        && t != std::any::TypeId::of::<crate::reply::NoContent>()
+/// Whether a handler returning `T` leaves a value for a responder to turn into the body
+/// (`()`, which is `Serialize`, leaves what the handler set in the context).
+fn leaves_value<T: IntoReply>() -> bool {
+    T::LEAVES_VALUE && std::any::TypeId::of::<T>() != std::any::TypeId::of::<()>()
 }
 
 /// Middleware and routes of one scope: the whole app ([`App`]) or a group under a prefix

@@ -499,6 +499,11 @@ where
             ends in `Result`"
 )]
 pub trait IntoReply: Send + 'static {
+    /// Whether the value is left in the context for a responder to turn into the body (a
+    /// `Serialize` value) rather than being the answer already (a stream, `NoContent`, a
+    /// WebSocket's 101): what [`App::build`](crate::App::build) checks a route's chain for.
+    #[doc(hidden)]
+    const LEAVES_VALUE: bool = true;
     /// Puts the value into the context as its answer.
     fn into_reply(self, ctx: &mut Context);
 }
@@ -532,6 +537,7 @@ impl<T: Serialize + Send + Sync + 'static> IntoReply for crate::reply::Created<T
 
 /// A stream is sent as the body: [`Context::set_body_stream`].
 impl IntoReply for BodyStream {
+    const LEAVES_VALUE: bool = false;
     fn into_reply(self, ctx: &mut Context) {
         ctx.set_body_stream(self);
     }
@@ -593,6 +599,7 @@ pub fn finish_found_value<T: IntoReply>(out: Option<T>, ctx: &mut Context) -> Re
 
 /// `204 No Content`, no body.
 impl IntoReply for crate::reply::NoContent {
+    const LEAVES_VALUE: bool = false;
     fn into_reply(self, ctx: &mut Context) {
         ctx.no_content();
     }

@@ -306,7 +306,7 @@ impl Context {
     /// the client has the answer runs `handler` with the connection (on a task of its own).
     /// Call it from the route's handler and return its result; see [`crate::ws`] for the
     /// refusals and the limits `config` sets.
-    pub fn websocket<F, Fut>(&mut self, config: WsConfig, handler: F) -> Result<(), HttpError>
+    pub fn websocket<F, Fut>(&mut self, config: WsConfig, handler: F) -> Result<Upgraded, HttpError>
     where
         F: FnOnce(WebSocket) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -386,7 +386,7 @@ impl Context {
         accept: Option<HeaderValue>,
         config: WsConfig,
         handler: F,
-    ) -> Result<(), HttpError>
+    ) -> Result<Upgraded, HttpError>
     where
         F: FnOnce(WebSocket) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -442,8 +442,19 @@ impl Context {
             // The handler sees `recv` end and its sends fail; it finishes on its own.
             drop(app);
         });
-        Ok(())
+        Ok(Upgraded)
     }
+}
+
+/// What [`Context::websocket`] gives back once it has answered 101: a handler returns it
+/// (`Result<Upgraded>`), and a controller method that does is documented with a **101**
+/// success in the OpenAPI document. As a reply it adds nothing: the status and headers are set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Upgraded;
+
+impl crate::IntoReply for Upgraded {
+    const LEAVES_VALUE: bool = false;
+    fn into_reply(self, _ctx: &mut Context) {}
 }
 
 /// Close codes (RFC 6455 section 7.4.1): those this module sends, and 1011 for a handler
