@@ -468,7 +468,12 @@ impl App {
         let mut groups = Vec::new();
         for def in inventory::iter::<ControllerDef> {
             let instance = (def.build)(&self.scope.state).map_err(|e| {
-                BuildError::new(format!("controller {} could not be built: {e}", def.name))
+                // The message alone: a build error is read by a developer, not a client.
+                BuildError::new(format!(
+                    "controller {} could not be built: {}",
+                    def.name,
+                    e.text()
+                ))
             })?;
             let mut group = Group::new(def.prefix);
             for route in def.routes {
@@ -618,7 +623,10 @@ impl App {
                     csp: Some(http::HeaderValue::from_static(crate::openapi::DOCS_CSP)),
                 },
             ));
-            let files = DocsFiles::new(crate::openapi::docs_files(script));
+            let page = http::HeaderValue::try_from(docs.as_str()).map_err(|_| {
+                BuildError::new(format!("App::openapi_docs: `{docs}` is not a valid path"))
+            })?;
+            let files = DocsFiles::new(crate::openapi::docs_files(script), page);
             routes.push(RouteSpec {
                 method: Method::GET,
                 path: format!("{docs}/*file"),
@@ -843,6 +851,8 @@ impl Endpoint for FixedEndpoint {
 #[cfg(feature = "docs-ui")]
 struct DocsFiles {
     files: Vec<DocsFile>,
+    /// The page's path, where `<page>/` (no file) is sent: a permanent redirect.
+    page: http::HeaderValue,
 }
 
 #[cfg(feature = "docs-ui")]
@@ -855,8 +865,12 @@ struct DocsFile {
 
 #[cfg(feature = "docs-ui")]
 impl DocsFiles {
-    fn new(files: impl Iterator<Item = (&'static str, &'static str, bytes::Bytes)>) -> Self {
+    fn new(
+        files: impl Iterator<Item = (&'static str, &'static str, bytes::Bytes)>,
+        page: http::HeaderValue,
+    ) -> Self {
         Self {
+            page,
             files: files
                 .map(|(name, media, bytes)| DocsFile {
                     name,
@@ -876,6 +890,12 @@ impl Endpoint for DocsFiles {
         use sha2::Digest;
         crate::handler::endpoint_future(async move {
             let name = ctx.param("file").unwrap_or_default();
+            if name.is_empty() {
+                // `/docs/` is the page at `/docs`: where a hand-typed address often ends.
+                ctx.set_status(http::StatusCode::PERMANENT_REDIRECT);
+                ctx.set_header(http::header::LOCATION, self.page.clone());
+                return Ok(());
+            }
             // The first of a name wins: the page's own script before Swagger UI's.
             let Some(file) = self.files.iter().find(|file| file.name == name) else {
                 return Err(crate::HttpError::with(

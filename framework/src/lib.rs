@@ -63,6 +63,9 @@ pub use handler::{ENDPOINT_FUTURE_INLINE, endpoint_future, handle_with_hooks};
 pub use http;
 pub use limits::{MinDataRate, ServerLimits, default_max_connections};
 pub use reply::Reply;
+/// The `schemars` crate the OpenAPI document is built with: a type the document describes
+/// derives `schemars::JsonSchema` of this version (`schemars = "1"`).
+pub use schemars;
 pub use server::shutdown_signal;
 pub use state::{FromState, State};
 pub use validate::Validate;

@@ -36,7 +36,10 @@ impl State {
             HttpError::with(
                 http::StatusCode::INTERNAL_SERVER_ERROR,
                 crate::error::DEFAULT_CATEGORY,
-                format!("no state of type {} was registered", type_name::<T>()),
+                format!(
+                    "no state of type {} was registered",
+                    readable_type_name::<T>()
+                ),
             )
             .with_exception(true)
         })
@@ -98,6 +101,18 @@ pub trait FromState: Sized + Send + Sync + 'static {
     fn from_state(state: &State) -> crate::Result<Self>;
 }
 
+/// `T`'s name as a user writes it: `std::sync::Arc<dyn app::Store>`, `String`, not the
+/// `alloc::` and `core::` paths [`type_name`] gives.
+fn readable_type_name<T: ?Sized>() -> String {
+    type_name::<T>()
+        .replace("alloc::string::String", "String")
+        .replace("alloc::vec::Vec", "Vec")
+        .replace("alloc::boxed::Box", "Box")
+        .replace("core::option::Option", "Option")
+        .replace("alloc::", "std::")
+        .replace("core::", "std::")
+}
+
 /// A clone of the state value of type `T`, for field `field` of a derived [`FromState`]; the
 /// error names the field and the type.
 #[doc(hidden)]
@@ -108,7 +123,7 @@ pub fn field<T: Any + Send + Sync + Clone>(state: &State, field: &str) -> crate:
             crate::error::DEFAULT_CATEGORY,
             format!(
                 "field `{field}` needs state of type `{}`: register it with `App::with_state`",
-                type_name::<T>()
+                readable_type_name::<T>()
             ),
         )
         .with_exception(true)

@@ -401,6 +401,21 @@ fn a_missing_state_type_fails_the_build_naming_controller_field_and_type() {
     assert!(err.contains("field `counter`"), "{err}");
     assert!(err.contains("controller_returns::Counter"), "{err}");
     assert!(err.contains("App::with_state"), "{err}");
+    // Who reads it is a developer: no error-answer members, `std::` paths.
+    let err = app()
+        .with_state(Counter(Arc::default()))
+        .build()
+        .err()
+        .expect("Arc<Greeting> is not registered")
+        .to_string();
+    assert_eq!(
+        err.split_once(" could not be built: ").map(|(_, why)| why),
+        Some(
+            "field `greeting` needs state of type `std::sync::Arc<controller_returns::Greeting>`: \
+             register it with `App::with_state`"
+        ),
+        "{err}"
+    );
 }
 
 #[tokio::test]

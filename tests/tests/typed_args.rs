@@ -654,6 +654,20 @@ async fn the_docs_page_is_served_with_its_files() {
         .expect("build");
     let server = common::start(service).await;
     let client = common::browser();
+    // `/api/docs/` is a permanent redirect to the page (the client follows it).
+    let slashed = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+        .get(server.url("/api/docs/"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(slashed.status(), 308);
+    assert_eq!(slashed.headers()["location"], "/api/docs");
+    let followed = client.get(server.url("/api/docs/")).send().await.unwrap();
+    assert_eq!(followed.status(), 200);
+    assert_eq!(followed.url().path(), "/api/docs");
     let page = client.get(server.url("/api/docs")).send().await.unwrap();
     assert_eq!(page.status(), 200);
     assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
