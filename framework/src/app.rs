@@ -522,6 +522,13 @@ impl App {
         });
         if self.scope.mount_controllers {
             groups.extend(self.controller_groups()?);
+        } else if let Some(def) = inventory::iter::<ControllerDef>.into_iter().next() {
+            // A bare app that forgot them would answer 404 everywhere without a word.
+            tracing::warn!(
+                controller = def.name,
+                "controllers are linked into the program but not mounted: call \
+                 App::mount_controllers() (App::new() does)"
+            );
         }
         if let Some(settings) = &self.scope.openapi {
             groups.push(self.openapi_routes(settings)?);

@@ -320,7 +320,37 @@ fn a_bare_app_names_the_middleware_a_route_lacks() {
         .get("/raw", answers_itself)
         .build()
         .expect("no value, no responder needed");
-    // The bare app does not mount the controllers by itself.
-    let service = App::bare().build().unwrap();
+    // The bare app does not mount the controllers by itself, and says so.
+    let (service, warned) = logged(|| App::bare().build().unwrap());
     assert!(service.routes().is_empty());
+    assert!(
+        warned.contains("controllers are linked into the program but not mounted"),
+        "{warned}"
+    );
+    let (_, warned) = logged(|| App::new().build().unwrap());
+    assert!(!warned.contains("not mounted"), "{warned}");
+}
+
+/// What `f` logs at warn and above, as text.
+fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+    #[derive(Clone, Default)]
+    struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(move || writer.clone())
+        .finish();
+    let value = tracing::subscriber::with_default(subscriber, f);
+    let text = String::from_utf8_lossy(&lines.0.lock().unwrap()).into_owned();
+    (value, text)
 }
