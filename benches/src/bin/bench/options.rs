@@ -29,7 +29,7 @@ pub(crate) struct Options {
 impl Options {
     /// `--quick`, `--rounds N`, `--duration SECS`, `--connections N`, `--threads N`,
     /// `--no-callgrind`, `--callgrind-only` (instruction counts printed, no load, no report),
-    /// `--callgrind-check` (the regression check against `benches/callgrind-baseline`),
+    /// `--callgrind-check` (GET /json at most 1.08× `hyper-id`'s instructions),
     /// `--servers a,b` and `--routes a,b` (callgrind subsets), `--no-micro`, `--out FILE`.
     pub(crate) fn from_args() -> Self {
         let args: Vec<String> = std::env::args().skip(1).collect();
