@@ -12,7 +12,6 @@ pub mod extract;
 pub mod guide;
 pub mod handler;
 pub mod header;
-mod json;
 mod limits;
 pub mod middleware;
 pub mod openapi;

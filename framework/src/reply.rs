@@ -47,11 +47,11 @@ pub trait ReplyValue: erased_serde::Serialize + Any + Send + Sync {
 
 impl<T: Serialize + Send + Sync + 'static> ReplyValue for T {
     fn to_json(&self) -> serde_json::Result<Vec<u8>> {
-        crate::json::to_vec(self)
+        serde_json::to_vec(self)
     }
 
     fn write_json(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        crate::json::write(out, self)
+        serde_json::to_writer(out, self)
     }
 
     #[inline]
