@@ -15,10 +15,7 @@ use crate::params::UserParams;
 use crate::store::{CATEGORY, User, UserStore};
 use crate::throttle::LoginThrottle;
 
-/// Session key of the login token. The session keeps the token's 128 bits as 22 base64url
-/// characters (see [`Token::from_session_form`]): short enough to be kept inline in the
-/// session, so storing, loading and dropping it allocates nothing (as 32 hex characters it
-/// would be a heap string). The client only ever sees the hex form.
+/// Session key of the login token, kept as the client sees it: 32 lowercase hex characters.
 pub const SESSION_TOKEN: &str = "token";
 /// Session key of the logged-in account.
 pub const SESSION_ACCOUNT: &str = "account";
@@ -41,59 +38,22 @@ pub struct LoginToken {
     pub token: Token,
 }
 
-/// A login token: 32 lowercase hex characters, kept inline. Nothing on the heap, so the answer
-/// that carries it is a small plain value, whose box the responder reuses for the next one.
-/// Word-aligned, so [`Token::as_str`]'s UTF-8 check runs a word at a time.
-#[derive(Clone, Copy, PartialEq, Eq)]
-#[repr(align(8))]
-pub struct Token([u8; 32]);
-
-/// A token's form in the session: its bits as 22 base64url characters (see [`SESSION_TOKEN`]).
-#[repr(align(8))]
-struct SessionForm([u8; 22]);
-
-impl SessionForm {
-    fn as_str(&self) -> &str {
-        // Base64url characters only: the fallback is never taken.
-        std::str::from_utf8(&self.0).unwrap_or_default()
-    }
-}
+/// A login token: 128 bits from the OS generator as 32 lowercase hex characters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct Token(String);
 
 impl Token {
-    /// The token of these bits.
-    fn from_bits(bits: [u8; 16]) -> Self {
-        Token(framework::header::hex_128(bits))
-    }
-
     /// The token's text.
     pub fn as_str(&self) -> &str {
-        // Hex digits only (see `from_bits`): the fallback is never taken.
-        std::str::from_utf8(&self.0).unwrap_or_default()
+        &self.0
     }
 
-    /// The token whose session form is `form`; `None` when `form` is not one (tampered with
-    /// in the store). The 32 hex characters earlier versions kept are taken too, so a token
-    /// handed out by one of them (sessions shared through Redis during an upgrade) still
-    /// works.
-    pub fn from_session_form(form: &str) -> Option<Self> {
-        use base64::Engine;
-        if let Ok(hex) = <[u8; 32]>::try_from(form.as_bytes())
-            && hex.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
-        {
-            return Some(Token(hex));
-        }
-        let mut bits = [0u8; 18];
-        let len = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode_slice(form, &mut bits)
-            .ok()?;
-        let bits: [u8; 16] = bits.get(..len)?.try_into().ok()?;
-        Some(Self::from_bits(bits))
-    }
-}
-
-impl std::fmt::Debug for Token {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("Token").field(&self.as_str()).finish()
+    /// The token kept in a session; `None` when the value is not one (tampered with in the
+    /// store).
+    pub fn from_session(value: &str) -> Option<Self> {
+        let hex = value.len() == 32 && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        hex.then(|| Token(value.to_owned()))
     }
 }
 
@@ -110,15 +70,6 @@ impl schemars::JsonSchema for Token {
             "minLength": 32,
             "maxLength": 32,
         })
-    }
-}
-
-impl Serialize for Token {
-    fn serialize<S: serde::Serializer>(
-        &self,
-        serializer: S,
-    ) -> std::result::Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -149,15 +100,11 @@ pub fn login_proof(stored_digest: &str, token: &str) -> String {
     hex::encode(hasher.finalize())
 }
 
-/// A new login token: 128 bits from the OS generator as 32 lowercase hex characters, and its
-/// session form.
-fn new_token() -> Result<(Token, SessionForm)> {
+/// A new login token.
+fn new_token() -> Result<Token> {
     let mut bits = [0u8; 16];
     getrandom::fill(&mut bits).map_err(|e| Error::msg(format!("random source failed: {e}")))?;
-    Ok((
-        Token::from_bits(bits),
-        SessionForm(framework::header::base64url_128(bits)),
-    ))
+    Ok(Token(hex::encode(bits)))
 }
 
 /// User endpoints; shares the user store and the login throttle, taken from the app state.
@@ -194,9 +141,9 @@ impl UserController {
     #[get("/v1/login", middleware(token_rate))]
     pub async fn login_token(&self, ctx: &mut Context) -> Result<LoginToken> {
         no_store(ctx);
-        let (token, form) = new_token()?;
+        let token = new_token()?;
         let session = ctx.session()?;
-        session.set_str(SESSION_TOKEN, form.as_str());
+        session.set_str(SESSION_TOKEN, token.as_str());
         if session.get_str(SESSION_ACCOUNT).is_none() {
             session.set_ttl(Some(ANONYMOUS_SESSION_TTL));
         }
@@ -249,7 +196,7 @@ impl UserController {
         if session.get_str(SESSION_ACCOUNT).is_none() {
             session.set_ttl(Some(ANONYMOUS_SESSION_TTL));
         }
-        let (Some(user), Some(token)) = (user, token.and_then(Token::from_session_form)) else {
+        let (Some(user), Some(token)) = (user, token.and_then(Token::from_session)) else {
             return Err(wrong_credentials());
         };
         let expected = login_proof(&user.password, token.as_str());
@@ -280,36 +227,27 @@ mod tests {
 
     #[test]
     fn tokens_are_32_hex_and_fresh() {
-        let (a, form) = new_token().unwrap();
-        // The session form is 22 base64url characters, inline in the session, and gives the
-        // token back; anything else gives none.
-        assert_eq!(form.as_str().len(), 22);
-        assert_eq!(Token::from_session_form(form.as_str()), Some(a));
-        let inline = SessionValue::from(form.as_str());
-        assert!(matches!(&inline, SessionValue::Text(t) if !t.is_heap_allocated()));
-        // The hex form of earlier versions is taken too; upper case is not.
-        assert_eq!(Token::from_session_form(a.as_str()), Some(a));
-        for bad in [
-            "",
-            "G".repeat(32).as_str(),
-            "AB".repeat(16).as_str(),
-            &a.as_str()[..31],
-            &form.as_str()[..21],
-            "!!!!!!!!!!!!!!!!!!!!!!",
-            "AAAAAAAAAAAAAAAAAAAAAAAA",
-        ] {
-            assert_eq!(Token::from_session_form(bad), None, "{bad:?}");
-        }
+        let a = new_token().unwrap();
         assert_eq!(a.as_str().len(), 32);
         assert!(
             a.as_str()
                 .bytes()
                 .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
         );
-        assert_ne!(a, new_token().unwrap().0);
-        // It goes out as a JSON string, and its Debug shows the text.
-        let json = serde_json::to_string(&LoginToken { token: a }).unwrap();
+        assert_ne!(a, new_token().unwrap());
+        // The session gives it back; anything else gives none.
+        assert_eq!(Token::from_session(a.as_str()), Some(a.clone()));
+        for bad in [
+            "",
+            "G".repeat(32).as_str(),
+            "AB".repeat(16).as_str(),
+            &a.as_str()[..31],
+            "AAAAAAAAAAAAAAAAAAAAAA",
+        ] {
+            assert_eq!(Token::from_session(bad), None, "{bad:?}");
+        }
+        // It goes out as a JSON string.
+        let json = serde_json::to_string(&LoginToken { token: a.clone() }).unwrap();
         assert_eq!(json, format!(r#"{{"token":"{}"}}"#, a.as_str()));
-        assert_eq!(format!("{a:?}"), format!("Token({:?})", a.as_str()));
     }
 }
