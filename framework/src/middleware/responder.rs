@@ -145,12 +145,11 @@ thread_local! {
 
 /// `value` as JSON bytes of exactly its length.
 ///
-/// The value is serialised into this thread's buffer by the crate's JSON writer (`json`:
-/// serde_json's bytes, with strings that need no escape copied in one piece). A small body is
-/// then copied to the end of the thread's block and split off it (a reference count, no
-/// allocation); the block keeps the room after it for the next body. When the room runs out,
-/// a block whose bodies have all been sent is taken again from its start, and one that a body
-/// still holds is left to that body and a new one is made.
+/// The value is serialised by serde_json into this thread's buffer. A small body is then copied
+/// to the end of the thread's block and split off it (a reference count, no allocation); the
+/// block keeps the room after it for the next body. When the room runs out, a block whose
+/// bodies have all been sent is taken again from its start, and one that a body still holds is
+/// left to that body and a new one is made.
 /// Against an exact allocation per body and its free once the response was sent, that saves
 /// about 100 instructions a request on the user service's login and 40 to 80 on `/json`
 /// (callgrind, three runs). A body kept past its response (a clone a handler holds on to)

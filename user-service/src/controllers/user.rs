@@ -52,7 +52,10 @@ impl Token {
     /// The token kept in a session; `None` when the value is not one (tampered with in the
     /// store).
     pub fn from_session(value: &str) -> Option<Self> {
-        let hex = value.len() == 32 && value.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        let hex = value.len() == 32
+            && value
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
         hex.then(|| Token(value.to_owned()))
     }
 }
