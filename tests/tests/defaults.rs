@@ -199,26 +199,19 @@ async fn a_new_app_without_middleware_is_a_json_api() {
     );
 
     // An endpoint reads its own body: a JSON body four times the parser's limit arrives whole.
-    let big = format!("[{}1]", "1,".repeat(2 * limit));
-    let res = http
-        .post(server.url("/raw"))
-        .header("content-type", "application/json")
-        .body(big.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    assert_eq!(res.text().await.unwrap(), big.len().to_string());
     // So does a plain handler: only controller routes taking `Json<T>` or `Form<T>` are parsed.
-    let res = http
-        .post(server.url("/raw-handler"))
-        .header("content-type", "application/json")
-        .body(big.clone())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status(), 200);
-    assert_eq!(res.text().await.unwrap(), big.len().to_string());
+    let big = format!("[{}1]", "1,".repeat(2 * limit));
+    for path in ["/raw", "/raw-handler"] {
+        let res = http
+            .post(server.url(path))
+            .header("content-type", "application/json")
+            .body(big.clone())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 200, "{path}");
+        assert_eq!(res.text().await.unwrap(), big.len().to_string(), "{path}");
+    }
     server.stop().await;
 }
 
@@ -333,18 +326,7 @@ fn a_bare_app_names_the_middleware_a_route_lacks() {
 
 /// What `f` logs at warn and above, as text.
 fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
-    #[derive(Clone, Default)]
-    struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-    impl std::io::Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let lines = Lines::default();
+    let lines = common::SharedWriter::default();
     let writer = lines.clone();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::WARN)

@@ -406,7 +406,7 @@ async fn the_default_logger_does_nothing_when_access_lines_are_filtered_out() {
     let written = Arc::new(Mutex::new(Vec::<u8>::new()));
     let make_writer = {
         let written = Arc::clone(&written);
-        move || SharedWriter(Arc::clone(&written))
+        move || common::SharedWriter(Arc::clone(&written))
     };
     let warn_only = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::WARN)
@@ -432,19 +432,6 @@ async fn the_default_logger_does_nothing_when_access_lines_are_filtered_out() {
     let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
     assert!(text.contains("framework::access"), "{text}");
     assert!(text.contains("\"GET / HTTP/1.1\" 200"), "{text}");
-}
-
-/// A `tracing` writer into a shared buffer.
-struct SharedWriter(Arc<Mutex<Vec<u8>>>);
-
-impl std::io::Write for SharedWriter {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// Every hook gets the same read-only view of the request as its last argument: the logger's

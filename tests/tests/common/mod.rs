@@ -190,3 +190,17 @@ pub async fn eventually(mut check: impl FnMut() -> bool) -> bool {
 pub async fn wait_for(check: impl FnMut() -> bool) {
     assert!(eventually(check).await, "condition not reached in 5 s");
 }
+
+/// A `tracing` writer into a shared buffer: what a test's subscriber logged, as bytes.
+#[derive(Clone, Default)]
+pub struct SharedWriter(pub std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
