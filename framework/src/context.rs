@@ -719,7 +719,9 @@ impl Context {
 /// took the other), is left as it is; so is an empty list of values. The typed data gives its
 /// boxes back to the thread (`TypedData::finish`). Each would otherwise still run its drop
 /// glue, an out-of-line call per field even when empty (callgrind, `/json`: about 70
-/// instructions per request for the two maps, about 50 for the values and the data).
+/// instructions per request for the two maps, about 50 for the values and the data; with the
+/// responder's JSON block, 316 on `/json`, without which the framework would be 1.083×
+/// `hyper-id`, over CI's 1.08× limit).
 impl Drop for Context {
     fn drop(&mut self) {
         // The data first: its values may be guards (a lock, a counted slot) to give back.

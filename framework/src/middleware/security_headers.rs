@@ -168,8 +168,7 @@ impl Middleware for SecurityHeaders {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         // One scan of the answer's few headers tells which of ours the route set itself (those
-        // are kept) and its media type: cheaper than a hashed lookup for each (callgrind, the
-        // user service's login: ~80 instructions a request).
+        // are kept) and its media type.
         let (mut has_nosniff, mut has_hsts, mut content_type) = (false, false, None);
         for (name, value) in ctx.response_headers() {
             if *name == X_CONTENT_TYPE_OPTIONS {

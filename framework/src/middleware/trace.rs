@@ -76,8 +76,8 @@ impl Default for TraceConfig {
 ///
 /// The ids a request makes itself (a new trace's id, its span id) are drawn when first read,
 /// not when the request starts: a request whose trace nobody reads (no access log line, no
-/// proxied call, no exported span) draws nothing (callgrind, the user service's login: about
-/// 110 instructions a request). A clone draws them first, so it names the same span.
+/// proxied call, no exported span) draws nothing. A clone draws them first, so it names the
+/// same span.
 pub struct TraceContext {
     /// The trace id when it is fixed: the client's (from its `traceparent`) or the one the
     /// OpenTelemetry layer gave the span. `None`: a new trace, whose id is drawn.
@@ -197,9 +197,7 @@ impl TraceContext {
     /// The trace a request with these headers belongs to: the client's, from a valid
     /// `traceparent` (with its `tracestate`), else a new one; with a new span id either way.
     pub fn from_headers(headers: &http::HeaderMap) -> Self {
-        // A scan of the request's few header names costs less than hashing `traceparent` for
-        // a lookup, which only a request that carries one then pays (~120 instructions a
-        // request without, callgrind on the user service's login).
+        // Looked up only when a scan of the request's few header names finds it.
         let incoming = crate::header::has_any(headers, std::slice::from_ref(&TRACEPARENT))
             .then(|| headers.get(TRACEPARENT))
             .flatten()
