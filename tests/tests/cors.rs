@@ -486,3 +486,13 @@ async fn a_browser_reads_across_origins_only_where_allowed() {
     denied_task.abort();
     api.stop().await;
 }
+
+/// An empty list of methods is refused, naming it, where it silently became `GET, HEAD`.
+#[test]
+fn an_empty_method_list_is_refused() {
+    let err = Cors::new(CorsConfig::new(AllowOrigin::Any).methods([]))
+        .err()
+        .expect("refused");
+    assert!(err.to_string().starts_with("cors: methods: "), "{err}");
+    assert!(Cors::new(CorsConfig::new(AllowOrigin::Any).methods([Method::PUT])).is_ok());
+}

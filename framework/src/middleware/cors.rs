@@ -179,13 +179,21 @@ fn joined<T: AsRef<str>>(items: &[T]) -> Option<HeaderValue> {
 
 impl Cors {
     /// The middleware for `config`; refuses credentials combined with any origin (the Fetch
-    /// standard never lets a credentialed answer say `*`).
+    /// standard never lets a credentialed answer say `*`), and an empty list of methods.
     pub fn new(config: CorsConfig) -> std::result::Result<Self, ConfigError> {
         if config.credentials && matches!(config.origins, AllowOrigin::Any) {
             return Err(ConfigError::new(
                 "cors",
                 "credentials cannot be allowed for any origin (`*`): list the origins or give \
                  a predicate",
+            ));
+        }
+        if config.methods.is_empty() {
+            // It used to become `GET, HEAD` without a word.
+            return Err(ConfigError::new(
+                "cors",
+                "methods: an empty list would allow no method; list the methods a preflight \
+                 allows, or leave the default (GET, HEAD, POST)",
             ));
         }
         let methods: Vec<&str> = config.methods.iter().map(Method::as_str).collect();

@@ -200,15 +200,16 @@ fn out_of_path() -> crate::Error {
 }
 
 /// Errors that mean "no such file here": missing, a file where a directory was expected, or a
-/// name the file system cannot hold (a segment of 256 bytes or more: `ENAMETOOLONG`), which
-/// cannot name an existing file either.
+/// name the file system cannot hold (a segment of 256 bytes or more), which cannot name an
+/// existing file either. By their portable kinds, never by an OS's error numbers (20 and 36
+/// are `ENOTDIR` and `ENAMETOOLONG` on Linux only).
 fn is_not_found(err: &std::io::Error) -> bool {
     matches!(
         err.kind(),
         std::io::ErrorKind::NotFound
             | std::io::ErrorKind::NotADirectory
             | std::io::ErrorKind::InvalidFilename
-    ) || matches!(err.raw_os_error(), Some(20 | 36)) // ENOTDIR, ENAMETOOLONG on toolchains that map them to Other
+    )
 }
 
 impl StaticServe {
@@ -646,6 +647,28 @@ impl Middleware for StaticServe {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What the file system says for a path under a file and for a name too long to exist is
+    /// "not found", by the errors' portable kinds.
+    #[test]
+    fn a_path_under_a_file_and_a_too_long_name_are_not_found() {
+        let dir = std::env::temp_dir().join(format!("static-kinds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("file.txt");
+        std::fs::write(&file, b"x").unwrap();
+        let under_a_file = std::fs::metadata(file.join("child")).unwrap_err();
+        let too_long = std::fs::metadata(dir.join("n".repeat(300))).unwrap_err();
+        let missing = std::fs::metadata(dir.join("missing")).unwrap_err();
+        for err in [&under_a_file, &too_long, &missing] {
+            assert!(is_not_found(err), "{err:?}");
+        }
+        // Another error that happens to carry 20 or 36 as its number is not a miss.
+        assert!(!is_not_found(&std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "denied"
+        )));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn ranges() {
