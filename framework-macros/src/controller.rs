@@ -98,7 +98,7 @@ fn parse_middleware_list(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<V
         let ident = path.get_ident().ok_or_else(|| {
             syn::Error::new_spanned(
                 &path,
-                "a middleware is named by one identifier registered with `App::middleware`, e.g. `session`",
+                "a middleware is named by one identifier registered with `App::register_middleware`, e.g. `session`",
             )
         })?;
         names.push(ident.clone());
