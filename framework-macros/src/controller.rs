@@ -642,7 +642,7 @@ fn method_output<'a>(block: &'a ItemImpl, name: &Ident) -> Option<&'a Type> {
 
 /// Whether a handler's return type is a `Result` (by name: `Result`, `framework::Result`, an
 /// alias ending in `Result`), rather than a plain value or `()`.
-fn returns_result(ty: &Option<&Type>) -> bool {
+pub(crate) fn returns_result(ty: &Option<&Type>) -> bool {
     ty.and_then(type_name)
         .is_some_and(|name| name.to_string().ends_with("Result"))
 }

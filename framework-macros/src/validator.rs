@@ -98,24 +98,25 @@ fn generate(attr: TokenStream, function: &ItemFn) -> syn::Result<TokenStream> {
     // The value by reference: the derive lends each field, it never gives it away.
     if !matches!(&*argument.ty, Type::Reference(_)) {
         let ty = &argument.ty;
+        let written = quote!(#ty).to_string().replace(' ', "");
+        let or_str = if written == "String" {
+            " (or `&str`)"
+        } else {
+            ""
+        };
         return Err(syn::Error::new(
             argument.ty.span(),
             format!(
-                "a `#[validator]` function takes a reference to the value, `value: &{}`{}; \
-                 the signature is `fn {}(value: &T) -> Result<(), E>` with `E: Display`",
-                quote!(#ty).to_string().replace(' ', ""),
-                if quote!(#ty).to_string() == "String" {
-                    " (or `&str`)"
-                } else {
-                    ""
-                },
+                "a `#[validator]` function takes a reference to the value, \
+                 `value: &{written}`{or_str}; the signature is `fn {}(value: &T) -> Result<(), \
+                 E>` with `E: Display`",
                 signature.ident
             ),
         ));
     }
     let output = match &signature.output {
         ReturnType::Type(_, ty) => match impl_token(ty) {
-            None if !names_result(ty) => {
+            None if !crate::controller::returns_result(&Some(ty)) => {
                 return Err(syn::Error::new(
                     ty.span(),
                     format!(
@@ -187,21 +188,6 @@ fn generate(attr: TokenStream, function: &ItemFn) -> syn::Result<TokenStream> {
             }
         };
     })
-}
-
-/// Whether a return type names a `Result` (`Result<(), E>`, `std::result::Result<..>`, an
-/// alias ending in `Result`).
-fn names_result(ty: &Type) -> bool {
-    match ty {
-        Type::Path(p) => p
-            .path
-            .segments
-            .last()
-            .is_some_and(|s| s.ident.to_string().ends_with("Result")),
-        Type::Paren(p) => names_result(&p.elem),
-        Type::Group(g) => names_result(&g.elem),
-        _ => false,
-    }
 }
 
 /// The `impl` token of an `impl Trait` anywhere in a type (a function pointer cannot return

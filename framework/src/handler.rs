@@ -488,7 +488,8 @@ where
 ///
 /// Each may come in a [`Result`]: `Ok(value)` is the answer above, an error goes
 /// to the error handler. A controller method's `Result<T, E>` may carry the app's own error
-/// type, any `E: Into<framework::Error>` (see [errors](crate::guide::errors)). A value type of your own implements `Serialize`; the responder's
+/// type, any `E: Into<framework::Error>` (see [errors](crate::guide::errors)). A value type of
+/// your own implements `Serialize`; the responder's
 /// marshaller decides its format.
 #[diagnostic::on_unimplemented(
     message = "a handler cannot return `{Self}`",
@@ -551,13 +552,7 @@ pub fn finish<T: IntoReply, E: Into<crate::Error>>(
     out: std::result::Result<T, E>,
     ctx: &mut Context,
 ) -> Result {
-    match out {
-        Ok(value) => {
-            value.into_reply(ctx);
-            Ok(())
-        }
-        Err(err) => Err(err.into()),
-    }
+    finish_value(out.map_err(Into::into)?, ctx)
 }
 
 /// [`finish`] for a controller handler that returns a plain value or `()` instead of a
@@ -574,10 +569,7 @@ pub fn finish_found<T: IntoReply, E: Into<crate::Error>>(
     out: std::result::Result<Option<T>, E>,
     ctx: &mut Context,
 ) -> Result {
-    match out {
-        Ok(value) => finish_found_value(value, ctx),
-        Err(err) => Err(err.into()),
-    }
+    finish_found_value(out.map_err(Into::into)?, ctx)
 }
 
 /// [`finish_found`] for a controller handler that returns `Option<T>`.

@@ -518,29 +518,28 @@ impl RedisConnection {
 /// a dead master would count as up after every probe and each command for its slots would wait
 /// out the deadline again.
 async fn answers(connection: RedisLink, deadline: Duration) -> bool {
-    let within = |f| async move { matches!(tokio::time::timeout(deadline, f).await, Ok(Ok(_))) };
+    // The answer, if one came in time.
+    async fn within<T>(
+        deadline: Duration,
+        answer: impl Future<Output = RedisResult<T>>,
+    ) -> Option<T> {
+        tokio::time::timeout(deadline, answer).await.ok()?.ok()
+    }
     match connection {
         RedisLink::Single(mut c) => {
-            within(Box::pin(async move {
-                redis::cmd("PING")
-                    .query_async::<String>(&mut c)
-                    .await
-                    .map(drop)
-            }))
-            .await
+            let ping = redis::cmd("PING");
+            within(deadline, ping.query_async::<String>(&mut c))
+                .await
+                .is_some()
         }
         RedisLink::Cluster(c) => {
             use redis::cluster_routing::{RoutingInfo, SingleNodeRoutingInfo};
+            let slots = redis::cmd("CLUSTER").arg("SLOTS").clone();
+            let random = RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random);
             let mut any = c.clone();
-            let slots = tokio::time::timeout(
-                deadline,
-                any.route_command(
-                    &redis::cmd("CLUSTER").arg("SLOTS").clone(),
-                    RoutingInfo::SingleNode(SingleNodeRoutingInfo::Random),
-                ),
-            )
-            .await;
-            let Ok(Ok(slots)) = slots else { return false };
+            let Some(slots) = within(deadline, any.route_command(&slots, random)).await else {
+                return false;
+            };
             let masters = cluster_masters(&slots);
             if masters.is_empty() {
                 return false;
@@ -548,19 +547,13 @@ async fn answers(connection: RedisLink, deadline: Duration) -> bool {
             let checks = masters.into_iter().map(|(host, port)| {
                 let mut c = c.clone();
                 async move {
-                    let info = tokio::time::timeout(
-                        deadline,
-                        c.route_command(
-                            &redis::cmd("CLUSTER").arg("INFO").clone(),
-                            RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress {
-                                host,
-                                port,
-                            }),
-                        ),
-                    )
-                    .await;
-                    matches!(info, Ok(Ok(info)) if String::from_redis_value(&info)
-                        .is_ok_and(|info| info.contains("cluster_state:ok")))
+                    let info = redis::cmd("CLUSTER").arg("INFO").clone();
+                    let node =
+                        RoutingInfo::SingleNode(SingleNodeRoutingInfo::ByAddress { host, port });
+                    within(deadline, c.route_command(&info, node))
+                        .await
+                        .and_then(|info| String::from_redis_value(&info).ok())
+                        .is_some_and(|info| info.contains("cluster_state:ok"))
                 }
             });
             futures_util::future::join_all(checks)

@@ -18,7 +18,8 @@ pub(crate) struct AppShared {
     /// Set when a graceful shutdown begins ([`crate::Service::start_draining`]).
     pub(crate) draining: std::sync::atomic::AtomicBool,
     /// Cancelled at the same moment: what [`Context::shutdown`](crate::Context::shutdown)
-    /// waits for.
+    /// waits for. The flag above stays for the reads on every HTTP/1 answer: the token's
+    /// `is_cancelled` takes a lock.
     pub(crate) drain: tokio_util::sync::CancellationToken,
 }
 

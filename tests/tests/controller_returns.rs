@@ -231,15 +231,18 @@ fn app() -> App {
         .openapi("/openapi.json")
 }
 
+/// [`app`] with every state type its controllers take.
+fn app_with_state() -> App {
+    app()
+        .with_state(Arc::new(Greeting("hello")))
+        .with_state(Counter(Arc::default()))
+}
+
 /// `Option<T>` answers 404 on `None` and the document says so; `NoContent` is a 204 without
 /// a body, documented as 204.
 #[tokio::test]
 async fn none_is_a_404_and_no_content_a_204() {
-    let service = app()
-        .with_state(Arc::new(Greeting("hello")))
-        .with_state(Counter(Arc::default()))
-        .build()
-        .unwrap();
+    let service = app_with_state().build().unwrap();
     let server = common::start(service).await;
     let client = reqwest::Client::new();
     for kind in ["plain", "result"] {
@@ -359,11 +362,7 @@ async fn plain_values_results_and_unit_are_answers() {
 /// own request's value, also when the type changes between requests on one connection.
 #[tokio::test]
 async fn consecutive_plain_values_each_answer_their_own_request() {
-    let service = app()
-        .with_state(Arc::new(Greeting("hello")))
-        .with_state(Counter(Arc::default()))
-        .build()
-        .unwrap();
+    let service = app_with_state().build().unwrap();
     let server = common::start(service).await;
     let client = reqwest::Client::new();
     for x in 1..=20u32 {
@@ -420,9 +419,7 @@ fn a_missing_state_type_fails_the_build_naming_controller_field_and_type() {
 
 #[tokio::test]
 async fn every_kind_of_return_value_is_an_answer() {
-    let service = app()
-        .with_state(Arc::new(Greeting("hello")))
-        .with_state(Counter(Arc::default()))
+    let service = app_with_state()
         // A handler outside a controller returning `Result<Bytes>`.
         .get("/app/bytes", |_ctx: &mut Context| async {
             Ok(bytes::Bytes::from_static(b"app"))
@@ -463,11 +460,7 @@ async fn every_kind_of_return_value_is_an_answer() {
 /// conversion gives.
 #[tokio::test]
 async fn an_app_error_type_answers_with_its_own_status() {
-    let service = app()
-        .with_state(Arc::new(Greeting("hello")))
-        .with_state(Counter(Arc::default()))
-        .build()
-        .unwrap();
+    let service = app_with_state().build().unwrap();
     let server = common::start(service).await;
     let client = reqwest::Client::new();
     let get = |path: &str| {

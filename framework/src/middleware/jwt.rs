@@ -135,12 +135,7 @@ impl<C: Clone + Send + Sync + 'static> crate::extract::FromRequest for Verified<
         if let Some(verified) = ctx.data::<Self>() {
             return Ok(verified.clone());
         }
-        ctx.set_header(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-        Err(HttpError::with(
-            StatusCode::UNAUTHORIZED,
-            CATEGORY,
-            "token is missing",
-        ))
+        Err(missing(ctx))
     }
 }
 
@@ -167,19 +162,19 @@ pub struct Jwt<C> {
     claims: PhantomData<fn() -> C>,
 }
 
-fn unauthorized(message: &'static str) -> crate::Error {
-    HttpError::with(StatusCode::UNAUTHORIZED, CATEGORY, message).into()
+fn unauthorized(message: &'static str) -> HttpError {
+    HttpError::with(StatusCode::UNAUTHORIZED, CATEGORY, message)
 }
 
 /// The 401 for a request with no token, with its challenge (RFC 6750 section 3.1: no error
 /// code when no credentials were sent).
-fn missing(ctx: &mut Context) -> crate::Error {
+fn missing(ctx: &mut Context) -> HttpError {
     ctx.set_header(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     unauthorized("token is missing")
 }
 
 /// The 401 for a token that was refused, with its challenge: `invalid_token` and why.
-fn refused(ctx: &mut Context, why: &'static str) -> crate::Error {
+fn refused(ctx: &mut Context, why: &'static str) -> HttpError {
     let challenge = format!(r#"Bearer error="invalid_token", error_description="{why}""#);
     // The reasons are fixed ASCII texts: always a valid header value.
     if let Ok(value) = HeaderValue::try_from(challenge) {
@@ -220,7 +215,7 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
 
     /// Verifies `token`: the claims, or the 401 to answer.
     pub fn verify(&self, token: &str) -> Result<Verified<C>> {
-        self.check(token).map_err(unauthorized)
+        Ok(self.check(token).map_err(unauthorized)?)
     }
 
     /// The claims of `token`, or why it is refused.
@@ -267,7 +262,7 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Middleware for Jwt<C> {
             }
             let checked = match self.token(ctx) {
                 None if self.config.passthrough => return next.run(ctx).await,
-                None => return Err(missing(ctx)),
+                None => return Err(missing(ctx).into()),
                 Some(token) => self.check(token),
             };
             let verified = checked.map_err(|why| refused(ctx, why))?;

@@ -662,7 +662,7 @@ mod tests {
         for err in [&under_a_file, &too_long, &missing] {
             assert!(is_not_found(err), "{err:?}");
         }
-        // Another error that happens to carry 20 or 36 as its number is not a miss.
+        // An error of another kind is not a miss.
         assert!(!is_not_found(&std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
             "denied"
