@@ -7,6 +7,7 @@ pub mod conditional;
 pub mod context;
 mod controller;
 mod data;
+mod downcast;
 pub mod error;
 pub mod extract;
 pub mod guide;
