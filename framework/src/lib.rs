@@ -52,12 +52,10 @@ pub use framework_macros::{
     FromState, Validate, controller, delete, get, head, options, patch, post, put, validator,
 };
 pub use handler::{
-    Before, BoxFuture, Endpoint, EndpointFuture, IntoReply, Middleware, Next, Role,
-    SharedMiddleware, When, from_fn, handler_fn, share, when,
+    Before, BoxFuture, ENDPOINT_FUTURE_INLINE, Endpoint, EndpointFuture, IntoReply, Middleware,
+    Next, Role, SharedMiddleware, When, endpoint_future, from_fn, handle_with_hooks, handler_fn,
+    share, when,
 };
-/// Performance internals the macros and the crate's own tests use; not part of the API.
-#[doc(hidden)]
-pub use handler::{ENDPOINT_FUTURE_INLINE, endpoint_future, handle_with_hooks};
 /// The `http` crate the API is written in (methods, status codes, header names and values),
 /// re-exported: `framework::http::StatusCode` is always the version the framework uses.
 pub use http;

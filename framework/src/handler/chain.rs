@@ -1,34 +1,18 @@
-//! The onion chain: middleware, `Next`, and endpoints (the handler at the centre).
-//!
-//! A middleware receives the context and a [`Next`]; `next.run(ctx).await` runs the rest of the
-//! chain and returns its result, so code before it sees the request and code after it sees the
-//! response. A plain `async fn` works as middleware through [`from_fn`]:
-//!
-//! ```
-//! use framework::{Context, Next, Result, from_fn};
-//!
-//! async fn powered_by(ctx: &mut Context, next: Next<'_>) -> Result {
-//!     next.run(ctx).await?;
-//!     ctx.set_header("x-powered-by", http::HeaderValue::from_static("framework"));
-//!     Ok(())
-//! }
-//!
-//! let mw = from_fn(powered_by);
-//! # let _ = mw;
-//! ```
+//! The chain engine: the [`Middleware`] trait and its synchronous hooks, [`Next`] (the rest
+//! of the chain) and how it runs them, and panic catching. `Middleware` and `Next` name each
+//! other, so they share this file.
 
 use std::any::Any;
 use std::future::Future;
-use std::marker::PhantomData;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
-use serde::Serialize;
 
-use crate::body::BodyStream;
+use super::endpoint::Endpoint;
 use crate::context::Context;
+use crate::downcast::try_downcast;
 use crate::error::Result;
 
 /// A boxed, sendable future: what dyn-compatible async traits return.
@@ -251,56 +235,6 @@ async fn catching<C: Catch, M: Middleware + ?Sized>(
     }
 }
 
-/// The bytes an [`EndpointFuture`] holds in place. An endpoint's future this size or smaller
-/// lives inside the future of the chain that awaits it, with no allocation of its own; a
-/// larger one (a handler that holds big values across an `.await`) is boxed, as any future
-/// returned through a trait object would be.
-pub const ENDPOINT_FUTURE_INLINE: usize = 128;
-
-/// The future an [`Endpoint`] returns: a `dyn Future` stored in place (up to
-/// [`ENDPOINT_FUTURE_INLINE`] bytes) rather than always in a box. Make one with
-/// [`endpoint_future`].
-pub type EndpointFuture<'a> = stackfuture::StackFuture<'a, Result, ENDPOINT_FUTURE_INLINE>;
-
-/// Wraps an endpoint's work as its [`EndpointFuture`]: in place when the future fits in
-/// [`ENDPOINT_FUTURE_INLINE`] bytes and is no more aligned than a pointer, else boxed.
-#[inline]
-pub fn endpoint_future<'a, F>(future: F) -> EndpointFuture<'a>
-where
-    F: Future<Output = Result> + Send + 'a,
-{
-    EndpointFuture::from_or_box(future)
-}
-
-/// The centre of the chain: a route's handler.
-///
-/// ```
-/// use framework::{Context, Endpoint, EndpointFuture, Result, endpoint_future};
-///
-/// struct Hello;
-///
-/// impl Endpoint for Hello {
-///     fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
-///         endpoint_future(async move {
-///             ctx.body_buffer = Some("hello".into());
-///             Ok(())
-///         })
-///     }
-/// }
-/// ```
-pub trait Endpoint: Send + Sync + 'static {
-    /// Handles the request.
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a>;
-}
-
-/// A shared endpoint is an endpoint, so one built with [`handler_fn`] can be registered with
-/// [`App::endpoint`](crate::App::endpoint) or [`App::any`](crate::App::any).
-impl<E: Endpoint + ?Sized> Endpoint for Arc<E> {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
-        (**self).call(ctx)
-    }
-}
-
 /// A shared middleware, as stored in chains.
 pub type SharedMiddleware = Arc<dyn Middleware>;
 
@@ -313,7 +247,7 @@ pub struct Next<'a> {
 
 impl<'a> Next<'a> {
     /// A chain of `middleware` around `endpoint`.
-    pub fn new(middleware: &'a [SharedMiddleware], endpoint: &'a dyn Endpoint) -> Self {
+    pub(crate) fn new(middleware: &'a [SharedMiddleware], endpoint: &'a dyn Endpoint) -> Self {
         Self {
             rest: middleware,
             endpoint,
@@ -388,215 +322,6 @@ enum Entered<'a> {
     CatchPanic(&'a dyn Middleware, Next<'a>),
 }
 
-/// An `async fn(&mut Context, Next) -> Result`, for any lifetime. Implemented for every such
-/// function; it exists because Rust cannot yet name "a closure returning a future that borrows
-/// its arguments" directly.
-pub trait MiddlewareFn<'a>: Send + Sync + 'static {
-    /// The future the function returns.
-    type Fut: Future<Output = Result> + Send + 'a;
-    /// Calls the function.
-    fn call(&self, ctx: &'a mut Context, next: Next<'a>) -> Self::Fut;
-}
-
-impl<'a, F, Fut> MiddlewareFn<'a> for F
-where
-    F: Fn(&'a mut Context, Next<'a>) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result> + Send + 'a,
-{
-    type Fut = Fut;
-    fn call(&self, ctx: &'a mut Context, next: Next<'a>) -> Fut {
-        self(ctx, next)
-    }
-}
-
-struct FnMiddleware<F>(F);
-
-impl<F> Middleware for FnMiddleware<F>
-where
-    F: for<'a> MiddlewareFn<'a>,
-{
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        Box::pin(self.0.call(ctx, next))
-    }
-}
-
-/// Middleware from an `async fn(&mut Context, Next<'_>) -> Result`.
-pub fn from_fn<F>(f: F) -> SharedMiddleware
-where
-    F: for<'a> MiddlewareFn<'a>,
-{
-    Arc::new(FnMiddleware(f))
-}
-
-/// An `async fn(&mut Context) -> Result<T>`, for any lifetime: a handler outside a controller.
-pub trait HandlerFn<'a>: Send + Sync + 'static {
-    /// What the handler returns.
-    type Output;
-    /// The future the function returns.
-    type Fut: Future<Output = Self::Output> + Send + 'a;
-    /// Calls the function.
-    fn call(&self, ctx: &'a mut Context) -> Self::Fut;
-}
-
-impl<'a, F, Fut> HandlerFn<'a> for F
-where
-    F: Fn(&'a mut Context) -> Fut + Send + Sync + 'static,
-    Fut: Future + Send + 'a,
-{
-    type Output = Fut::Output;
-    type Fut = Fut;
-    fn call(&self, ctx: &'a mut Context) -> Fut {
-        self(ctx)
-    }
-}
-
-struct FnEndpoint<F, T>(F, PhantomData<fn() -> T>);
-
-impl<F, T> Endpoint for FnEndpoint<F, T>
-where
-    F: for<'a> HandlerFn<'a, Output = Result<T>>,
-    T: IntoReply,
-{
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
-        endpoint_future(async move {
-            let out = self.0.call(ctx).await;
-            finish(out, ctx)
-        })
-    }
-}
-
-/// An endpoint from an `async fn(&mut Context) -> Result<T>`; a returned value other than `()`
-/// becomes the body.
-pub fn handler_fn<F, T>(f: F) -> Arc<dyn Endpoint>
-where
-    F: for<'a> HandlerFn<'a, Output = Result<T>>,
-    T: IntoReply,
-{
-    Arc::new(FnEndpoint(f, PhantomData))
-}
-
-/// What a handler may return: its value becomes the answer.
-///
-/// | the handler returns | the answer |
-/// |---|---|
-/// | `String`, `&'static str`, `Cow<'static, str>` | the text, `text/plain; charset=utf-8` |
-/// | `Bytes`, `Vec<u8>` | the bytes, `application/octet-stream` |
-/// | any other `Serialize` value (a struct, `serde_json::Value`, a tuple…) | marshalled by the responder, JSON by default |
-/// | `()` | whatever the handler put in the context (status, body, stream) |
-/// | [`BodyStream`] | the stream, sent as the client reads it |
-/// | [`RenderData`](crate::middleware::renderer::RenderData) (feature `renderer`) | the page the renderer makes of it |
-///
-/// Each may come in a [`Result`]: `Ok(value)` is the answer above, an error goes
-/// to the error handler. A controller method's `Result<T, E>` may carry the app's own error
-/// type, any `E: Into<framework::Error>` (see [errors](crate::guide::errors)). A value type of
-/// your own implements `Serialize`; the responder's
-/// marshaller decides its format.
-#[diagnostic::on_unimplemented(
-    message = "a handler cannot return `{Self}`",
-    label = "not a reply",
-    note = "a handler returns a value that implements `serde::Serialize` (text, bytes and \
-            JSON values), a `framework::body::BodyStream`, `()`, or `framework::Result` of \
-            one of them; in a controller, a return type is taken as a `Result` when its name \
-            ends in `Result`"
-)]
-pub trait IntoReply: Send + 'static {
-    /// Whether the value is left in the context for a responder to turn into the body (a
-    /// `Serialize` value) rather than being the answer already (a stream, `NoContent`, a
-    /// WebSocket's 101): what [`App::build`](crate::App::build) checks a route's chain for.
-    #[doc(hidden)]
-    const LEAVES_VALUE: bool = true;
-    /// Puts the value into the context as its answer.
-    fn into_reply(self, ctx: &mut Context);
-}
-
-impl<T: Serialize + Send + Sync + 'static> IntoReply for T {
-    #[inline]
-    fn into_reply(self, ctx: &mut Context) {
-        if let Some(body) = crate::reply::Reply::from_value(self) {
-            ctx.body = Some(body);
-        }
-    }
-}
-
-/// `201 Created` with the value as the body (as [`Context::created`]); the OpenAPI document
-/// lists the route's success as 201.
-///
-/// ```
-/// use framework::reply::Created;
-/// use framework::{Context, Result};
-///
-/// async fn register(_ctx: &mut Context) -> Result<Created<String>> {
-///     Ok(Created("ada".to_owned()))
-/// }
-/// # let _ = register;
-/// ```
-impl<T: Serialize + Send + Sync + 'static> IntoReply for crate::reply::Created<T> {
-    fn into_reply(self, ctx: &mut Context) {
-        ctx.created(self.0);
-    }
-}
-
-/// A stream is sent as the body: [`Context::set_body_stream`].
-impl IntoReply for BodyStream {
-    const LEAVES_VALUE: bool = false;
-    fn into_reply(self, ctx: &mut Context) {
-        ctx.set_body_stream(self);
-    }
-}
-
-/// Puts a handler's returned value into the context ([`IntoReply`]; `()` leaves the body as the
-/// handler set it). The error may be any type that converts into the framework's
-/// [`Error`](crate::Error): an app's own error enum (see [errors](crate::guide::errors));
-/// for the framework's own, the conversion is the identity.
-pub fn finish<T: IntoReply, E: Into<crate::Error>>(
-    out: std::result::Result<T, E>,
-    ctx: &mut Context,
-) -> Result {
-    finish_value(out.map_err(Into::into)?, ctx)
-}
-
-/// [`finish`] for a controller handler that returns a plain value or `()` instead of a
-/// `Result`.
-pub fn finish_value<T: IntoReply>(out: T, ctx: &mut Context) -> Result {
-    out.into_reply(ctx);
-    Ok(())
-}
-
-/// [`finish`] for a controller handler that returns `Result<Option<T>>`: `None` is **404**
-/// `not found` (category `framework-router`, as for a path no route has), not a `null` body.
-#[doc(hidden)]
-pub fn finish_found<T: IntoReply, E: Into<crate::Error>>(
-    out: std::result::Result<Option<T>, E>,
-    ctx: &mut Context,
-) -> Result {
-    finish_found_value(out.map_err(Into::into)?, ctx)
-}
-
-/// [`finish_found`] for a controller handler that returns `Option<T>`.
-#[doc(hidden)]
-pub fn finish_found_value<T: IntoReply>(out: Option<T>, ctx: &mut Context) -> Result {
-    match out {
-        Some(value) => {
-            value.into_reply(ctx);
-            Ok(())
-        }
-        None => Err(crate::HttpError::with(
-            http::StatusCode::NOT_FOUND,
-            crate::route::ROUTER_CATEGORY,
-            "not found",
-        )
-        .into()),
-    }
-}
-
-/// `204 No Content`, no body.
-impl IntoReply for crate::reply::NoContent {
-    const LEAVES_VALUE: bool = false;
-    fn into_reply(self, ctx: &mut Context) {
-        ctx.no_content();
-    }
-}
-
 /// A shared middleware is a middleware: what [`from_fn`] returns, or a middleware kept in an
 /// `Arc` to be mounted in several places, goes wherever a middleware goes.
 impl<M: Middleware + ?Sized> Middleware for Arc<M> {
@@ -627,87 +352,6 @@ impl<M: Middleware + ?Sized> Middleware for Arc<M> {
 /// `Arc` around the first, so no second indirection per call); any other middleware is put in
 /// an `Arc`.
 pub fn share<M: Middleware>(middleware: M) -> SharedMiddleware {
-    let mut slot = Some(middleware);
-    let any: &mut dyn Any = &mut slot;
-    match any.downcast_mut::<Option<SharedMiddleware>>() {
-        Some(shared) => shared.take().unwrap_or_else(|| unreachable!("just filled")),
-        None => Arc::new(slot.unwrap_or_else(|| unreachable!("not taken"))),
-    }
-}
-
-/// A middleware that runs only for the requests `predicate` accepts: the others pass it
-/// straight on, as if it were not in the chain. What [`App::use_when`](crate::App::use_when)
-/// and [`Group::use_when`](crate::Group::use_when) mount; build one with [`when`] for a
-/// route's own middleware list.
-///
-/// Skipping is the chain's business, so no middleware has a skipper of its own (like salvo's
-/// `hoop_when` and tower's `option_layer`). The predicate sees the request before the
-/// middleware does; it may run twice for one request (once in the synchronous fast path, once
-/// more when the middleware needs its async `handle`), so it should be a cheap, pure look at
-/// the request (method, path, a header).
-pub struct When<P, M> {
-    predicate: P,
-    middleware: M,
-}
-
-/// `middleware` for the requests `predicate` accepts only: see [`When`].
-///
-/// ```
-/// use framework::middleware::logger::{Logger, LoggerConfig};
-/// use framework::{App, Context};
-///
-/// // No access log lines for the health probe.
-/// let logger = Logger::new(LoggerConfig::default());
-/// let app = App::new().use_when(|ctx: &Context| ctx.path() != "/health", logger);
-/// # let _ = app;
-/// ```
-pub fn when<P, M>(predicate: P, middleware: M) -> When<P, M>
-where
-    P: Fn(&Context) -> bool + Send + Sync + 'static,
-    M: Middleware,
-{
-    When {
-        predicate,
-        middleware,
-    }
-}
-
-impl<P, M> Middleware for When<P, M>
-where
-    P: Fn(&Context) -> bool + Send + Sync + 'static,
-    M: Middleware,
-{
-    fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
-        if (self.predicate)(ctx) {
-            self.middleware.handle(ctx, next)
-        } else {
-            Box::pin(next.run(ctx))
-        }
-    }
-    #[inline]
-    fn before(&self, ctx: &mut Context) -> Before {
-        if (self.predicate)(ctx) {
-            self.middleware.before(ctx)
-        } else {
-            Before::Pass
-        }
-    }
-    #[inline]
-    fn after(&self, ctx: &mut Context, result: Result) -> Result {
-        // Only called after `before` said `Continue`: the predicate accepted the request.
-        self.middleware.after(ctx, result)
-    }
-    fn recovered(&self, ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
-        self.middleware.recovered(ctx, payload)
-    }
-    /// Described as the middleware it runs: a route lists what it can answer whenever the
-    /// predicate accepts.
-    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
-        self.middleware.describe(operation);
-    }
-    /// The role of the middleware it runs: a component mounted for some requests only is
-    /// still the app's choice, and no default is added beside it.
-    fn role(&self) -> Option<Role> {
-        self.middleware.role()
-    }
+    try_downcast::<SharedMiddleware, M>(middleware)
+        .unwrap_or_else(|middleware| Arc::new(middleware))
 }

@@ -1,0 +1,132 @@
+//! What a handler may return, and how its value becomes the response.
+
+use serde::Serialize;
+
+use crate::body::BodyStream;
+use crate::context::Context;
+use crate::error::Result;
+
+/// What a handler may return: its value becomes the answer.
+///
+/// | the handler returns | the answer |
+/// |---|---|
+/// | `String`, `&'static str`, `Cow<'static, str>` | the text, `text/plain; charset=utf-8` |
+/// | `Bytes`, `Vec<u8>` | the bytes, `application/octet-stream` |
+/// | any other `Serialize` value (a struct, `serde_json::Value`, a tuple…) | marshalled by the responder, JSON by default |
+/// | `()` | whatever the handler put in the context (status, body, stream) |
+/// | [`BodyStream`] | the stream, sent as the client reads it |
+/// | [`RenderData`](crate::middleware::renderer::RenderData) (feature `renderer`) | the page the renderer makes of it |
+///
+/// Each may come in a [`Result`]: `Ok(value)` is the answer above, an error goes
+/// to the error handler. A controller method's `Result<T, E>` may carry the app's own error
+/// type, any `E: Into<framework::Error>` (see [errors](crate::guide::errors)). A value type of
+/// your own implements `Serialize`; the responder's
+/// marshaller decides its format.
+#[diagnostic::on_unimplemented(
+    message = "a handler cannot return `{Self}`",
+    label = "not a reply",
+    note = "a handler returns a value that implements `serde::Serialize` (text, bytes and \
+            JSON values), a `framework::body::BodyStream`, `()`, or `framework::Result` of \
+            one of them; in a controller, a return type is taken as a `Result` when its name \
+            ends in `Result`"
+)]
+pub trait IntoReply: Send + 'static {
+    /// Whether the value is left in the context for a responder to turn into the body (a
+    /// `Serialize` value) rather than being the answer already (a stream, `NoContent`, a
+    /// WebSocket's 101): what [`App::build`](crate::App::build) checks a route's chain for.
+    #[doc(hidden)]
+    const LEAVES_VALUE: bool = true;
+    /// Puts the value into the context as its answer.
+    fn into_reply(self, ctx: &mut Context);
+}
+
+impl<T: Serialize + Send + Sync + 'static> IntoReply for T {
+    #[inline]
+    fn into_reply(self, ctx: &mut Context) {
+        if let Some(body) = crate::reply::Reply::from_value(self) {
+            ctx.body = Some(body);
+        }
+    }
+}
+
+/// `201 Created` with the value as the body (as [`Context::created`]); the OpenAPI document
+/// lists the route's success as 201.
+///
+/// ```
+/// use framework::reply::Created;
+/// use framework::{Context, Result};
+///
+/// async fn register(_ctx: &mut Context) -> Result<Created<String>> {
+///     Ok(Created("ada".to_owned()))
+/// }
+/// # let _ = register;
+/// ```
+impl<T: Serialize + Send + Sync + 'static> IntoReply for crate::reply::Created<T> {
+    fn into_reply(self, ctx: &mut Context) {
+        ctx.created(self.0);
+    }
+}
+
+/// A stream is sent as the body: [`Context::set_body_stream`].
+impl IntoReply for BodyStream {
+    const LEAVES_VALUE: bool = false;
+    fn into_reply(self, ctx: &mut Context) {
+        ctx.set_body_stream(self);
+    }
+}
+
+/// Puts a handler's returned value into the context ([`IntoReply`]; `()` leaves the body as the
+/// handler set it). The error may be any type that converts into the framework's
+/// [`Error`](crate::Error): an app's own error enum (see [errors](crate::guide::errors));
+/// for the framework's own, the conversion is the identity. What the macros and
+/// [`handler_fn`](super::handler_fn) call; not part of the API.
+#[doc(hidden)]
+pub fn finish<T: IntoReply, E: Into<crate::Error>>(
+    out: std::result::Result<T, E>,
+    ctx: &mut Context,
+) -> Result {
+    finish_value(out.map_err(Into::into)?, ctx)
+}
+
+/// [`finish`] for a controller handler that returns a plain value or `()` instead of a
+/// `Result`.
+#[doc(hidden)]
+pub fn finish_value<T: IntoReply>(out: T, ctx: &mut Context) -> Result {
+    out.into_reply(ctx);
+    Ok(())
+}
+
+/// [`finish`] for a controller handler that returns `Result<Option<T>>`: `None` is **404**
+/// `not found` (category `framework-router`, as for a path no route has), not a `null` body.
+#[doc(hidden)]
+pub fn finish_found<T: IntoReply, E: Into<crate::Error>>(
+    out: std::result::Result<Option<T>, E>,
+    ctx: &mut Context,
+) -> Result {
+    finish_found_value(out.map_err(Into::into)?, ctx)
+}
+
+/// [`finish_found`] for a controller handler that returns `Option<T>`.
+#[doc(hidden)]
+pub fn finish_found_value<T: IntoReply>(out: Option<T>, ctx: &mut Context) -> Result {
+    match out {
+        Some(value) => {
+            value.into_reply(ctx);
+            Ok(())
+        }
+        None => Err(crate::HttpError::with(
+            http::StatusCode::NOT_FOUND,
+            crate::route::ROUTER_CATEGORY,
+            "not found",
+        )
+        .into()),
+    }
+}
+
+/// `204 No Content`, no body.
+impl IntoReply for crate::reply::NoContent {
+    const LEAVES_VALUE: bool = false;
+    fn into_reply(self, ctx: &mut Context) {
+        ctx.no_content();
+    }
+}
