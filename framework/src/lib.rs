@@ -43,9 +43,7 @@ mod view;
 #[cfg(feature = "websocket")]
 pub mod ws;
 
-pub use app::{
-    App, AppScope, BuildError, Group, Prefix, RouteInfo, Routes, Service, TrailingSlash,
-};
+pub use app::{App, BuildError, Group, RouteInfo, Routes, Service, TrailingSlash};
 pub use context::Context;
 pub use error::{Error, HttpError, Result};
 pub use framework_macros::{
