@@ -22,7 +22,7 @@ use framework::middleware::session::{
     MemoryStore, RedisStore, SessionConfig, SessionExt, SessionMiddleware, SessionStore,
 };
 use framework::redis_connection::{RedisConnection, RedisPolicy};
-use framework::ws::{Broadcast, Message, Upgraded, WsConfig, close_code};
+use framework::ws::{Broadcast, Message, Upgraded, WebSocketExt, WsConfig, close_code};
 use framework::{App, Context, Group, HttpError, Result, Validate};
 use serde::Deserialize;
 

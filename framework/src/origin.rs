@@ -13,55 +13,76 @@ use std::sync::Arc;
 
 use http::HeaderValue;
 
-/// Which origins a component lets in: the pages that may read answers (CORS), or open a
-/// WebSocket.
+/// Which origins a component lets in: the pages that may read responses (CORS), or open a
+/// WebSocket. Built with [`any`](Self::any), [`list`](Self::list) or
+/// [`predicate`](Self::predicate); what it holds is private, so a new kind of rule is not a
+/// breaking change (tower-http's `AllowOrigin` is built the same way).
 #[derive(Clone)]
-pub enum AllowOrigin {
-    /// Any origin: answered with `*` (credentials cannot be allowed then).
+pub struct AllowOrigin(Rule);
+
+#[derive(Clone)]
+enum Rule {
     Any,
-    /// These origins exactly (`https://app.example.com`, scheme, host and port as the browser
-    /// sends them in `Origin`; compared byte for byte, so no trailing `/`).
     List(Vec<HeaderValue>),
-    /// Origins a function accepts (e.g. every subdomain of one domain). It sees the `Origin`
-    /// header's text, which may be `null` (a sandboxed page or a `file:` URL).
     Predicate(Arc<dyn Fn(&str) -> bool + Send + Sync>),
 }
 
 impl AllowOrigin {
-    /// These origins; one that is not a valid header value is left out (no browser sends it).
+    /// Any origin: CORS answers with `*` (credentials cannot be allowed then); a WebSocket
+    /// upgrade's `Origin` is not checked.
+    pub fn any() -> Self {
+        AllowOrigin(Rule::Any)
+    }
+
+    /// These origins exactly (`https://app.example.com`: scheme, host and port as the browser
+    /// sends them in `Origin`, compared byte for byte, so no trailing `/`). One that is not a
+    /// valid header value is left out (no browser sends it).
     pub fn list<I, S>(origins: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        AllowOrigin::List(
+        AllowOrigin(Rule::List(
             origins
                 .into_iter()
                 .filter_map(|o| HeaderValue::from_str(o.as_ref()).ok())
                 .collect(),
-        )
+        ))
     }
 
-    /// The origins `accept` says yes to.
+    /// The origins `accept` says yes to (e.g. every subdomain of one domain). It sees the
+    /// `Origin` header's text, which may be `null` (a sandboxed page or a `file:` URL).
     pub fn predicate(accept: impl Fn(&str) -> bool + Send + Sync + 'static) -> Self {
-        AllowOrigin::Predicate(Arc::new(accept))
+        AllowOrigin(Rule::Predicate(Arc::new(accept)))
+    }
+
+    /// Whether this is [`AllowOrigin::any`].
+    pub fn is_any(&self) -> bool {
+        matches!(self.0, Rule::Any)
     }
 
     pub(crate) fn allows(&self, origin: &HeaderValue) -> bool {
-        match self {
-            AllowOrigin::Any => true,
-            AllowOrigin::List(list) => list.iter().any(|allowed| allowed == origin),
-            AllowOrigin::Predicate(accept) => origin.to_str().is_ok_and(|o| accept(o)),
+        match &self.0 {
+            Rule::Any => true,
+            Rule::List(list) => list.iter().any(|allowed| allowed == origin),
+            Rule::Predicate(accept) => origin.to_str().is_ok_and(|o| accept(o)),
         }
+    }
+}
+
+/// No origin besides the request's own: an empty [`list`](AllowOrigin::list).
+impl Default for AllowOrigin {
+    fn default() -> Self {
+        AllowOrigin(Rule::List(Vec::new()))
     }
 }
 
 impl std::fmt::Debug for AllowOrigin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            AllowOrigin::Any => f.write_str("Any"),
-            AllowOrigin::List(list) => f.debug_tuple("List").field(list).finish(),
-            AllowOrigin::Predicate(_) => f.write_str("Predicate(..)"),
+        match &self.0 {
+            Rule::Any => f.write_str("AllowOrigin::any()"),
+            Rule::List(list) => f.debug_tuple("AllowOrigin::list").field(list).finish(),
+            Rule::Predicate(_) => f.write_str("AllowOrigin::predicate(..)"),
         }
     }
 }

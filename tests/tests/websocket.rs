@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::responder::Responder;
 use framework::middleware::session::{MemoryStore, SessionConfig, SessionExt, SessionMiddleware};
-use framework::ws::{AllowOrigin, Broadcast, Message, WsConfig};
+use framework::ws::{AllowOrigin, Broadcast, Message, WebSocketExt, WsConfig};
 use framework::{App, Context, ServerLimits, Service, when};
 use futures_util::{SinkExt, StreamExt};
 use tokio_tungstenite::tungstenite::Message as Frame;
@@ -79,7 +79,7 @@ fn service(limits: ServerLimits) -> Service {
         })
         .get("/anyone", |ctx: &mut Context| {
             let any = WsConfig {
-                allowed_origins: AllowOrigin::Any,
+                allowed_origins: AllowOrigin::any(),
                 ..config()
             };
             let upgraded = ctx.websocket(any, |mut socket| async move {

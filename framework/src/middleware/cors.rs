@@ -7,18 +7,18 @@
 //!   configured list, or the requested headers echoed with [`AllowHeaders::Mirror`]),
 //!   `-Max-Age` and `-Allow-Credentials` when set.
 //! - **Other requests with an allowed `Origin`** run as usual and their answer, errors included,
-//!   gets `Access-Control-Allow-Origin` (the origin itself, or `*` for [`AllowOrigin::Any`]
+//!   gets `Access-Control-Allow-Origin` (the origin itself, or `*` for [`AllowOrigin::any`]
 //!   without credentials), `-Allow-Credentials` and `-Expose-Headers` when set.
 //! - **A disallowed origin** gets no CORS headers, so its page cannot read the answer; the
 //!   request itself runs ([`CorsConfig::refuse_disallowed`] off, the default, as tower-http's
 //!   `CorsLayer` and browsers' same-origin rules expect: a form post from anywhere is not a CORS
 //!   matter) or is refused with **403** category `framework-cors` (on), preflights included.
 //! - **`Vary: Origin`** on every answer whose CORS headers depend on the origin (all but
-//!   [`AllowOrigin::Any`] without credentials), with or without an `Origin` header, so a cache
+//!   [`AllowOrigin::any`] without credentials), with or without an `Origin` header, so a cache
 //!   never hands one origin's answer to another; preflights also vary on
 //!   `Access-Control-Request-Method` and `-Headers`.
 //! - **Credentials are never combined with `*`**: [`Cors::new`] refuses credentials with
-//!   [`AllowOrigin::Any`], and a credentialed answer always names the origin.
+//!   [`AllowOrigin::any`], and a credentialed answer always names the origin.
 //!
 //! Mount it on the app (it must see preflights for every path) and outside the error handler
 //! or inside it: either way error answers carry the headers.
@@ -79,7 +79,7 @@ pub struct CorsConfig {
     /// body's `Content-Type: application/json` needs `content-type` here).
     pub headers: AllowHeaders,
     /// Allow credentials (cookies, `Authorization`): `Access-Control-Allow-Credentials: true`.
-    /// Default off; refused with [`AllowOrigin::Any`].
+    /// Default off; refused with [`AllowOrigin::any`].
     pub credentials: bool,
     /// How long a browser may keep a preflight's answer (`Access-Control-Max-Age`). Default
     /// unset (the browser's own default, 5 s in Chromium).
@@ -181,7 +181,7 @@ impl Cors {
     /// The middleware for `config`; refuses credentials combined with any origin (the Fetch
     /// standard never lets a credentialed answer say `*`), and an empty list of methods.
     pub fn new(config: CorsConfig) -> std::result::Result<Self, ConfigError> {
-        if config.credentials && matches!(config.origins, AllowOrigin::Any) {
+        if config.credentials && config.origins.is_any() {
             return Err(ConfigError::new(
                 "cors",
                 "credentials cannot be allowed for any origin (`*`): list the origins or give \
@@ -207,7 +207,7 @@ impl Cors {
             headers,
             expose: joined(&config.expose),
             max_age: config.max_age.map(|age| HeaderValue::from(age.as_secs())),
-            varies: config.credentials || !matches!(config.origins, AllowOrigin::Any),
+            varies: config.credentials || !config.origins.is_any(),
             config,
         })
     }
