@@ -150,10 +150,9 @@ thread_local! {
 /// block keeps the room after it for the next body. When the room runs out, a block whose
 /// bodies have all been sent is taken again from its start, and one that a body still holds is
 /// left to that body and a new one is made.
-/// Against an exact allocation per body and its free once the response was sent, that saves
-/// about 100 instructions a request on the user service's login and 40 to 80 on `/json`
-/// (callgrind, three runs); with the context's hand-dropped maps, 316 on `/json`, without which
-/// the framework would be 1.083× `hyper-id`, over CI's 1.08× limit. A body kept past its response (a clone a handler holds on to)
+/// That skips an exact allocation per body and its free once the response was sent (what it
+/// buys: BENCHMARKS.md, "Hand-written fast paths"). A body kept past its response (a clone a
+/// handler holds on to)
 /// keeps its block alive: at most [`JSON_BLOCK`] bytes. A larger body takes the buffer it was
 /// written into.
 fn json_bytes(value: &dyn ReplyValue) -> serde_json::Result<Bytes> {

@@ -14,7 +14,7 @@
 //! the policies govern documents, and a JSON or text answer (which `nosniff` keeps from ever
 //! being read as HTML) has no scripts, frames or links for them to govern. Leaving them off API
 //! answers keeps those small and cheap: each header is a map insert and ~30-100 bytes on the
-//! wire, about 1 900 instructions per answer for the four in the project's callgrind harness.
+//! wire (the cost of the four: BENCHMARKS.md, "Hand-written fast paths").
 //! [`SecurityHeadersConfig::pages_only`] `false` puts them on every answer, as helmet does.
 //!
 //! Each header is a field of [`SecurityHeadersConfig`]: `None` leaves it out. The values are

@@ -534,6 +534,7 @@ impl Report<'_> {
                 let _ = writeln!(s, "| {name} | {time} |");
             }
         }
+        s.push_str(include_str!("fast_paths.md"));
         s
     }
 }

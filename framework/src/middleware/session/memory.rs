@@ -7,13 +7,10 @@
 //! never held across an `.await` (there is none) nor while user code runs: records hold only
 //! the store's own values, and the values a save lets go of are dropped after the unlock.
 //!
-//! Why not a cache crate (quick_cache, which the response cache uses): on the benchmark's
-//! `GET /users/v1/login` a session save through quick_cache cost 737 instructions (CLOCK-Pro's
-//! hot, cold and ghost lists, built for caches of values that can be fetched again), through
-//! this table 455, both with the clock read, and this one with the growth of a store that
-//! started empty (room is reserved up front since: [`RESERVED_PER_SHARD`]); callgrind:
-//! `cargo run --release -p benches --bin bench -- --callgrind-only --servers user-service
-//! --routes user-login`. A session is not a cached copy: what the
+//! Why not a cache crate (quick_cache, which the response cache uses): its CLOCK-Pro keeps
+//! hot, cold and ghost lists, built for caches of values that can be fetched again, and costs
+//! more per save than this table (BENCHMARKS.md, "Hand-written fast paths"). A session is not
+//! a cached copy: what the
 //! store evicts is gone, so it needs only a bound and a sensible victim, and the whole policy
 //! fits in [`Shard::sweep`].
 //!
@@ -54,8 +51,8 @@ const MIN_SHARD_CAPACITY: usize = 64;
 
 /// Records a shard has room for from the start (its whole capacity when smaller). A store
 /// that starts empty and fills up would otherwise grow each shard a dozen times on the way,
-/// moving its records and rehashing its index each time (about 100 instructions per save
-/// while it fills, measured on the benchmark's login). The room is address space: the OS
+/// moving its records and rehashing its index each time (BENCHMARKS.md, "Hand-written fast
+/// paths"). The room is address space: the OS
 /// gives a page memory when a record is first written to it, so the default store (100 000
 /// records, ~13 MB of room) costs little more than its index's control bytes until it fills.
 /// A larger shard grows by doubling past it.
