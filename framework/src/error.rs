@@ -353,6 +353,7 @@ mod tests {
 
     #[test]
     fn io_errors_keep_the_os_words_out_of_the_answer() {
+        // Any OS error number will do: its text names the number, which must not leak.
         let long = std::io::Error::from_raw_os_error(36);
         assert!(long.to_string().contains("os error 36"));
         let http = Error::from(long).into_http();

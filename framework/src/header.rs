@@ -127,6 +127,25 @@ pub fn add_vary(headers: &mut HeaderMap, name: &'static str) {
     }
 }
 
+/// `Cache-Control: public, max-age=<secs>` (and `, s-maxage=<secs>` when given): what a
+/// response that any cache may keep carries ([`Context::cache_max_age`](crate::Context::cache_max_age),
+/// static serve).
+pub(crate) fn public_cache_control(
+    max_age: std::time::Duration,
+    s_max_age: Option<std::time::Duration>,
+) -> HeaderValue {
+    let value = match s_max_age {
+        Some(s) => format!(
+            "public, max-age={}, s-maxage={}",
+            max_age.as_secs(),
+            s.as_secs()
+        ),
+        None => format!("public, max-age={}", max_age.as_secs()),
+    };
+    // Digits, commas, `=`, `-` and letters only.
+    HeaderValue::try_from(value).unwrap_or_else(|_| unreachable!("always a valid header value"))
+}
+
 /// Whether the `Cache-Control` headers of `headers` carry `directive` (e.g. `no-store`), with
 /// or without an argument: each value is split at commas, and names compare case-insensitively
 /// (RFC 9111 section 5.2). The headers are scanned as in [`has_any`]; nothing is allocated.

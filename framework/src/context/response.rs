@@ -101,18 +101,8 @@ impl Context {
         self.set_cache_control(max_age, Some(s_max_age));
     }
     fn set_cache_control(&mut self, max_age: Duration, s_max_age: Option<Duration>) {
-        let value = match s_max_age {
-            Some(s) => format!(
-                "public, max-age={}, s-maxage={}",
-                max_age.as_secs(),
-                s.as_secs()
-            ),
-            None => format!("public, max-age={}", max_age.as_secs()),
-        };
-        // Digits, commas and letters only: always a valid header value.
-        if let Ok(v) = HeaderValue::try_from(value) {
-            self.response_headers.insert(header::CACHE_CONTROL, v);
-        }
+        let value = crate::header::public_cache_control(max_age, s_max_age);
+        self.response_headers.insert(header::CACHE_CONTROL, value);
     }
     /// Clears status, headers and body: what an error or panic answer starts from.
     pub fn reset_response(&mut self) {

@@ -2,7 +2,7 @@
 //!
 //! Each shard is a mutex over a vector of records and a hash index into it (hashbrown's
 //! `HashTable` of positions, hashed with a randomly seeded foldhash). A save into a shard with
-//! room is one hash of the id, one lock, one probe and a move of the values into the vector
+//! capacity is one hash of the id, one lock, one probe and a move of the values into the vector
 //! (a full shard adds the sweep for a victim); a load is the same and a clone. The lock is
 //! never held across an `.await` (there is none) nor while user code runs: records hold only
 //! the store's own values, and the values a save lets go of are dropped after the unlock.
@@ -49,20 +49,20 @@ pub const DEFAULT_MEMORY_CAPACITY: usize = 100_000;
 const MAX_SHARDS: usize = 64;
 const MIN_SHARD_CAPACITY: usize = 64;
 
-/// Records a shard has room for from the start (its whole capacity when smaller). A store
+/// Records a shard has capacity for from the start (its whole capacity when smaller). A store
 /// that starts empty and fills up would otherwise grow each shard a dozen times on the way,
 /// moving its records and rehashing its index each time (BENCHMARKS.md, "Hand-written fast
-/// paths"). The room is address space: the OS
+/// paths"). The reserved capacity is address space: the OS
 /// gives a page memory when a record is first written to it, so the default store (100 000
-/// records, ~13 MB of room) costs little more than its index's control bytes until it fills.
+/// records, ~13 MB reserved) costs little more than its index's control bytes until it fills.
 /// A larger shard grows by doubling past it.
 const RESERVED_PER_SHARD: usize = 16_384;
 
-/// The turns of the hand a record loaded or saved again is spared; see [`Slot::uses`].
+/// The turns of the hand a record loaded or saved again is spared; see [`Record::uses`].
 const MAX_USES: u8 = 2;
 
 /// One session record.
-struct Slot {
+struct Record {
     id: CompactString,
     /// The id's hash, kept so that moving or evicting the record needs no rehash.
     hash: u64,
@@ -78,7 +78,7 @@ struct Slot {
 /// A part of the store: records in a vector, found through an index of their positions.
 struct Shard {
     index: HashTable<u32>,
-    slots: Vec<Slot>,
+    records: Vec<Record>,
     capacity: usize,
     /// The clock hand: the next position the sweep looks at.
     hand: usize,
@@ -88,7 +88,7 @@ struct Shard {
 
 /// What a save let go of, for the store to drop and count once the shard is unlocked.
 struct Released {
-    /// The session's old values, or the values of the record evicted to make room.
+    /// The session's old values, or the values of the record evicted to make space.
     _values: Option<SessionData>,
     /// A record that had not expired was evicted.
     evicted_alive: bool,
@@ -96,10 +96,10 @@ struct Released {
 
 impl Shard {
     fn new(capacity: usize) -> Self {
-        let room = capacity.min(RESERVED_PER_SHARD);
+        let reserved = capacity.min(RESERVED_PER_SHARD);
         Self {
-            index: HashTable::with_capacity(room),
-            slots: Vec::with_capacity(room),
+            index: HashTable::with_capacity(reserved),
+            records: Vec::with_capacity(reserved),
             capacity,
             hand: 0,
             added: 0,
@@ -107,22 +107,22 @@ impl Shard {
     }
 
     fn position(&self, hash: u64, id: &str) -> Option<usize> {
-        let slots = &self.slots;
+        let records = &self.records;
         self.index
-            .find(hash, |&at| slots[at as usize].id == id)
+            .find(hash, |&at| records[at as usize].id == id)
             .map(|&at| at as usize)
     }
 
     fn load(&mut self, hash: u64, id: &str, now: Instant) -> Option<&SessionData> {
         let at = self.position(hash, id)?;
-        if self.slots[at].expires <= now {
+        if self.records[at].expires <= now {
             // Dropped under the lock: values the store itself made, nothing of a caller's.
             drop(self.remove_at(at));
             return None;
         }
-        let slot = &mut self.slots[at];
-        slot.uses = MAX_USES;
-        Some(&slot.data)
+        let record = &mut self.records[at];
+        record.uses = MAX_USES;
+        Some(&record.data)
     }
 
     fn save(
@@ -137,25 +137,25 @@ impl Shard {
         let expires = now
             .checked_add(ttl)
             .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 60 * 60));
-        // One probe finds the session or the place for it (room for one more is made first).
-        let slots = &self.slots;
+        // One probe finds the session or the place for it (space for one more is made first).
+        let records = &self.records;
         let vacant = match self.index.entry(
             hash,
-            |&i| slots[i as usize].id == id,
-            |&i| slots[i as usize].hash,
+            |&i| records[i as usize].id == id,
+            |&i| records[i as usize].hash,
         ) {
             Entry::Occupied(entry) => {
-                let slot = &mut self.slots[*entry.get() as usize];
-                slot.expires = expires;
-                slot.uses = MAX_USES;
+                let record = &mut self.records[*entry.get() as usize];
+                record.expires = expires;
+                record.uses = MAX_USES;
                 return Released {
-                    _values: Some(std::mem::replace(&mut slot.data, data)),
+                    _values: Some(std::mem::replace(&mut record.data, data)),
                     evicted_alive: false,
                 };
             }
             Entry::Vacant(vacant) => vacant,
         };
-        let slot = Slot {
+        let record = Record {
             id: CompactString::new(id),
             hash,
             data,
@@ -164,29 +164,29 @@ impl Shard {
             born: self.added,
         };
         self.added = self.added.wrapping_add(1);
-        if self.slots.len() < self.capacity {
-            if self.slots.len() == self.slots.capacity() {
-                // Double, but never past the capacity: a full shard holds no spare room.
-                let grown = (self.slots.len() * 2).max(4).min(self.capacity);
-                self.slots.reserve_exact(grown - self.slots.len());
+        if self.records.len() < self.capacity {
+            if self.records.len() == self.records.capacity() {
+                // Double, but never past the capacity: a full shard holds no spare capacity.
+                let grown = (self.records.len() * 2).max(4).min(self.capacity);
+                self.records.reserve_exact(grown - self.records.len());
             }
-            vacant.insert(self.slots.len() as u32);
-            self.slots.push(slot);
+            vacant.insert(self.records.len() as u32);
+            self.records.push(record);
             return Released {
                 _values: None,
                 evicted_alive: false,
             };
         }
-        // Full: the vacant place goes unused (its borrow ends here); a victim makes room.
+        // Full: the vacant place goes unused (its borrow ends here); a victim makes space.
         let at = self.sweep(now);
-        let old = std::mem::replace(&mut self.slots[at], slot);
+        let old = std::mem::replace(&mut self.records[at], record);
         let (at32, old_hash) = (at as u32, old.hash);
         if let Ok(entry) = self.index.find_entry(old_hash, |&i| i == at32) {
             entry.remove();
         }
-        let slots = &self.slots;
+        let records = &self.records;
         self.index
-            .insert_unique(hash, at32, |&i| slots[i as usize].hash);
+            .insert_unique(hash, at32, |&i| records[i as usize].hash);
         Released {
             evicted_alive: old.expires > now,
             _values: Some(old.data),
@@ -197,7 +197,7 @@ impl Shard {
     /// expired record, or the first one past the minimum age with no turn left, taking a turn
     /// from each record past that age it passes (see the module doc).
     fn sweep(&mut self, now: Instant) -> usize {
-        let len = self.slots.len();
+        let len = self.records.len();
         // Young: fewer than half the capacity of newer records added since (the record being
         // saved, already counted in `added`, among them). Fewer than half of a full shard's
         // records are, so within three turns some other record runs out of turns (it has at
@@ -209,31 +209,31 @@ impl Shard {
             }
             let at = self.hand;
             self.hand += 1;
-            let slot = &mut self.slots[at];
-            if slot.expires <= now {
+            let record = &mut self.records[at];
+            if record.expires <= now {
                 return at;
             }
-            let newer = self.added.wrapping_sub(slot.born).wrapping_sub(1);
+            let newer = self.added.wrapping_sub(record.born).wrapping_sub(1);
             if newer < young {
                 continue;
             }
-            if slot.uses == 0 {
+            if record.uses == 0 {
                 return at;
             }
-            slot.uses -= 1;
+            record.uses -= 1;
         }
         self.hand % len
     }
 
     /// Takes the record at `at` out; the last record moves into its place.
-    fn remove_at(&mut self, at: usize) -> Slot {
-        let (at32, last) = (at as u32, (self.slots.len() - 1) as u32);
-        if let Ok(entry) = self.index.find_entry(self.slots[at].hash, |&i| i == at32) {
+    fn remove_at(&mut self, at: usize) -> Record {
+        let (at32, last) = (at as u32, (self.records.len() - 1) as u32);
+        if let Ok(entry) = self.index.find_entry(self.records[at].hash, |&i| i == at32) {
             entry.remove();
         }
-        let removed = self.slots.swap_remove(at);
+        let removed = self.records.swap_remove(at);
         if at32 != last {
-            let moved = self.slots[at].hash;
+            let moved = self.records[at].hash;
             if let Some(i) = self.index.find_mut(moved, |&i| i == last) {
                 *i = at32;
             }
@@ -241,7 +241,7 @@ impl Shard {
         removed
     }
 
-    fn destroy(&mut self, hash: u64, id: &str) -> Option<Slot> {
+    fn destroy(&mut self, hash: u64, id: &str) -> Option<Record> {
         let at = self.position(hash, id)?;
         Some(self.remove_at(at))
     }
@@ -335,7 +335,7 @@ impl MemoryStore {
     /// Number of records held (expired ones not yet dropped included).
     pub fn len(&self) -> usize {
         (0..self.shards.len())
-            .map(|i| self.lock(i).slots.len())
+            .map(|i| self.lock(i).records.len())
             .sum()
     }
 
@@ -497,48 +497,50 @@ mod tests {
         assert_eq!(store.len(), ids.len() - 1);
     }
 
-    /// Each shard has room for its whole capacity from the start (up to the reserved room), so
+    /// Each shard has capacity for all its records from the start (up to the reserved capacity), so
     /// filling the store grows nothing and moves no record; a shard larger than that grows
     /// past it, up to its capacity and no further.
     #[test]
-    fn room_is_reserved_up_front() {
+    fn capacity_is_reserved_up_front() {
         let ttl = Duration::from_secs(60);
-        let rooms = |store: &MemoryStore| -> Vec<(usize, usize)> {
+        let capacities = |store: &MemoryStore| -> Vec<(usize, usize)> {
             (0..store.shards.len())
                 .map(|i| {
                     let shard = store.lock(i);
-                    (shard.slots.capacity(), shard.capacity)
+                    (shard.records.capacity(), shard.capacity)
                 })
                 .collect()
         };
         let store = MemoryStore::with_capacity(1000);
-        let before = rooms(&store);
+        let before = capacities(&store);
         assert!(
-            before.iter().all(|&(room, capacity)| room == capacity),
+            before
+                .iter()
+                .all(|&(reserved, capacity)| reserved == capacity),
             "{before:?}"
         );
-        let first = store.lock(0).slots.as_ptr();
+        let first = store.lock(0).records.as_ptr();
         // Enough ids that every shard fills up, whatever share of them it gets.
         for i in 0..5000 {
             store.save_now(&format!("s{i}"), numbered(i), ttl).unwrap();
         }
         assert_eq!(store.len(), 1000);
-        assert_eq!(rooms(&store), before, "no shard grew");
-        assert_eq!(store.lock(0).slots.as_ptr(), first, "no record moved");
+        assert_eq!(capacities(&store), before, "no shard grew");
+        assert_eq!(store.lock(0).records.as_ptr(), first, "no record moved");
 
-        // A shard larger than the reserved room (whatever the machine's core count).
+        // A shard larger than the reserved capacity (whatever the machine's core count).
         let capacity = RESERVED_PER_SHARD + 10;
         let mut shard = Shard::new(capacity);
-        assert_eq!(shard.slots.capacity(), RESERVED_PER_SHARD);
+        assert_eq!(shard.records.capacity(), RESERVED_PER_SHARD);
         for i in 0..capacity + 5 {
             let id = format!("s{i}");
             let (hash, _) = store.locate(&id);
             let now = Instant::now();
             drop(shard.save(hash, &id, numbered(i), now, ttl));
         }
-        assert_eq!(shard.slots.len(), capacity);
+        assert_eq!(shard.records.len(), capacity);
         assert_eq!(
-            shard.slots.capacity(),
+            shard.records.capacity(),
             capacity,
             "grown to its capacity, not past it"
         );
@@ -585,10 +587,15 @@ mod tests {
     /// Every record is found through the index at its own position, and the index holds
     /// nothing else.
     fn check(shard: &Shard) {
-        assert!(shard.slots.len() <= shard.capacity);
-        assert_eq!(shard.index.len(), shard.slots.len());
-        for (at, slot) in shard.slots.iter().enumerate() {
-            assert_eq!(shard.position(slot.hash, &slot.id), Some(at), "{}", slot.id);
+        assert!(shard.records.len() <= shard.capacity);
+        assert_eq!(shard.index.len(), shard.records.len());
+        for (at, record) in shard.records.iter().enumerate() {
+            assert_eq!(
+                shard.position(record.hash, &record.id),
+                Some(at),
+                "{}",
+                record.id
+            );
         }
     }
 

@@ -534,16 +534,10 @@ fn redirect_to_dir(ctx: &mut Context) {
 }
 
 fn cache_control(max_age: Option<Duration>, s_max_age: Option<Duration>) -> HeaderValue {
-    let value = match (max_age, s_max_age) {
-        (None, None) => return HeaderValue::from_static("no-cache"),
-        (max, None) => format!("public, max-age={}", max.unwrap_or_default().as_secs()),
-        (max, Some(s)) => format!(
-            "public, max-age={}, s-maxage={}",
-            max.unwrap_or_default().as_secs(),
-            s.as_secs()
-        ),
-    };
-    header_value(value)
+    if max_age.is_none() && s_max_age.is_none() {
+        return HeaderValue::from_static("no-cache");
+    }
+    crate::header::public_cache_control(max_age.unwrap_or_default(), s_max_age)
 }
 
 fn content_type(path: &str) -> HeaderValue {
