@@ -348,6 +348,7 @@ impl App {
         self
     }
 
+    /// Which proxies in front of the app are believed for the client IP (a hop count or their
     /// networks); see [`crate::client_ip`]. The client IP is taken from the right of
     /// `X-Forwarded-For`, never from its leftmost entry, which the client controls.
     #[must_use]
