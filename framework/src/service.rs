@@ -191,16 +191,16 @@ impl Service {
 
         let mut router: Router<CompiledPath> = Router::new();
         let mut route_count: u32 = 0;
-        for slot in by_path.slots() {
+        for path in by_path.routes() {
             let meta = |method: Option<&str>, index: Option<u32>| {
                 Arc::new(RouteMeta::new(
                     method,
-                    slot.pattern(),
-                    slot.param_names(),
+                    path.pattern(),
+                    path.param_names(),
                     index,
                 ))
             };
-            let methods = slot
+            let methods = path
                 .value
                 .iter()
                 .map(|r| {
@@ -210,8 +210,8 @@ impl Service {
                     (r.method.clone(), route)
                 })
                 .collect();
-            let allow = allow_header(&slot.value)
-                .ok_or_else(|| BuildError::new(format!("bad method in {}", slot.pattern())))?;
+            let allow = allow_header(&path.value)
+                .ok_or_else(|| BuildError::new(format!("bad method in {}", path.pattern())))?;
             let not_allowed = Route::new(
                 meta(None, None),
                 &settings.global,
@@ -223,8 +223,8 @@ impl Service {
             };
             // Same pattern, same shape: this cannot conflict.
             router
-                .entry(slot.pattern(), move || compiled)
-                .map_err(BuildError::new)?;
+                .entry(path.pattern(), move || compiled)
+                .map_err(|e| BuildError::new(e.to_string()))?;
         }
 
         let unrouted = || Arc::new(RouteMeta::new(None, "", &[], None));
@@ -303,7 +303,7 @@ impl Service {
         }
         let route = match found {
             Some(found) => {
-                let path = &found.slot.value;
+                let path = &found.route.value;
                 let route = path
                     .for_method(ctx.method())
                     .or_else(|| extended_connect(ctx).then(|| path.for_method(&Method::GET))?)
