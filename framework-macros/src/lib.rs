@@ -11,6 +11,7 @@ use proc_macro::TokenStream;
 mod controller;
 mod from_state;
 mod route_path;
+mod types;
 mod validate;
 mod validator;
 

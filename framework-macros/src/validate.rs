@@ -3,7 +3,9 @@
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Data, DeriveInput, Expr, Fields, Ident, LitStr, Path, Type};
+use syn::{Data, DeriveInput, Expr, Fields, Ident, LitStr, Path};
+
+use crate::types::is_named;
 
 /// One validator on a field, parsed.
 enum Rule {
@@ -268,11 +270,6 @@ fn json_name(field: &syn::Field, ident: &Ident) -> String {
     name
 }
 
-fn is_option(ty: &Type) -> bool {
-    matches!(ty, Type::Path(p) if p.qself.is_none()
-        && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
-}
-
 pub(crate) fn expand(item: TokenStream) -> TokenStream {
     let input: DeriveInput = match syn::parse2(item) {
         Ok(input) => input,
@@ -345,7 +342,7 @@ fn generate(input: &DeriveInput) -> syn::Result<TokenStream> {
         if calls.is_empty() {
             continue;
         }
-        checks.push(if is_option(&field.ty) {
+        checks.push(if is_named(&field.ty, "Option") {
             quote! { if let ::std::option::Option::Some(value) = &self.#ident { #(#calls)* } }
         } else {
             quote! { { let value = &self.#ident; #(#calls)* } }

@@ -116,7 +116,7 @@ fn generate(attr: TokenStream, function: &ItemFn) -> syn::Result<TokenStream> {
     }
     let output = match &signature.output {
         ReturnType::Type(_, ty) => match impl_token(ty) {
-            None if !crate::controller::returns_result(&Some(ty)) => {
+            None if !crate::types::returns_result(ty) => {
                 return Err(syn::Error::new(
                     ty.span(),
                     format!(

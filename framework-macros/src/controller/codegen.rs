@@ -1,0 +1,179 @@
+//! The generated code: per handler a call wrapper, a describe function and an endpoint
+//! constructor, and the controller's `ControllerDef` submitted to `inventory`.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, LitStr, Type};
+
+use super::Handler;
+use super::args::{Arg, ArgKind};
+use super::attrs::ControllerArgs;
+use crate::types::{is_named, option_inner, result_value, returns_result};
+
+pub(super) fn registration(
+    self_ty: &Type,
+    self_name: &Ident,
+    args: &ControllerArgs,
+    handlers: &[Handler],
+) -> TokenStream {
+    let prefix = args.prefix.as_ref().map_or_else(String::new, LitStr::value);
+    let group_middleware = args.middleware.iter().map(Ident::to_string);
+    let controller_name = self_name.to_string();
+    let mut wrappers = Vec::new();
+    let mut routes = Vec::new();
+    for Handler {
+        name,
+        route,
+        args,
+        output,
+        describe,
+    } in handlers
+    {
+        let call_fn = format_ident!("__framework_call_{}", name);
+        let describe_fn = format_ident!("__framework_describe_{}", name);
+        let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
+        let span = name.span();
+        let (lets, values) = arg_values(args);
+        let output = output.as_ref();
+        // `Option<T>` (plain or in a `Result`): `None` is a 404.
+        let finish = match (output.is_some_and(returns_result), returns_option(output)) {
+            (true, false) => quote_spanned! {span=>
+                ::framework::__private::finish(this.#name(#(#values),*).await, ctx)
+            },
+            (false, false) => quote_spanned! {span=>
+                ::framework::__private::finish_value(this.#name(#(#values),*).await, ctx)
+            },
+            (true, true) => quote_spanned! {span=>
+                ::framework::__private::finish_found(this.#name(#(#values),*).await, ctx)
+            },
+            (false, true) => quote_spanned! {span=>
+                ::framework::__private::finish_found_value(this.#name(#(#values),*).await, ctx)
+            },
+        };
+        wrappers.push(quote! {
+            fn #call_fn<'a>(
+                this: &'a #self_ty,
+                ctx: &'a mut ::framework::Context,
+            ) -> ::framework::__private::EndpointFuture<'a> {
+                ::framework::__private::endpoint_future(async move {
+                    #(#lets)*
+                    #finish
+                })
+            }
+            fn #describe_fn(d: &mut ::framework::__private::openapi::Operation<'_>) {
+                #describe
+            }
+            fn #endpoint_fn(
+                controller: &::std::sync::Arc<dyn ::std::any::Any + Send + Sync>,
+            ) -> ::std::option::Option<::std::sync::Arc<dyn ::framework::Endpoint>> {
+                ::framework::__private::method_endpoint::<#self_ty>(controller, #call_fn)
+            }
+        });
+        let method = route.method.to_ascii_uppercase();
+        let path = &route.path;
+        let handler = format!("{controller_name}::{name}");
+        let middleware = route.middleware.iter().map(Ident::to_string);
+        routes.push(quote! {
+            ::framework::__private::RouteDef {
+                method: #method,
+                path: #path,
+                handler: #handler,
+                middleware: &[#(#middleware),*],
+                endpoint: #endpoint_fn,
+                describe: #describe_fn,
+            }
+        });
+    }
+    quote! {
+        const _: () = {
+            #(#wrappers)*
+            ::framework::__private::inventory::submit! {
+                ::framework::__private::ControllerDef {
+                    name: #controller_name,
+                    prefix: #prefix,
+                    middleware: &[#(#group_middleware),*],
+                    build: ::framework::__private::build_controller::<#self_ty>,
+                    routes: &[#(#routes),*],
+                }
+            }
+        };
+    }
+}
+
+/// Whether a handler's value (inside a `Result`, if it returns one) is an `Option`: `None`
+/// is a 404.
+fn returns_option(output: Option<&Type>) -> bool {
+    output
+        .and_then(result_value)
+        .is_some_and(|value| is_named(value, "Option"))
+}
+
+/// The statements that make a handler's arguments (owned ones in order, the borrowed one
+/// last), and the expressions passed to the method. The borrowed one is made last because it
+/// holds a borrow of `ctx` until the call, and the owned ones each need `ctx` while they are
+/// made.
+fn arg_values(args: &[Arg]) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let mut lets = Vec::new();
+    let mut borrowed = None;
+    let mut values = Vec::new();
+    for (index, Arg { ty, kind }) in args.iter().enumerate() {
+        let var = format_ident!("__arg{}", index);
+        let span = ty.span();
+        let make = match kind {
+            ArgKind::FromRequest => quote_spanned! {span=>
+                <#ty as ::framework::__private::FromRequest>::from_request(ctx)?
+            },
+            ArgKind::Named {
+                source,
+                name,
+                optional,
+            } => {
+                let source = source.ident();
+                let inner = if *optional {
+                    option_inner(ty).unwrap_or(ty)
+                } else {
+                    ty
+                };
+                let read = if *optional {
+                    quote_spanned!(span=> optional)
+                } else {
+                    quote_spanned!(span=> required)
+                };
+                quote_spanned! {span=>
+                    ::framework::__private::#read::<#inner>(
+                        ctx,
+                        ::framework::__private::Source::#source,
+                        #name,
+                    )?
+                }
+            }
+            ArgKind::State => quote_spanned! {span=>
+                ::framework::__private::state::<#ty>(ctx)?
+            },
+            ArgKind::Borrowed { mutable, context } => {
+                let Type::Reference(reference) = ty else {
+                    continue;
+                };
+                let elem = &reference.elem;
+                let value = match (context, mutable) {
+                    (true, true) => quote!(&mut *ctx),
+                    (true, false) => quote!(&*ctx),
+                    (false, true) => quote_spanned! {span=>
+                        <#elem as ::framework::__private::FromContext>::from_context(ctx)?
+                    },
+                    (false, false) => quote_spanned! {span=>
+                        &*<#elem as ::framework::__private::FromContext>::from_context(ctx)?
+                    },
+                };
+                borrowed = Some(quote!(let #var = #value;));
+                values.push(quote!(#var));
+                continue;
+            }
+        };
+        lets.push(quote!(let #var = #make;));
+        values.push(quote!(#var));
+    }
+    lets.extend(borrowed);
+    (lets, values)
+}

@@ -1,0 +1,190 @@
+//! `#[controller]` and the route attributes it consumes.
+//!
+//! By phase: `attrs` parses the attributes, `args` works out how each handler argument is made,
+//! `openapi` writes each handler's description and `codegen` the wrappers and the registration.
+//! This module takes the impl block apart and puts the phases together.
+
+mod args;
+mod attrs;
+mod codegen;
+mod openapi;
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{FnArg, Ident, ImplItem, ImplItemFn, Item, LitStr, Type};
+
+use self::args::Arg;
+use self::attrs::{ControllerArgs, RouteArgs};
+use crate::types::last_segment;
+
+/// A handler method with its route and its arguments after `&self`.
+struct Handler {
+    name: Ident,
+    route: RouteArgs,
+    args: Vec<Arg>,
+    /// The written return type; `None` when there is none (`()`).
+    output: Option<Type>,
+    /// The body of its OpenAPI description function.
+    describe: TokenStream,
+}
+
+/// Collects errors so one expansion reports all of them.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn finish(self) -> syn::Result<()> {
+        self.0.map_or(Ok(()), Err)
+    }
+
+    fn push(&mut self, err: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(err),
+            None => self.0 = Some(err),
+        }
+    }
+}
+
+/// Emits the item again next to the errors, so the rest of the crate still type-checks.
+fn reemit(item: impl quote::ToTokens, err: &syn::Error) -> TokenStream {
+    let errors = err.to_compile_error();
+    quote!(#item #errors)
+}
+
+pub(crate) fn outside_controller(verb: &str, item: TokenStream) -> TokenStream {
+    let err = syn::Error::new(
+        Span::call_site(),
+        format!("`#[{verb}]` is only valid on a method inside a `#[controller]` impl block"),
+    );
+    reemit(item, &err)
+}
+
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let parsed: Item = match syn::parse2(item.clone()) {
+        Ok(item) => item,
+        Err(e) => return reemit(item, &e),
+    };
+    let Item::Impl(mut block) = parsed else {
+        let err = syn::Error::new(
+            parsed.span(),
+            "`#[controller]` must be placed on an `impl` block, e.g. `impl UserController { ... }`",
+        );
+        return reemit(parsed, &err);
+    };
+    let mut errors = Errors::default();
+    let args = syn::parse2::<ControllerArgs>(attr).unwrap_or_else(|e| {
+        errors.push(e);
+        ControllerArgs::default()
+    });
+    if let Some((_, path, _)) = &block.trait_ {
+        errors.push(syn::Error::new(
+            path.span(),
+            "`#[controller]` goes on an inherent impl block, not a trait impl",
+        ));
+    }
+    if !block.generics.params.is_empty() {
+        errors.push(syn::Error::new(
+            block.generics.span(),
+            "a controller cannot be generic",
+        ));
+    }
+    let prefix = args.prefix.as_ref().map_or_else(String::new, LitStr::value);
+    let handlers: Vec<Handler> = block
+        .items
+        .iter_mut()
+        .filter_map(|item| match item {
+            ImplItem::Fn(method) => take_route(method, &prefix, &mut errors),
+            _ => None,
+        })
+        .collect();
+    let self_name = last_segment(&block.self_ty).map(|segment| segment.ident.clone());
+    if self_name.is_none() {
+        errors.push(syn::Error::new(
+            block.self_ty.span(),
+            "a controller must be a named type",
+        ));
+    }
+    if let Err(err) = errors.finish() {
+        return reemit(&block, &err);
+    }
+    let Some(self_name) = self_name else {
+        return quote!(#block);
+    };
+    let registration = codegen::registration(&block.self_ty, &self_name, &args, &handlers);
+    quote! {
+        #block
+        #registration
+    }
+}
+
+/// Takes the route attribute off a method and checks the method's shape.
+fn take_route(method: &mut ImplItemFn, prefix: &str, errors: &mut Errors) -> Option<Handler> {
+    let mut route = None;
+    let mut kept = Vec::with_capacity(method.attrs.len());
+    for attr in std::mem::take(&mut method.attrs) {
+        match attrs::route_method(&attr) {
+            Some(verb) if route.is_some() => errors.push(syn::Error::new(
+                attr.span(),
+                format!("`{verb}`: a handler has exactly one route attribute"),
+            )),
+            Some(verb) => match attrs::parse_route_args(verb, &attr) {
+                Ok(args) => route = Some(args),
+                Err(e) => errors.push(e),
+            },
+            None => kept.push(attr),
+        }
+    }
+    method.attrs = kept;
+    let route = route?;
+    let name = method.sig.ident.clone();
+    let mut ok = true;
+    if method.sig.asyncness.is_none() {
+        errors.push(syn::Error::new(
+            method.sig.fn_token.span,
+            format!("handler `{name}` must be an `async fn`"),
+        ));
+        ok = false;
+    }
+    if !method.sig.generics.params.is_empty() {
+        errors.push(syn::Error::new(
+            method.sig.generics.span(),
+            format!("handler `{name}` cannot be generic"),
+        ));
+        ok = false;
+    }
+    let takes_self = matches!(
+        method.sig.inputs.first(),
+        Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none()
+    );
+    if !takes_self {
+        // The parentheses, not `inputs`: an empty list has no span of its own and would point
+        // at `#[controller]`.
+        errors.push(syn::Error::new(
+            method.sig.paren_token.span.join(),
+            format!(
+                "handler `{name}` must take `&self` first, then its arguments \
+                 (e.g. `ctx: &mut Context`, `body: Json<T>`, `id: u64`)"
+            ),
+        ));
+        ok = false;
+    }
+    let full_path = format!("{prefix}{}", route.path.value());
+    let args = if takes_self {
+        args::analyse_args(method, &full_path, errors)
+    } else {
+        Vec::new()
+    };
+    let output = match &method.sig.output {
+        syn::ReturnType::Default => None,
+        syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
+    };
+    let describe = openapi::describe_body(method, &route, &args, output.as_ref());
+    ok.then_some(Handler {
+        name,
+        route,
+        args,
+        output,
+        describe,
+    })
+}
