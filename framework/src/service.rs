@@ -78,6 +78,11 @@ pub(crate) struct PlannedRoute {
 pub(crate) struct Settings {
     /// The middleware every request runs, 404 and 405 answers included.
     pub(crate) global: Vec<SharedMiddleware>,
+    /// The chain and endpoint that answer a path no route matches, in place of the 404.
+    pub(crate) fallback: Option<(Vec<SharedMiddleware>, Arc<dyn Endpoint>)>,
+    /// The chain and endpoint that answer a method a path has no route for, in place of the
+    /// 405 (which sets `Allow` and the status first).
+    pub(crate) not_allowed: Option<(Vec<SharedMiddleware>, Arc<dyn Endpoint>)>,
     pub(crate) trailing_slash: TrailingSlash,
     pub(crate) trusted_proxies: TrustedProxies,
     pub(crate) state: State,
@@ -125,20 +130,30 @@ impl Endpoint for SlashRedirect {
     }
 }
 
+/// A path's 405: `Allow` set to its methods, then the app's own handler
+/// ([`App::method_not_allowed`](crate::App::method_not_allowed)) with the status 405, or the
+/// framework's error.
 struct MethodNotAllowed {
     allow: HeaderValue,
+    handler: Option<Arc<dyn Endpoint>>,
 }
 
 impl Endpoint for MethodNotAllowed {
     fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
         endpoint_future(async move {
             ctx.set_header(header::ALLOW, self.allow.clone());
-            Err(HttpError::with(
-                StatusCode::METHOD_NOT_ALLOWED,
-                ROUTER_CATEGORY,
-                "method not allowed",
-            )
-            .into())
+            match &self.handler {
+                Some(handler) => {
+                    ctx.set_status(StatusCode::METHOD_NOT_ALLOWED);
+                    handler.call(ctx).await
+                }
+                None => Err(HttpError::with(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    ROUTER_CATEGORY,
+                    "method not allowed",
+                )
+                .into()),
+            }
         })
     }
 }
@@ -212,10 +227,14 @@ impl Service {
                 .collect();
             let allow = allow_header(&path.value)
                 .ok_or_else(|| BuildError::new(format!("bad method in {}", path.pattern())))?;
+            let (chain, handler) = match &settings.not_allowed {
+                Some((chain, handler)) => (chain, Some(Arc::clone(handler))),
+                None => (&settings.global, None),
+            };
             let not_allowed = Route::new(
                 meta(None, None),
-                &settings.global,
-                Arc::new(MethodNotAllowed { allow }),
+                chain,
+                Arc::new(MethodNotAllowed { allow, handler }),
             );
             let compiled = CompiledPath {
                 methods,
@@ -230,7 +249,10 @@ impl Service {
         let unrouted = || Arc::new(RouteMeta::new(None, "", &[], None));
         Ok(Service {
             router,
-            not_found: Route::new(unrouted(), &settings.global, Arc::new(NotFound)),
+            not_found: match settings.fallback {
+                Some((chain, fallback)) => Route::new(unrouted(), &chain, fallback),
+                None => Route::new(unrouted(), &settings.global, Arc::new(NotFound)),
+            },
             redirect: Route::new(unrouted(), &settings.global, Arc::new(SlashRedirect)),
             trailing_slash: settings.trailing_slash,
             listing,

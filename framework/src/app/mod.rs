@@ -88,17 +88,24 @@ pub struct Routes<Scope> {
     routes: Vec<RouteSpec>,
 }
 
-/// A group's scope: its prefix.
-pub struct Prefix(String);
+/// A group's scope: its prefix, and the groups inside it.
+pub struct Prefix {
+    path: String,
+    groups: Vec<Group>,
+}
 
-/// Routes under a common prefix sharing middleware.
+/// Routes under a common prefix sharing middleware. A group may hold groups
+/// ([`Group::group`]), to any depth: an inner group's prefix follows its outer group's, and its
+/// routes run the outer group's middleware, then its own.
 ///
 /// ```
 /// use framework::{App, Context, Group};
 ///
-/// let admin = Group::new("/admin").get("/stats", |_ctx: &mut Context| async { Ok("42") });
+/// let stats = |_ctx: &mut Context| async { Ok("42") };
+/// let v1 = Group::new("/v1").get("/stats", stats);
+/// let admin = Group::new("/admin").group(v1);
 /// let service = App::new().group(admin).build().unwrap();
-/// assert_eq!(service.routes()[0].path, "/admin/stats");
+/// assert_eq!(service.routes()[0].path, "/admin/v1/stats");
 /// ```
 pub type Group = Routes<Prefix>;
 
@@ -136,6 +143,42 @@ pub struct AppScope {
     /// Where the OpenAPI document is served, with the API's title and version.
     openapi: Option<openapi::OpenApiSettings>,
     trailing_slash: TrailingSlash,
+    /// What answers a path no route matches ([`App::fallback`]); the 404 when unset.
+    fallback: Option<Special>,
+    /// What answers a method a path has no route for ([`App::method_not_allowed`]); the 405
+    /// when unset.
+    not_allowed: Option<Special>,
+}
+
+/// A handler or endpoint that answers requests no route takes: the fallback, or the 405.
+struct Special {
+    handler: &'static str,
+    endpoint: Arc<dyn Endpoint>,
+    kind: Kind,
+}
+
+impl Special {
+    fn handler<F, T>(handler: F) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: IntoReply,
+    {
+        Special {
+            handler: type_name::<F>(),
+            endpoint: handler_fn(handler),
+            kind: Kind::Handler {
+                value: leaves_value::<T>(),
+            },
+        }
+    }
+
+    fn endpoint<E: Endpoint>(endpoint: E) -> Self {
+        Special {
+            handler: type_name::<E>(),
+            endpoint: Arc::new(endpoint),
+            kind: Kind::Endpoint,
+        }
+    }
 }
 
 /// `post`, `put`, `patch`, `delete`, `head` and `options` beside `get`: each adds a route for
@@ -294,10 +337,49 @@ impl Group {
     /// A group at `prefix` (e.g. `/users`; `""` for the root).
     pub fn new(prefix: impl Into<String>) -> Self {
         Self {
-            scope: Prefix(prefix.into()),
+            scope: Prefix {
+                path: prefix.into(),
+                groups: Vec::new(),
+            },
             middleware: Vec::new(),
             routes: Vec::new(),
         }
+    }
+
+    /// Adds a group inside this one: its prefix follows this group's, and its routes run this
+    /// group's middleware before its own.
+    #[must_use]
+    pub fn group(mut self, group: Group) -> Self {
+        self.scope.groups.push(group);
+        self
+    }
+
+    /// This group and the groups inside it (innermost first), each flat: its whole prefix
+    /// after `prefix`, and its whole middleware after `outer` (the outer groups').
+    fn flatten(self, prefix: &str, outer: &[SharedMiddleware], out: &mut Vec<Group>) {
+        let Routes {
+            scope: Prefix { path, groups },
+            middleware: own,
+            routes,
+        } = self;
+        let path = if prefix.is_empty() {
+            path
+        } else {
+            join_path(prefix, &path)
+        };
+        let mut middleware = outer.to_vec();
+        middleware.extend(own);
+        for group in groups {
+            group.flatten(&path, &middleware, out);
+        }
+        out.push(Group {
+            scope: Prefix {
+                path,
+                groups: Vec::new(),
+            },
+            middleware,
+            routes,
+        });
     }
 }
 
@@ -320,6 +402,8 @@ impl App {
                 defaults: None,
                 openapi: None,
                 trailing_slash: TrailingSlash::Strict,
+                fallback: None,
+                not_allowed: None,
             },
             middleware: Vec::new(),
             routes: Vec::new(),
@@ -383,10 +467,65 @@ impl App {
         self
     }
 
-    /// Adds a group.
+    /// Adds a group (which may hold groups of its own, see [`Group`]).
     #[must_use]
     pub fn group(mut self, group: Group) -> Self {
         self.scope.groups.push(group);
+        self
+    }
+
+    /// Answers the requests whose path no route matches (after the
+    /// [trailing-slash](Self::trailing_slash) policy), in place of the 404, through the app's
+    /// middleware as a route would be (and with the defaults of [`App::new`] it needs): a
+    /// page of your own, or the `index.html` of a single-page app.
+    ///
+    /// The response's status is the one the handler sets, **200** when it sets none, as
+    /// axum's `Router::fallback` and actix-web's `default_service` answer: a "not found" page
+    /// sets 404 itself. A path that has routes, but not for the request's method, still gets
+    /// the 405 ([`method_not_allowed`](Self::method_not_allowed) changes that one).
+    ///
+    /// ```
+    /// use framework::{App, Context, Result};
+    /// use http::StatusCode;
+    ///
+    /// async fn not_here(ctx: &mut Context) -> Result<String> {
+    ///     ctx.set_status(StatusCode::NOT_FOUND);
+    ///     Ok(format!("nothing at {}", ctx.path()))
+    /// }
+    ///
+    /// let app = App::new().fallback(not_here);
+    /// # let _ = app.build().unwrap();
+    /// ```
+    #[must_use]
+    pub fn fallback<F, T>(mut self, handler: F) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: IntoReply,
+    {
+        self.scope.fallback = Some(Special::handler(handler));
+        self
+    }
+
+    /// [`fallback`](Self::fallback) answered by an [`Endpoint`], such as
+    /// [`StaticServe`](crate::middleware::static_serve::StaticServe) for the files of a
+    /// single-page app.
+    #[must_use]
+    pub fn fallback_endpoint<E: Endpoint>(mut self, endpoint: E) -> Self {
+        self.scope.fallback = Some(Special::endpoint(endpoint));
+        self
+    }
+
+    /// Answers a request whose path has routes, but none for its method, in place of the
+    /// framework's 405, through the app's middleware. The handler runs with the status
+    /// already **405** and the `Allow` header set (the methods the path has), so one that
+    /// only writes a body keeps both; it may change them.
+    #[must_use]
+    pub fn method_not_allowed<F, T>(mut self, handler: F) -> Self
+    where
+        F: for<'a> HandlerFn<'a, Output = Result<T>>,
+        T: IntoReply,
+    {
+        self.scope.not_allowed = Some(Special::handler(handler));
         self
     }
 
@@ -415,9 +554,15 @@ impl App {
     /// body parser: only a [bare](App::bare) app can lack them).
     pub fn build(mut self) -> Result<Service, BuildError> {
         let defaults = self.scope.defaults.map(|make| make()).unwrap_or_default();
-        let mut groups = std::mem::take(&mut self.scope.groups);
-        groups.push(Routes {
-            scope: Prefix(String::new()),
+        let mut groups = Vec::new();
+        for group in std::mem::take(&mut self.scope.groups) {
+            group.flatten("", &[], &mut groups);
+        }
+        groups.push(Group {
+            scope: Prefix {
+                path: String::new(),
+                groups: Vec::new(),
+            },
             middleware: Vec::new(),
             routes: std::mem::take(&mut self.routes),
         });
@@ -445,7 +590,7 @@ impl App {
                 let chain = complete(&self.middleware, inner, &defaults, needs);
                 routes.push((
                     PlannedRoute {
-                        path: join_path(&group.scope.0, &spec.path),
+                        path: join_path(&group.scope.path, &spec.path),
                         method: spec.method,
                         handler: spec.handler,
                         chain,
@@ -460,15 +605,33 @@ impl App {
             (&a.path, a.method.as_str(), &a.handler).cmp(&(&b.path, b.method.as_str(), &b.handler))
         });
         for (route, needs) in &routes {
-            needs.check(&route.chain, &route.method, &route.path, &route.handler)?;
+            let what = || format!("{} {} ({})", route.method, route.path, route.handler);
+            needs.check(&route.chain, what)?;
         }
         let routes = routes.into_iter().map(|(route, _)| route).collect();
         // 404 and 405 answers: the app's middleware and the default error handler.
         let global = complete(&self.middleware, Vec::new(), &defaults, Needs::default());
+        let special = |special: Option<Special>, what: &str| {
+            special
+                .map(|special| {
+                    let needs = Needs::of(special.kind);
+                    let chain = complete(&self.middleware, Vec::new(), &defaults, needs);
+                    needs.check(&chain, || format!("{what} ({})", special.handler))?;
+                    Ok((chain, special.endpoint))
+                })
+                .transpose()
+        };
+        let fallback = special(self.scope.fallback.take(), "the fallback")?;
+        let not_allowed = special(
+            self.scope.not_allowed.take(),
+            "the method-not-allowed handler",
+        )?;
         Service::compile(
             routes,
             Settings {
                 global,
+                fallback,
+                not_allowed,
                 trailing_slash: self.scope.trailing_slash,
                 trusted_proxies: self.scope.trusted_proxies,
                 state: self.scope.state,
@@ -536,12 +699,11 @@ impl Needs {
     }
 
     /// Refuses a route whose chain lacks what it needs (only a bare app's can).
+    /// `what` names the route (method, path and handler) in the error.
     fn check(
         self,
         chain: &[SharedMiddleware],
-        method: &Method,
-        path: &str,
-        handler: &str,
+        what: impl FnOnce() -> String,
     ) -> Result<(), BuildError> {
         let has = |roles: &[Role]| {
             chain
@@ -550,16 +712,18 @@ impl Needs {
         };
         if self.value && !has(&[Role::Responder, Role::Renderer]) {
             return Err(BuildError::new(format!(
-                "{method} {path} ({handler}) returns a value, and no responder turns it into \
+                "{} returns a value, and no responder turns it into \
                  the body: add framework::middleware::responder::Responder to the app \
-                 (App::new() has one)"
+                 (App::new() has one)",
+                what()
             )));
         }
         if self.body && !has(&[Role::BodyParser]) {
             return Err(BuildError::new(format!(
-                "{method} {path} ({handler}) takes a request body (Json or Form), and no body \
+                "{} takes a request body (Json or Form), and no body \
                  parser reads it: add framework::middleware::body_parser::BodyParser to the \
-                 app (App::new() has one)"
+                 app (App::new() has one)",
+                what()
             )));
         }
         Ok(())
