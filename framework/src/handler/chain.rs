@@ -322,7 +322,7 @@ enum Entered<'a> {
     CatchPanic(&'a dyn Middleware, Next<'a>),
 }
 
-/// A shared middleware is a middleware: what [`from_fn`] returns, or a middleware kept in an
+/// A shared middleware is a middleware: what [`from_fn`](super::from_fn) returns, or a middleware kept in an
 /// `Arc` to be mounted in several places, goes wherever a middleware goes.
 impl<M: Middleware + ?Sized> Middleware for Arc<M> {
     #[inline]

@@ -11,7 +11,7 @@ pub struct WsConfig {
     pub max_message_size: usize,
     /// The largest frame the client may send. Default 64 KiB; above it: close 1009.
     pub max_frame_size: usize,
-    /// Messages waiting to be sent. Default 64; see the [module](self) for what a full queue
+    /// Messages waiting to be sent. Default 64; see the [module](super) for what a full queue
     /// does.
     pub send_queue: usize,
     /// Ping the client after this long without a frame from it. Default 30 s.
@@ -23,7 +23,7 @@ pub struct WsConfig {
     pub send_timeout: Duration,
     /// Origins besides the request's own that may open a connection: default none
     /// ([`AllowOrigin::list`] of nothing); [`AllowOrigin::any`] turns the check off. See the
-    /// [module](self).
+    /// [module](super).
     pub allowed_origins: AllowOrigin,
 }
 

@@ -16,7 +16,7 @@
 //!   gorilla/websocket does. `null`, look-alikes (`http://127.0.0.1.evil.example`) and other
 //!   ports of the same host are other origins; listed origins match exactly, byte for byte.
 //!   An upgrade without `Origin` (a client that is not a browser) passes. The request's own
-//!   origin is `https` when [`Context::is_https`] (TLS here, or `X-Forwarded-Proto` from a
+//!   origin is `https` when [`Context::is_https`](crate::Context::is_https) (TLS here, or `X-Forwarded-Proto` from a
 //!   trusted proxy), else `http`, with the host and port of `Host` (or a trusted proxy's
 //!   `X-Forwarded-Host`): behind a proxy that rewrites `Host`, list the public origin.
 //!   [`AllowOrigin::any`] turns the check off.
@@ -52,7 +52,7 @@
 //!   connection is closed.
 //! - **The connection limit and shutdown**: an upgraded connection keeps its place under
 //!   [`ServerLimits::max_connections`](crate::ServerLimits); when a graceful shutdown begins
-//!   (at the start of the drain, [`Context::shutdown`], not after
+//!   (at the start of the drain, [`Context::shutdown`](crate::Context::shutdown), not after
 //!   [`ServerLimits::drain_delay`](crate::ServerLimits::drain_delay)) it is closed with
 //!   **1001** ("server shutting down"), so its client reconnects to another instance while
 //!   this one still answers.
