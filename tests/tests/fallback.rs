@@ -80,7 +80,10 @@ async fn a_fallback_that_sets_no_status_answers_200() {
         .unwrap();
     let server = common::start(service).await;
     let (status, _, body) = get(&server, "/settings/profile").await;
-    assert_eq!((status, body.as_str()), (200, "<!doctype html><title>app</title>"));
+    assert_eq!(
+        (status, body.as_str()),
+        (200, "<!doctype html><title>app</title>")
+    );
     server.stop().await;
 }
 
@@ -144,19 +147,21 @@ async fn a_bare_app_refuses_a_fallback_whose_value_no_responder_sends() {
         panic!("a bare app without a responder must refuse the 405 handler");
     };
     assert!(
-        err.to_string().starts_with("the method-not-allowed handler ("),
+        err.to_string()
+            .starts_with("the method-not-allowed handler ("),
         "{err}"
     );
 }
 
 #[tokio::test]
 async fn groups_inside_groups_join_prefixes_and_run_middleware_outside_in() {
-    let deepest = Group::new("/daily")
-        .use_middleware(tag("daily"))
-        .get("/{day}", |ctx: &mut Context| {
-            let day = ctx.param("day").unwrap_or_default().into_owned();
-            async move { Ok(day) }
-        });
+    let deepest =
+        Group::new("/daily")
+            .use_middleware(tag("daily"))
+            .get("/{day}", |ctx: &mut Context| {
+                let day = ctx.param("day").unwrap_or_default().into_owned();
+                async move { Ok(day) }
+            });
     let reports = Group::new("/reports/")
         .use_middleware(tag("reports"))
         .get("/", page)
@@ -188,7 +193,11 @@ async fn groups_inside_groups_join_prefixes_and_run_middleware_outside_in() {
     );
     assert_eq!(
         get(&server, "/admin/reports").await,
-        (200, Some("app admin reports".into()), "GET /admin/reports".into())
+        (
+            200,
+            Some("app admin reports".into()),
+            "GET /admin/reports".into()
+        )
     );
     assert_eq!(
         get(&server, "/admin/users").await,
