@@ -1,15 +1,21 @@
 //! Reads the request body of POST, PUT and PATCH requests into `Context::request_body`.
 //!
 //! The default parser ([`BodyParser::default`]) takes `application/json` (and `+json` types),
-//! gunzips a `Content-Encoding: gzip` body first, and checks that the JSON is well-formed.
+//! decodes a body sent with `Content-Encoding` `gzip`, `deflate`, `br` (feature `compress-br`)
+//! or `zstd` (feature `compress-zstd`) first ([`BodyParser::add_content_decoders`]), and checks
+//! that the JSON is well-formed.
 //! Decoders are pluggable ([`BodyParser::add_decoder`]); the form decoder turns
 //! `application/x-www-form-urlencoded` into JSON (`a=1&a=2&b=3` becomes
 //! `{"a":["1","2"],"b":"3"}`) and needs [`json_and_form_content_type`] as the content type
 //! check, since accepting forms widens what a cross-site page can post.
 //!
 //! Limits: at most [`DEFAULT_LIMIT`] bytes (50 KiB) by default, on the bytes received and again
-//! on the decoded bytes, so a gzip bomb stops at the limit. Over it: 413. Malformed JSON: 400
-//! `invalid json`. Bad gzip: 400 `invalid gzip body`. A content coding no decoder removed: 415.
+//! on the decoded bytes, so a compression bomb (gzip, deflate, brotli or zstd) stops at the
+//! limit, having decoded one byte past it. Over it: 413. Malformed JSON: 400 `invalid json`.
+//! Bytes that are not what their coding says: 400 `invalid gzip body` (`deflate`, `br`, `zstd`
+//! alike). A zstd frame that asks for a window over 8 MiB (RFC 9659's bound for HTTP) is
+//! refused as invalid, so a request cannot make the server set aside more. One coding per
+//! request; a stacked one (`gzip, br`) or a coding no decoder removed: 415.
 //! All with category `framework-body-parser`. Requests of other methods or content types pass
 //! through with their body unread (a route may read it raw: an upload, a proxy); a handler that
 //! binds such a body ([`Context::bind`]) answers **415** `unsupported media type <type>:
@@ -79,30 +85,106 @@ pub trait Decoder: Send + Sync + 'static {
     fn decode(&self, ctx: &mut Context, body: Bytes, limit: usize) -> Result<Bytes, HttpError>;
 }
 
+/// Whether the request's one content coding is `coding`.
+fn sent_in(ctx: &Context, coding: &str) -> bool {
+    content_encodings(ctx.headers()) == [coding]
+}
+
+/// The decoded body: `reader`'s bytes, read to one byte past `limit` (that is how a body over
+/// the limit is told, without decoding the rest), with `Content-Encoding` and
+/// `Content-Length` removed; `invalid` is the 400's message when the bytes are not what their
+/// coding says.
+fn decoded(
+    ctx: &mut Context,
+    reader: std::io::Result<impl Read>,
+    sent: usize,
+    limit: usize,
+    invalid: &'static str,
+) -> Result<Bytes, HttpError> {
+    let mut out = Vec::with_capacity((sent * 4).min(limit));
+    let read = reader.and_then(|reader| reader.take(limit as u64 + 1).read_to_end(&mut out));
+    if read.is_err() {
+        return Err(error(StatusCode::BAD_REQUEST, invalid));
+    }
+    if out.len() > limit {
+        return Err(too_large());
+    }
+    ctx.headers_mut().remove(CONTENT_ENCODING);
+    ctx.headers_mut().remove(CONTENT_LENGTH);
+    Ok(out.into())
+}
+
 /// Gunzips a `Content-Encoding: gzip` body and removes the header.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GzipDecoder;
 
 impl Decoder for GzipDecoder {
     fn accepts(&self, ctx: &Context) -> bool {
-        content_encodings(ctx.headers()) == ["gzip"]
+        sent_in(ctx, "gzip")
     }
 
     fn decode(&self, ctx: &mut Context, body: Bytes, limit: usize) -> Result<Bytes, HttpError> {
-        let mut out = Vec::with_capacity((body.len() * 4).min(limit));
-        // Read one byte past the limit: that is how we know the limit was passed.
-        let read = flate2::read::GzDecoder::new(&body[..])
-            .take(limit as u64 + 1)
-            .read_to_end(&mut out);
-        if read.is_err() {
-            return Err(error(StatusCode::BAD_REQUEST, "invalid gzip body"));
-        }
-        if out.len() > limit {
-            return Err(too_large());
-        }
-        ctx.headers_mut().remove(CONTENT_ENCODING);
-        ctx.headers_mut().remove(CONTENT_LENGTH);
-        Ok(out.into())
+        let reader = Ok(flate2::read::GzDecoder::new(&body[..]));
+        decoded(ctx, reader, body.len(), limit, "invalid gzip body")
+    }
+}
+
+/// Inflates a `Content-Encoding: deflate` body (the zlib format, RFC 9110 section 8.4.1.2) and
+/// removes the header.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DeflateDecoder;
+
+impl Decoder for DeflateDecoder {
+    fn accepts(&self, ctx: &Context) -> bool {
+        sent_in(ctx, "deflate")
+    }
+
+    fn decode(&self, ctx: &mut Context, body: Bytes, limit: usize) -> Result<Bytes, HttpError> {
+        let reader = Ok(flate2::read::ZlibDecoder::new(&body[..]));
+        decoded(ctx, reader, body.len(), limit, "invalid deflate body")
+    }
+}
+
+/// Decodes a `Content-Encoding: br` body (feature `compress-br`) and removes the header.
+#[cfg(feature = "compress-br")]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BrotliDecoder;
+
+#[cfg(feature = "compress-br")]
+impl Decoder for BrotliDecoder {
+    fn accepts(&self, ctx: &Context) -> bool {
+        sent_in(ctx, "br")
+    }
+
+    fn decode(&self, ctx: &mut Context, body: Bytes, limit: usize) -> Result<Bytes, HttpError> {
+        let reader = Ok(brotli::Decompressor::new(&body[..], 4096));
+        decoded(ctx, reader, body.len(), limit, "invalid br body")
+    }
+}
+
+/// The largest zstd window a request may ask for: 8 MiB, RFC 9659's bound for the `zstd`
+/// content coding.
+#[cfg(feature = "compress-zstd")]
+const ZSTD_WINDOW_LOG_MAX: u32 = 23;
+
+/// Decodes a `Content-Encoding: zstd` body (feature `compress-zstd`) and removes the header;
+/// a frame that needs a window over 8 MiB is invalid.
+#[cfg(feature = "compress-zstd")]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ZstdDecoder;
+
+#[cfg(feature = "compress-zstd")]
+impl Decoder for ZstdDecoder {
+    fn accepts(&self, ctx: &Context) -> bool {
+        sent_in(ctx, "zstd")
+    }
+
+    fn decode(&self, ctx: &mut Context, body: Bytes, limit: usize) -> Result<Bytes, HttpError> {
+        let reader = zstd::stream::read::Decoder::with_buffer(&body[..]).and_then(|mut d| {
+            d.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
+            Ok(d)
+        });
+        decoded(ctx, reader, body.len(), limit, "invalid zstd body")
     }
 }
 
@@ -203,10 +285,10 @@ pub struct BodyParser {
 }
 
 impl Default for BodyParser {
-    /// JSON with gzip, 50 KiB.
+    /// JSON, in any content coding compiled in ([`BodyParser::add_content_decoders`]), 50 KiB.
     fn default() -> Self {
         Self::new(BodyParserConfig::default())
-            .add_decoder(GzipDecoder)
+            .add_content_decoders()
             .add_decoder(JsonDecoder)
     }
 }
@@ -225,6 +307,19 @@ impl BodyParser {
     pub fn add_decoder(mut self, decoder: impl Decoder) -> Self {
         self.decoders.push(Arc::new(decoder));
         self
+    }
+
+    /// Adds a decoder for each content coding compiled in: [`GzipDecoder`],
+    /// [`DeflateDecoder`], `BrotliDecoder` (feature `compress-br`) and `ZstdDecoder` (feature
+    /// `compress-zstd`). Add them before the decoders that read the decoded bytes (JSON, forms).
+    #[must_use]
+    pub fn add_content_decoders(self) -> Self {
+        let parser = self.add_decoder(GzipDecoder).add_decoder(DeflateDecoder);
+        #[cfg(feature = "compress-br")]
+        let parser = parser.add_decoder(BrotliDecoder);
+        #[cfg(feature = "compress-zstd")]
+        let parser = parser.add_decoder(ZstdDecoder);
+        parser
     }
 
     async fn read(&self, ctx: &mut Context) -> Result<(), HttpError> {

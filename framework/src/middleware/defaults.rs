@@ -8,7 +8,7 @@
 //! |---|---|---|
 //! | [`ErrorHandler`] | every request (404 and 405 answers too) | `ErrorHandler::default()`: JSON for clients that accept it, else text |
 //! | [`Responder`] | handler and controller routes | `Responder::default()`: text, bytes, JSON; a handler that answers nothing at all gets its 500 `invalid response` |
-//! | [`BodyParser`] | controller routes taking `Json<T>` or `Form<T>` | `BodyParser::default()` plus [`FormDecoder`]: JSON and `application/x-www-form-urlencoded`, gzip, 50 KiB |
+//! | [`BodyParser`] | controller routes taking `Json<T>` or `Form<T>` | `BodyParser::default()` plus [`FormDecoder`]: JSON and `application/x-www-form-urlencoded`, in any content coding compiled in (gzip, deflate, br, zstd), 50 KiB |
 //!
 //! Every other route keeps its request body unread: a plain handler reads it raw
 //! ([`Context::take_raw_body`](crate::Context::take_raw_body)) or mounts a body parser to call
@@ -56,7 +56,7 @@
 use crate::app::App;
 use crate::handler::{SharedMiddleware, share};
 use crate::middleware::body_parser::{
-    BodyParser, BodyParserConfig, FormDecoder, GzipDecoder, JsonDecoder, json_and_form_content_type,
+    BodyParser, BodyParserConfig, FormDecoder, JsonDecoder, json_and_form_content_type,
 };
 use crate::middleware::error_handler::ErrorHandler;
 use crate::middleware::responder::Responder;
@@ -86,7 +86,7 @@ fn defaults() -> Vec<SharedMiddleware> {
         ..BodyParserConfig::default()
     });
     let parser = parser
-        .add_decoder(GzipDecoder)
+        .add_content_decoders()
         .add_decoder(JsonDecoder)
         .add_decoder(FormDecoder);
     vec![

@@ -1,4 +1,5 @@
-//! The [`Compressor`] trait and the built-in codings: gzip (flate2) and brotli.
+//! The [`Compressor`] trait and the built-in codings: gzip and deflate (flate2), brotli
+//! (feature `compress-br`) and zstd (feature `compress-zstd`).
 
 use std::io::Write;
 
@@ -101,6 +102,92 @@ impl Compressor for Gzip {
         let encoder = async_compression::tokio::bufread::GzipEncoder::with_quality(
             stream_reader(body),
             Level::Precise(self.level.min(9) as i32),
+        );
+        BodyStream::from_stream(ReaderStream::with_capacity(encoder, STREAM_CHUNK))
+    }
+}
+
+/// deflate through flate2: the zlib format (RFC 1950), which is what the `deflate` content
+/// coding means (RFC 9110 section 8.4.1.2), at gzip's levels. Few clients prefer it; it is
+/// there for the ones that accept nothing else.
+#[derive(Debug, Clone, Copy)]
+pub struct Deflate {
+    /// 0 (store) to 9 (smallest), for bodies compressed per answer.
+    pub level: u32,
+    /// The level for bodies compressed once and kept ([`Compressor::compress_static`]).
+    pub static_level: u32,
+}
+
+impl Deflate {
+    fn compress_at(data: &[u8], level: u32) -> std::io::Result<Vec<u8>> {
+        let mut encoder = flate2::write::ZlibEncoder::new(
+            Vec::with_capacity(data.len() / 3),
+            flate2::Compression::new(level.min(9)),
+        );
+        encoder.write_all(data)?;
+        encoder.finish()
+    }
+}
+
+impl Compressor for Deflate {
+    fn encoding(&self) -> &'static str {
+        "deflate"
+    }
+
+    fn compress(&self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        Self::compress_at(data, self.level)
+    }
+
+    fn compress_static(&self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        Self::compress_at(data, self.static_level)
+    }
+
+    fn supports_stream(&self) -> bool {
+        true
+    }
+
+    fn compress_stream(&self, body: BodyStream) -> BodyStream {
+        let encoder = async_compression::tokio::bufread::ZlibEncoder::with_quality(
+            stream_reader(body),
+            Level::Precise(self.level.min(9) as i32),
+        );
+        BodyStream::from_stream(ReaderStream::with_capacity(encoder, STREAM_CHUNK))
+    }
+}
+
+/// zstd through the `zstd` crate (feature `compress-zstd`), as tower-http and actix-web
+/// offer it.
+#[cfg(feature = "compress-zstd")]
+#[derive(Debug, Clone, Copy)]
+pub struct Zstd {
+    /// 1 (fastest) to 22 (smallest), for bodies compressed per answer.
+    pub level: i32,
+    /// The level for bodies compressed once and kept ([`Compressor::compress_static`]).
+    pub static_level: i32,
+}
+
+#[cfg(feature = "compress-zstd")]
+impl Compressor for Zstd {
+    fn encoding(&self) -> &'static str {
+        "zstd"
+    }
+
+    fn compress(&self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        zstd::bulk::compress(data, self.level.clamp(1, 22))
+    }
+
+    fn compress_static(&self, data: &[u8]) -> std::io::Result<Vec<u8>> {
+        zstd::bulk::compress(data, self.static_level.clamp(1, 22))
+    }
+
+    fn supports_stream(&self) -> bool {
+        true
+    }
+
+    fn compress_stream(&self, body: BodyStream) -> BodyStream {
+        let encoder = async_compression::tokio::bufread::ZstdEncoder::with_quality(
+            stream_reader(body),
+            Level::Precise(self.level.clamp(1, 22)),
         );
         BodyStream::from_stream(ReaderStream::with_capacity(encoder, STREAM_CHUNK))
     }

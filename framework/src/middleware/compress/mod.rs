@@ -1,5 +1,5 @@
-//! Compresses response bodies for clients that accept it: brotli and gzip by default,
-//! pluggable ([`Compressor`]).
+//! Compresses response bodies for clients that accept it: brotli (feature `compress-br`, on by
+//! default), zstd (feature `compress-zstd`), gzip and deflate, pluggable ([`Compressor`]).
 //!
 //! A body is compressed when it is at least `min_length` bytes (1024 by default), has no
 //! `Content-Encoding` yet, and its `Content-Type` is text, JavaScript, JSON, XML, SVG, wasm or a
@@ -33,7 +33,7 @@
 //!   The compressed length is unknown, so such an answer has no `Content-Length`.
 //! - **Other bodies** are compressed whole, at once, at the dynamic level.
 //!
-//! Streams ([`Context::set_body_stream`]) are compressed as streams, by gzip and brotli through
+//! Streams ([`Context::set_body_stream`]) are compressed as streams, by every built-in coding through
 //! `async-compression`: the encoder flushes whenever the source has nothing ready, so each
 //! server-sent event reaches the client compressed but as soon as it is sent; a stream whose
 //! chunks are all ready is fed 32 KiB at a time, as a large body is. A stream is
@@ -46,10 +46,14 @@
 //! refers to the uncompressed bytes; compressing it would corrupt the client's reassembly) and a
 //! response that already has a `Content-Encoding`.
 //!
-//! Levels: gzip 6 (zlib's default) and brotli 4 (the usual level for dynamic content; brotli's
-//! high levels cost about ten times the CPU for a few percent) for bodies compressed per
-//! answer; gzip 9 and brotli 9 for static bodies, compressed once (brotli 10 and 11 cost
-//! another 7 to 15 times the CPU of 9 for 6 to 8% less). All are configurable.
+//! Levels: gzip and deflate 6 (zlib's default), brotli 4 (the usual level for dynamic content;
+//! brotli's high levels cost about ten times the CPU for a few percent) and zstd 3 (zstd's
+//! default) for bodies compressed per answer; gzip and deflate 9, brotli 9 and zstd 15 for
+//! static bodies, compressed once (brotli 10 and 11 cost another 7 to 15 times the CPU of 9 for
+//! 6 to 8% less; zstd past 15 slows to a few MB/s). All are configurable.
+//!
+//! Preference on a tie of q-values (browsers send `gzip, deflate, br, zstd`, all q=1): brotli,
+//! zstd, gzip, deflate, the order [`Compress::new`] adds them in.
 //!
 //! ```
 //! use framework::middleware::compress::{Compress, CompressConfig};
@@ -62,17 +66,21 @@
 //! # let _ = app;
 //! ```
 //!
-//! Another encoding plugs in as a [`Compressor`]; with the `zstd` crate for instance:
+//! Another encoding plugs in as a [`Compressor`]:
 //!
-//! ```ignore
-//! struct Zstd;
-//! impl framework::middleware::compress::Compressor for Zstd {
-//!     fn encoding(&self) -> &'static str { "zstd" }
+//! ```
+//! use framework::middleware::compress::{Compress, Compressor};
+//!
+//! /// A coding of your own: here, a stand-in that stores the bytes as they are.
+//! struct Identity;
+//! impl Compressor for Identity {
+//!     fn encoding(&self) -> &'static str { "x-identity" }
 //!     fn compress(&self, data: &[u8]) -> std::io::Result<Vec<u8>> {
-//!         zstd::bulk::compress(data, 3)
+//!         Ok(data.to_vec())
 //!     }
 //! }
-//! let compress = Compress::default().add_compressor(Zstd);
+//! let compress = Compress::default().add_compressor(Identity);
+//! # let _ = compress;
 //! ```
 
 mod codecs;
@@ -96,7 +104,9 @@ use crate::header::is_compressible;
 pub use crate::body::StaticBody;
 #[cfg(feature = "compress-br")]
 pub use codecs::Brotli;
-pub use codecs::{Compressor, Gzip};
+#[cfg(feature = "compress-zstd")]
+pub use codecs::Zstd;
+pub use codecs::{Compressor, Deflate, Gzip};
 use futures_util::FutureExt;
 use variants::{StaticVariants, Variant};
 
@@ -105,12 +115,16 @@ use variants::{StaticVariants, Variant};
 pub struct CompressConfig {
     /// Smallest body worth compressing. Default 1024 bytes.
     pub min_length: usize,
-    /// gzip level for bodies compressed per answer. Default 6.
+    /// gzip (and deflate) level for bodies compressed per answer. Default 6.
     pub gzip_level: u32,
     /// Brotli level for bodies compressed per answer. Default 4.
     pub br_level: u32,
-    /// gzip level for [`StaticBody`] bodies, compressed once. Default 9.
+    /// gzip (and deflate) level for [`StaticBody`] bodies, compressed once. Default 9.
     pub static_gzip_level: u32,
+    /// zstd level for bodies compressed per answer (feature `compress-zstd`). Default 3.
+    pub zstd_level: i32,
+    /// zstd level for [`StaticBody`] bodies, compressed once. Default 15.
+    pub static_zstd_level: i32,
     /// Brotli level for [`StaticBody`] bodies, compressed once. Default 9.
     pub static_br_level: u32,
     /// The most bytes of compressed static bodies kept (least recently used out first).
@@ -129,6 +143,8 @@ impl Default for CompressConfig {
             br_level: 4,
             static_gzip_level: 9,
             static_br_level: 9,
+            zstd_level: 3,
+            static_zstd_level: 15,
             static_cache_bytes: 32 * 1024 * 1024,
             stream_threshold: 64 * 1024,
         }
@@ -149,22 +165,28 @@ impl Default for Compress {
 }
 
 impl Compress {
-    /// brotli (with `compress-br`) then gzip, at the configured levels.
+    /// brotli (with `compress-br`), zstd (with `compress-zstd`), gzip, then deflate, at the
+    /// configured levels: on a tie of the client's q-values, the first wins.
     pub fn new(config: CompressConfig) -> Self {
-        let gzip: Arc<dyn Compressor> = Arc::new(Gzip {
+        let mut compressors: Vec<Arc<dyn Compressor>> = Vec::with_capacity(4);
+        #[cfg(feature = "compress-br")]
+        compressors.push(Arc::new(Brotli {
+            level: config.br_level,
+            static_level: config.static_br_level,
+        }));
+        #[cfg(feature = "compress-zstd")]
+        compressors.push(Arc::new(Zstd {
+            level: config.zstd_level,
+            static_level: config.static_zstd_level,
+        }));
+        compressors.push(Arc::new(Gzip {
             level: config.gzip_level,
             static_level: config.static_gzip_level,
-        });
-        #[cfg(feature = "compress-br")]
-        let compressors = vec![
-            Arc::new(Brotli {
-                level: config.br_level,
-                static_level: config.static_br_level,
-            }) as Arc<dyn Compressor>,
-            gzip,
-        ];
-        #[cfg(not(feature = "compress-br"))]
-        let compressors = vec![gzip];
+        }));
+        compressors.push(Arc::new(Deflate {
+            level: config.gzip_level,
+            static_level: config.static_gzip_level,
+        }));
         Self::with_compressors(config, compressors)
     }
 
