@@ -106,7 +106,12 @@ async fn responses_come_in_zstd_and_deflate_whole_and_streamed() {
                 .await
                 .unwrap();
             assert_eq!(res.headers()["content-encoding"], coding, "{len}");
-            assert_eq!(res.headers()["vary"], "accept-encoding");
+            assert!(
+                res.headers()["vary"]
+                    .to_str()
+                    .unwrap()
+                    .eq_ignore_ascii_case("accept-encoding")
+            );
             let body = res.bytes().await.unwrap();
             assert!(body.len() < len / 2, "{coding} {len}: {}", body.len());
             assert!(
@@ -195,8 +200,9 @@ async fn request_bodies_are_decoded_in_every_coding_within_the_limit() {
         let (status, body) = post(&server, coding, encode(coding, &json_of_len(51_201))).await;
         assert_eq!(status, 413, "{coding}: {body}");
         assert_eq!(body["category"], "framework-body-parser", "{coding}");
-        // A bomb: 64 MiB of one byte, a few KiB on the wire; decoding stops at the limit.
-        let bomb = encode(coding, &vec![b'0'; 64 * 1024 * 1024]);
+        // A bomb: 32 MiB of one byte, under the limit on the wire (gzip and deflate reach about
+        // 1000:1, brotli and zstd far more); decoding stops at the limit.
+        let bomb = encode(coding, &vec![b'0'; 32 * 1024 * 1024]);
         assert!(bomb.len() < 51_200, "{coding}: {}", bomb.len());
         let started = std::time::Instant::now();
         let (status, _) = post(&server, coding, bomb).await;
