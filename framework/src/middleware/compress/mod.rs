@@ -168,25 +168,26 @@ impl Compress {
     /// brotli (with `compress-br`), zstd (with `compress-zstd`), gzip, then deflate, at the
     /// configured levels: on a tie of the client's q-values, the first wins.
     pub fn new(config: CompressConfig) -> Self {
-        let mut compressors: Vec<Arc<dyn Compressor>> = Vec::with_capacity(4);
-        #[cfg(feature = "compress-br")]
-        compressors.push(Arc::new(Brotli {
-            level: config.br_level,
-            static_level: config.static_br_level,
-        }));
-        #[cfg(feature = "compress-zstd")]
-        compressors.push(Arc::new(Zstd {
-            level: config.zstd_level,
-            static_level: config.static_zstd_level,
-        }));
-        compressors.push(Arc::new(Gzip {
-            level: config.gzip_level,
-            static_level: config.static_gzip_level,
-        }));
-        compressors.push(Arc::new(Deflate {
-            level: config.gzip_level,
-            static_level: config.static_gzip_level,
-        }));
+        let compressors: Vec<Arc<dyn Compressor>> = vec![
+            #[cfg(feature = "compress-br")]
+            Arc::new(Brotli {
+                level: config.br_level,
+                static_level: config.static_br_level,
+            }),
+            #[cfg(feature = "compress-zstd")]
+            Arc::new(Zstd {
+                level: config.zstd_level,
+                static_level: config.static_zstd_level,
+            }),
+            Arc::new(Gzip {
+                level: config.gzip_level,
+                static_level: config.static_gzip_level,
+            }),
+            Arc::new(Deflate {
+                level: config.gzip_level,
+                static_level: config.static_gzip_level,
+            }),
+        ];
         Self::with_compressors(config, compressors)
     }
 
