@@ -4,7 +4,9 @@
 //! Each controller route is an operation: its path (`:id` written `{id}`), method, the
 //! controller's name as its tag, the method's doc comment as summary (first paragraph) and
 //! description (the rest), its typed arguments as parameters and request body, and its return
-//! type as the success response. Schemas are JSON Schema 2020-12 from
+//! type as the success response (a reply that writes its own answer, such as
+//! [`Sse`](crate::reply::Sse) or [`Redirect`](crate::reply::Redirect), describes its own:
+//! [`DescribeReply`]). Schemas are JSON Schema 2020-12 from
 //! [`schemars`](https://docs.rs/schemars): a type that derives `schemars::JsonSchema` is
 //! described, one that does not is left open (`{}`), so documenting an API never stops a
 //! handler from compiling. Referenced types live under `#/components/schemas`. Every

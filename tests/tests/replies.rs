@@ -114,7 +114,12 @@ async fn each_redirect_status_with_its_location() {
         ("GET", "/see-other", 303, "/done?x=1"),
         ("POST", "/temporary", 307, "https://example.com/elsewhere"),
         ("GET", "/permanent", 308, "/new%20home/caf%C3%A9"),
-        ("GET", "/next?next=%2Faccount%3Ftab%3D2", 303, "/account?tab=2"),
+        (
+            "GET",
+            "/next?next=%2Faccount%3Ftab%3D2",
+            303,
+            "/account?tab=2",
+        ),
     ] {
         let res = client
             .request(method.parse().unwrap(), server.url(path))
@@ -130,7 +135,13 @@ async fn each_redirect_status_with_its_location() {
 #[tokio::test]
 async fn a_target_that_would_inject_a_header_is_an_error_not_a_header() {
     let server = common::start(service(&fixture())).await;
-    for to in ["%0D%0ASet-Cookie:%20a=b", "%0ASet-Cookie:%20a=b", "%0D", "%00", "%7F"] {
+    for to in [
+        "%0D%0ASet-Cookie:%20a=b",
+        "%0ASet-Cookie:%20a=b",
+        "%0D",
+        "%00",
+        "%7F",
+    ] {
         let res = no_redirects()
             .get(server.url(&format!("/broken?to={to}")))
             .send()
@@ -142,7 +153,10 @@ async fn a_target_that_would_inject_a_header_is_an_error_not_a_header() {
         let body: Value = res.json().await.unwrap();
         assert_eq!(body["category"], "framework-redirect", "{to}");
         assert!(
-            body["message"].as_str().unwrap().contains("control character"),
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("control character"),
             "{body}"
         );
     }
@@ -216,7 +230,11 @@ async fn a_file_whole_and_in_ranges() {
     let client = no_redirects();
     let data = data_bytes();
 
-    let res = client.get(server.url("/file/data.bin")).send().await.unwrap();
+    let res = client
+        .get(server.url("/file/data.bin"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 200);
     let h = res.headers().clone();
     assert_eq!(h["content-type"], "application/octet-stream");
@@ -227,11 +245,21 @@ async fn a_file_whole_and_in_ranges() {
     assert!(h.get("content-disposition").is_none());
     let etag = h["etag"].to_str().unwrap().to_owned();
     assert!(etag.starts_with("W/\"3e8-"), "{etag}");
-    let modified = std::fs::metadata(dir.join("data.bin")).unwrap().modified().unwrap();
-    assert_eq!(h["last-modified"], httpdate::fmt_http_date(modified).as_str());
+    let modified = std::fs::metadata(dir.join("data.bin"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(
+        h["last-modified"],
+        httpdate::fmt_http_date(modified).as_str()
+    );
     assert_eq!(res.bytes().await.unwrap(), data);
 
-    let text = client.get(server.url("/file/notes.txt")).send().await.unwrap();
+    let text = client
+        .get(server.url("/file/notes.txt"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(text.headers()["content-type"], "text/plain; charset=utf-8");
     assert_eq!(text.text().await.unwrap(), "some notes");
 
@@ -290,9 +318,16 @@ async fn conditional_requests_on_a_file() {
     let dir = fixture();
     let server = common::start(service(&dir)).await;
     let client = no_redirects();
-    let first = client.get(server.url("/file/data.bin")).send().await.unwrap();
+    let first = client
+        .get(server.url("/file/data.bin"))
+        .send()
+        .await
+        .unwrap();
     let etag = first.headers()["etag"].to_str().unwrap().to_owned();
-    let modified = first.headers()["last-modified"].to_str().unwrap().to_owned();
+    let modified = first.headers()["last-modified"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     let get = |name: &'static str, value: String| {
         client
             .get(server.url("/file/data.bin?attachment"))
@@ -304,7 +339,9 @@ async fn conditional_requests_on_a_file() {
     assert_eq!(res.status(), 304);
     assert_eq!(res.headers()["etag"], etag.as_str());
     assert!(res.bytes().await.unwrap().is_empty());
-    let res = get("if-none-match", format!("\"other\", {etag}")).await.unwrap();
+    let res = get("if-none-match", format!("\"other\", {etag}"))
+        .await
+        .unwrap();
     assert_eq!(res.status(), 304);
     let res = get("if-modified-since", modified.clone()).await.unwrap();
     assert_eq!(res.status(), 304, "by date");
@@ -313,7 +350,10 @@ async fn conditional_requests_on_a_file() {
     );
     let res = get("if-modified-since", earlier.clone()).await.unwrap();
     assert_eq!(res.status(), 200, "changed since");
-    assert_eq!(res.headers()["content-disposition"], "attachment; filename=\"data.bin\"");
+    assert_eq!(
+        res.headers()["content-disposition"],
+        "attachment; filename=\"data.bin\""
+    );
     let res = get("if-none-match", "\"other\"".into()).await.unwrap();
     assert_eq!(res.status(), 200);
     // If-Match compares strongly: the weak tag never matches, and an unknown one fails too.
@@ -367,8 +407,14 @@ async fn disposition_names_a_file_in_ascii_and_in_utf8() {
             "as=%E6%8A%A5%E5%91%8A.txt&inline",
             "inline; filename=\"__.txt\"; filename*=UTF-8''%E6%8A%A5%E5%91%8A.txt",
         ),
-        ("as=..%2F..%2Fetc%2Fpasswd", "attachment; filename=\"passwd\""),
-        ("as=a%0D%0AX-Evil:%201", "attachment; filename=\"a__X-Evil: 1\""),
+        (
+            "as=..%2F..%2Fetc%2Fpasswd",
+            "attachment; filename=\"passwd\"",
+        ),
+        (
+            "as=a%0D%0AX-Evil:%201",
+            "attachment; filename=\"a__X-Evil: 1\"",
+        ),
     ] {
         let res = client
             .get(server.url(&format!("/file/notes.txt?{query}")))
@@ -563,14 +609,30 @@ async fn controller_methods_return_every_reply() {
         .unwrap();
     assert_eq!(res.headers()["content-type"], "text/event-stream");
     assert_eq!(res.text().await.unwrap(), "id: 10\ndata: hello\n\n");
-    let res = client.get(server.url("/replies/rows")).send().await.unwrap();
+    let res = client
+        .get(server.url("/replies/rows"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.text().await.unwrap(), "{\"id\":1}\n");
-    let res = client.post(server.url("/replies/moved")).send().await.unwrap();
+    let res = client
+        .post(server.url("/replies/moved"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 303);
     assert_eq!(res.headers()["location"], "/replies/events");
-    let res = client.get(server.url("/replies/file")).send().await.unwrap();
+    let res = client
+        .get(server.url("/replies/file"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.text().await.unwrap(), "some notes");
-    let res = client.get(server.url("/replies/export")).send().await.unwrap();
+    let res = client
+        .get(server.url("/replies/export"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.headers()["content-type"], "text/csv; charset=utf-8");
     assert_eq!(res.text().await.unwrap(), "a,b\n");
 }
@@ -599,7 +661,10 @@ async fn the_document_describes_each_reply() {
         rows["200"]["content"]["application/x-ndjson"]["schema"],
         json!({"type": "array", "items": {"$ref": "#/components/schemas/Row"}})
     );
-    assert_eq!(doc["components"]["schemas"]["Row"]["required"], json!(["id"]));
+    assert_eq!(
+        doc["components"]["schemas"]["Row"]["required"],
+        json!(["id"])
+    );
     let opaque = op("/replies/opaque", "get");
     assert_eq!(
         opaque["200"]["content"]["application/x-ndjson"]["schema"],
@@ -626,7 +691,10 @@ async fn the_document_describes_each_reply() {
         }
         assert!(file["304"].is_object() && file["412"].is_object() && file["416"].is_object());
     }
-    assert!(op("/replies/export", "get")["404"].is_object(), "Option: 404");
+    assert!(
+        op("/replies/export", "get")["404"].is_object(),
+        "Option: 404"
+    );
 
     let path = common::temp_dir("replies-openapi").join("openapi.json");
     std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();

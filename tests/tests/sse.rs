@@ -89,10 +89,13 @@ async fn resume(ctx: &mut Context) -> Result<Sse> {
     let from = if last.is_empty() {
         0
     } else {
-        last.parse::<u64>().map_err(|_| HttpError::new("bad Last-Event-ID"))? + 1
+        last.parse::<u64>()
+            .map_err(|_| HttpError::new("bad Last-Event-ID"))?
+            + 1
     };
-    let events = stream::iter(from..from + 3)
-        .map(|i| -> Result<Event, HttpError> { Ok(Event::new().id(i.to_string())?.data(i.to_string())) });
+    let events = stream::iter(from..from + 3).map(|i| -> Result<Event, HttpError> {
+        Ok(Event::new().id(i.to_string())?.data(i.to_string()))
+    });
     Ok(Sse::from_try_stream(events))
 }
 
@@ -114,13 +117,18 @@ struct Row {
 async fn rows(_ctx: &mut Context) -> Result<JsonLines<Row>> {
     let rows = [
         Row { id: 1, text: "one" },
-        Row { id: 2, text: "two\nlines" },
+        Row {
+            id: 2,
+            text: "two\nlines",
+        },
     ];
     Ok(JsonLines::new(stream::iter(rows)))
 }
 
 /// The second value is a map with keys JSON cannot have.
-async fn bad_rows(_ctx: &mut Context) -> Result<JsonLines<std::collections::BTreeMap<(u8, u8), u8>>> {
+async fn bad_rows(
+    _ctx: &mut Context,
+) -> Result<JsonLines<std::collections::BTreeMap<(u8, u8), u8>>> {
     let good = std::collections::BTreeMap::new();
     let bad = std::collections::BTreeMap::from([((1, 2), 3)]);
     Ok(JsonLines::new(live([good, bad])))
@@ -181,7 +189,10 @@ async fn an_id_or_type_with_a_line_break_is_refused() {
         let body: serde_json::Value = res.json().await.unwrap();
         assert_eq!(body["category"], "framework-sse", "{id}");
         assert!(
-            body["message"].as_str().unwrap().contains("an event's id cannot hold"),
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("an event's id cannot hold"),
             "{body}"
         );
     }
@@ -191,7 +202,11 @@ async fn an_id_or_type_with_a_line_break_is_refused() {
     assert_eq!(res.status(), 200);
     let (text, ended) = read_until(&mut res, Duration::from_secs(5)).await;
     assert_eq!(text, "event: fine\ndata: of type fine\n\n");
-    assert_eq!(ended, Some(false), "the body fails, it does not end as if complete");
+    assert_eq!(
+        ended,
+        Some(false),
+        "the body fails, it does not end as if complete"
+    );
 }
 
 #[tokio::test]
@@ -205,7 +220,11 @@ async fn keep_alive_comments_come_while_the_stream_is_quiet() {
     let (text, ended) = read_until(&mut res, Duration::from_millis(550)).await;
     assert_eq!(ended, None);
     let comments = text.matches(":\n\n").count();
-    assert_eq!(text, ":\n\n".repeat(comments), "only keep-alive comments: {text:?}");
+    assert_eq!(
+        text,
+        ":\n\n".repeat(comments),
+        "only keep-alive comments: {text:?}"
+    );
     assert!(
         (4..=6).contains(&comments),
         "{comments} comments in {:?}",
@@ -224,7 +243,10 @@ async fn keep_alive_comments_come_while_the_stream_is_quiet() {
     let _tx = feeder.await.unwrap();
     let busy = &text[text.find("data: tick\n\n").expect("events arrive")..];
     assert!(busy.matches("data: tick\n\n").count() >= 8, "{text:?}");
-    assert!(!busy.contains(":\n\n"), "no keep-alive between events: {text:?}");
+    assert!(
+        !busy.contains(":\n\n"),
+        "no keep-alive between events: {text:?}"
+    );
     // Without keep-alive, nothing at all.
     let mut res = reqwest::get(server.url("/silent")).await.unwrap();
     let (text, ended) = read_until(&mut res, Duration::from_millis(300)).await;
@@ -270,13 +292,20 @@ async fn a_stream_taken_until_shutdown_ends_cleanly_when_the_server_drains() {
     let stopped = server.signal_shutdown();
     let (rest, ended) = read_until(&mut res, Duration::from_secs(5)).await;
     assert_eq!(ended, Some(true), "a complete body: {rest:?}");
-    assert!(rest.is_empty() || rest.ends_with("\n\n"), "whole events: {rest:?}");
+    assert!(
+        rest.is_empty() || rest.ends_with("\n\n"),
+        "whole events: {rest:?}"
+    );
     tokio::time::timeout(Duration::from_secs(5), stopped)
         .await
         .expect("the server stops")
         .unwrap()
         .unwrap();
-    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]

@@ -105,7 +105,10 @@ mod tests {
                 "attachment; filename=\"100_25.txt\"; filename*=UTF-8''100%2525.txt",
             ),
             ("../../etc/passwd", "attachment; filename=\"passwd\""),
-            ("C:\\Users\\x\\evil.exe", "attachment; filename=\"evil.exe\""),
+            (
+                "C:\\Users\\x\\evil.exe",
+                "attachment; filename=\"evil.exe\"",
+            ),
             ("dir/", "attachment"),
             (
                 "a\r\nSet-Cookie: x=y",
@@ -115,10 +118,7 @@ mod tests {
                 "日本.pdf",
                 "attachment; filename=\"__.pdf\"; filename*=UTF-8''%E6%97%A5%E6%9C%AC.pdf",
             ),
-            (
-                "a;b=c.txt",
-                "attachment; filename=\"a;b=c.txt\"",
-            ),
+            ("a;b=c.txt", "attachment; filename=\"a;b=c.txt\""),
         ] {
             assert_eq!(Attachment.header(name), expected, "{name:?}");
         }

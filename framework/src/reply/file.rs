@@ -14,10 +14,10 @@ use http::header::{CACHE_CONTROL, CONTENT_DISPOSITION, CONTENT_TYPE, HeaderValue
 use sha2::{Digest, Sha256};
 
 use super::Disposition;
+use crate::blocking_file::BlockingFile;
 use crate::body::BodyStream;
 use crate::context::Context;
 use crate::error::{HttpError, Result};
-use crate::blocking_file::BlockingFile;
 use crate::representation::{self, Answer, Representation, content_type, weak_etag};
 
 /// Category of the errors of the file replies.
@@ -196,7 +196,8 @@ impl crate::IntoReply for NamedFile {
             encoding: None,
             cache_control: cache_control(ctx),
         };
-        let Answer::Bytes { start, len } = representation::answer(ctx, representation, CATEGORY)? else {
+        let Answer::Bytes { start, len } = representation::answer(ctx, representation, CATEGORY)?
+        else {
             return Ok(());
         };
         // Only on an answer with the file: a 412 or 416 error body is not the file.
@@ -300,7 +301,8 @@ impl crate::IntoReply for Attachment {
             encoding: None,
             cache_control: cache_control(ctx),
         };
-        let Answer::Bytes { start, len } = representation::answer(ctx, representation, CATEGORY)? else {
+        let Answer::Bytes { start, len } = representation::answer(ctx, representation, CATEGORY)?
+        else {
             return Ok(());
         };
         set_disposition(ctx, Some(self.disposition), &self.name);

@@ -190,7 +190,15 @@ mod tests {
 
     #[test]
     fn local_paths_and_the_attacks_refused() {
-        for ok in ["/", "/x", "/a/b?c=d#e", "/./x", "/%2F%2Fevil.example", "/a//b", "/a\\b"] {
+        for ok in [
+            "/",
+            "/x",
+            "/a/b?c=d#e",
+            "/./x",
+            "/%2F%2Fevil.example",
+            "/a//b",
+            "/a\\b",
+        ] {
             assert!(is_local(ok), "{ok}");
         }
         for bad in [
@@ -212,7 +220,10 @@ mod tests {
         ] {
             assert!(!is_local(bad), "{bad:?}");
             let err = Redirect::local(bad).unwrap_err();
-            assert_eq!((err.status().as_u16(), err.category()), (400, "framework-redirect"));
+            assert_eq!(
+                (err.status().as_u16(), err.category()),
+                (400, "framework-redirect")
+            );
         }
     }
 
@@ -224,9 +235,19 @@ mod tests {
         assert_eq!(Redirect::temporary("/a%20b").unwrap().location(), "/a%20b");
         assert_eq!(Redirect::permanent("/p").unwrap().status().as_u16(), 308);
         assert_eq!(Redirect::local("/p").unwrap().status().as_u16(), 303);
-        for bad in ["", "/x\ny", "/x\rSet-Cookie: a", "/\0", "/\u{7f}", "/\u{85}"] {
+        for bad in [
+            "",
+            "/x\ny",
+            "/x\rSet-Cookie: a",
+            "/\0",
+            "/\u{7f}",
+            "/\u{85}",
+        ] {
             let err = Redirect::see_other(bad).unwrap_err();
-            assert_eq!((err.status().as_u16(), err.category()), (500, "framework-redirect"));
+            assert_eq!(
+                (err.status().as_u16(), err.category()),
+                (500, "framework-redirect")
+            );
         }
     }
 }

@@ -98,11 +98,8 @@ impl Event {
     /// The event's data as a value in JSON (one line: JSON text has no raw line breaks). A
     /// value serde_json cannot write (a map with keys that are not strings) is a 500 error.
     pub fn json_data<T: serde::Serialize + ?Sized>(self, value: &T) -> Result<Self, HttpError> {
-        let json = serde_json::to_string(value).map_err(|e| {
-            refused(format!(
-                "an event's data could not be written as JSON: {e}"
-            ))
-        })?;
+        let json = serde_json::to_string(value)
+            .map_err(|e| refused(format!("an event's data could not be written as JSON: {e}")))?;
         Ok(self.data(json))
     }
 
@@ -441,7 +438,10 @@ mod tests {
             ("trailing\n", "data: trailing\ndata: \n\n"),
             ("", "data: \n\n"),
             (" leading space", "data:  leading space\n\n"),
-            ("data: x\n\nevent: y", "data: data: x\ndata: \ndata: event: y\n\n"),
+            (
+                "data: x\n\nevent: y",
+                "data: data: x\ndata: \ndata: event: y\n\n",
+            ),
         ] {
             assert_eq!(wire(&Event::new().data(data)), expected, "{data:?}");
         }
