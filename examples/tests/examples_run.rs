@@ -237,6 +237,24 @@ async fn every_example_answers_as_its_doc_comment_says() {
         &[ask("/static/", 200, "Served from examples/static/")],
     )
     .await;
+    run(
+        "replies",
+        &[
+            ask("/events", 200, "event: tick\nid: 0\ndata: tick 0\n\n"),
+            Ask {
+                headers: &[("last-event-id", "7")],
+                ..ask("/events", 200, "id: 10\ndata: tick 10\n\n")
+            },
+            ask("/changes", 200, "{\"id\":2,\"text\":\"renamed\"}\n"),
+            // Followed by the client: the redirect's target answers.
+            ask("/go?next=/changes", 200, "{\"id\":1,"),
+            ask("/go?next=//evil.example", 400, "a path on this site"),
+            ask("/go?next=https://evil.example", 400, ""),
+            ask("/download", 200, "Served from examples/static/"),
+            ask("/export.csv", 200, "2,renamed"),
+        ],
+    )
+    .await;
     run("proxy", &[ask("/api/time", 200, "upstream at")]).await;
     run(
         "rate_limit",

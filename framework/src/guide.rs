@@ -13,12 +13,16 @@
 //! 7. [Sessions](sessions): the session middleware, in memory or in Redis.
 //! 8. [Testing](testing): `TestClient`, a real socket, tests that need a database.
 //! 9. [Deployment](deployment): PostgreSQL, Redis, proxies, shutdown, server limits, health, metrics, traces.
-//! 10. [Streaming](streaming): `BodyStream`, the crates it needs (re-exported), what it holds.
+//! 10. [Streaming](streaming): `BodyStream`, the crates it needs (re-exported), what it holds;
+//!     server-sent events (`Sse`) and JSON lines (`JsonLines`).
 //! 11. [Typed handlers and API docs](typed_handlers): arguments made from the request (`Json`,
 //!     `Query`, path parameters by name, headers, state, the session), what the compiler
 //!     catches, what it costs; the OpenAPI document built from them.
 //! 12. [WebSockets](websockets) (feature `websocket`): taking a connection over, which pages
 //!     may connect, limits and close codes.
+//! 13. [Redirects and files](redirects_and_files): `Redirect` (and `Redirect::local` for a
+//!     target from the request), `NamedFile` and `Attachment` with ranges, conditional requests
+//!     and `Content-Disposition`.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -58,3 +62,7 @@ pub mod typed_handlers {}
 #[cfg(feature = "websocket")]
 #[doc = include_str!("../docs/12-websockets.md")]
 pub mod websockets {}
+
+#[cfg(feature = "static-serve")]
+#[doc = include_str!("../docs/13-redirects-and-files.md")]
+pub mod redirects_and_files {}

@@ -1,6 +1,8 @@
 #![doc = include_str!("../README.md")]
 
 pub mod app;
+#[cfg(feature = "static-serve")]
+mod blocking_file;
 pub mod body;
 pub mod client_ip;
 pub mod conditional;
@@ -25,6 +27,8 @@ pub mod origin;
 ))]
 pub mod redis_connection;
 pub mod reply;
+#[cfg(feature = "static-serve")]
+mod representation;
 pub mod request_key;
 mod route;
 /// The route table: public for the router benchmarks and allocation test, not part of the API.

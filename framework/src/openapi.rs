@@ -4,7 +4,9 @@
 //! Each controller route is an operation: its path (`:id` written `{id}`), method, the
 //! controller's name as its tag, the method's doc comment as summary (first paragraph) and
 //! description (the rest), its typed arguments as parameters and request body, and its return
-//! type as the success response. Schemas are JSON Schema 2020-12 from
+//! type as the success response (a reply that writes its own answer, such as
+//! [`Sse`](crate::reply::Sse) or [`Redirect`](crate::reply::Redirect), describes its own:
+//! [`DescribeReply`]). Schemas are JSON Schema 2020-12 from
 //! [`schemars`](https://docs.rs/schemars): a type that derives `schemars::JsonSchema` is
 //! described, one that does not is left open (`{}`), so documenting an API never stops a
 //! handler from compiling. Referenced types live under `#/components/schemas`. Every
@@ -47,6 +49,9 @@ pub struct Operation<'g> {
     security: Vec<Value>,
     /// The handler answers with a stream it writes itself (no responder needed).
     streams: bool,
+    /// The handler's reply type described its own responses ([`DescribeReply`]): the
+    /// generic success the controller macro writes after it is left out.
+    reply_described: bool,
 }
 
 /// How errors are written when no error handler says otherwise: the error's text.
@@ -63,12 +68,20 @@ impl<'g> Operation<'g> {
             error_media: TEXT_ERRORS,
             security: Vec::new(),
             streams: false,
+            reply_described: false,
         }
     }
 
-    /// The schema generator, for [`Probe`].
+    /// What a [`Probe`] works with: the schema generator, and this operation for a reply type
+    /// that describes its own responses ([`DescribeReply`]).
     #[doc(hidden)]
-    pub fn generator(&mut self) -> &mut SchemaGenerator {
+    pub fn generator(&mut self) -> ProbeSite<'_, 'g> {
+        ProbeSite { operation: self }
+    }
+
+    /// The schema generator: a [`DescribeReply`] implementation asks it for the schema of a
+    /// type its answer carries (`generator.subschema_for::<T>()`).
+    pub fn schema_generator(&mut self) -> &mut SchemaGenerator {
         &mut self.components.generator
     }
 
@@ -171,9 +184,19 @@ impl<'g> Operation<'g> {
         }
     }
 
-    /// The success response: `media` and its schema, or no body.
+    /// The success response the controller macro writes from the return type: `media` and
+    /// its schema, or no body. Left out when the return type described its own
+    /// ([`DescribeReply`]).
     #[doc(hidden)]
     pub fn success(&mut self, status: u16, media: Option<&str>, schema: Option<Schema>) {
+        if !self.reply_described {
+            self.reply(status, media, schema);
+        }
+    }
+
+    /// A success response (`status` below 400): `media` and its schema, or no body. What a
+    /// [`DescribeReply`] implementation calls, once per status its type can answer with.
+    pub fn reply(&mut self, status: u16, media: Option<&str>, schema: Option<Schema>) {
         let mut response = json!({"description": reason(status)});
         if let Some(media) = media {
             response["content"] = json!({media: {"schema": open(schema)}});
@@ -181,8 +204,16 @@ impl<'g> Operation<'g> {
         self.success.insert(status.to_string(), response);
     }
 
-    /// The success body is a stream the handler writes itself.
-    #[doc(hidden)]
+    /// A header the success response `status` (added first with [`reply`](Self::reply))
+    /// carries, such as a redirect's `Location`.
+    pub fn reply_header(&mut self, status: u16, name: &str, schema: &Schema, required: bool) {
+        if let Some(response) = self.success.get_mut(&status.to_string()) {
+            response["headers"][name] = json!({"required": required, "schema": schema});
+        }
+    }
+
+    /// The success body is a stream or a file the handler's reply writes itself: the route
+    /// needs no responder ([`App::build`](crate::App::build) checks for one otherwise).
     pub fn streamed(&mut self) {
         self.streams = true;
     }
@@ -277,10 +308,42 @@ fn reason(status: u16) -> &'static str {
         .unwrap_or("Response")
 }
 
-/// Asks for `T`'s schema when `T` has one: `(&Probe::<T>::new()).schema(generator)` is
+/// How a reply type a handler returns appears in the document, when it is not a value the
+/// responder marshals: its statuses, media type and headers. The framework's own
+/// ([`Sse`](crate::reply::Sse), [`JsonLines`](crate::reply::JsonLines),
+/// [`Redirect`](crate::reply::Redirect), `NamedFile` and `Attachment`) implement it; a reply
+/// type of your own (an [`IntoReply`](crate::IntoReply) that writes its answer itself) may
+/// too. A controller method whose return type implements it is described by it instead of
+/// as a JSON value.
+///
+/// ```
+/// use framework::openapi::{DescribeReply, Operation};
+///
+/// /// A CSV export the handler streams itself.
+/// struct Csv;
+///
+/// impl DescribeReply for Csv {
+///     fn describe_reply(operation: &mut Operation<'_>) {
+///         let text = framework::schemars::json_schema!({"type": "string"});
+///         operation.reply(200, Some("text/csv"), Some(text));
+///         operation.streamed();
+///     }
+/// }
+/// ```
+pub trait DescribeReply {
+    /// Adds the success responses ([`Operation::reply`], [`Operation::reply_header`]) of an
+    /// operation whose handler answers with this type.
+    fn describe_reply(operation: &mut Operation<'_>);
+}
+
+/// Asks for `T`'s schema when `T` has one: `(&Probe::<T>::new()).schema(d.generator())` is
 /// `Some` for a `T: JsonSchema` ([`ViaSchema`]) and `None` for any other `T` ([`ViaNothing`]),
 /// chosen at compile time by method resolution (autoref specialisation: the code
-/// `#[controller]` writes names concrete types).
+/// `#[controller]` writes names concrete types). A `T` that implements [`DescribeReply`] is
+/// found first, by an inherent method (inherent methods win over trait methods at the same
+/// step of method resolution, and one whose `where` clause does not hold is passed over): it
+/// describes the operation's success itself and gives no schema, and the success the macro
+/// writes next is left out.
 #[doc(hidden)]
 pub struct Probe<T: ?Sized>(PhantomData<T>);
 
@@ -292,16 +355,39 @@ impl<T: ?Sized> Probe<T> {
     }
 }
 
+impl<T: DescribeReply + ?Sized> Probe<T> {
+    /// `T`'s own description of the operation's success ([`DescribeReply`]); no schema.
+    pub fn schema(&self, site: ProbeSite<'_, '_>) -> Option<Schema> {
+        site.describe_reply(T::describe_reply)
+    }
+}
+
+/// What a [`Probe`] works with ([`Operation::generator`]): the operation being described.
+#[doc(hidden)]
+pub struct ProbeSite<'o, 'g> {
+    operation: &'o mut Operation<'g>,
+}
+
+impl ProbeSite<'_, '_> {
+    /// Lets `describe` write the operation's success responses, in place of the one the
+    /// controller macro writes next; no schema.
+    pub fn describe_reply(self, describe: impl FnOnce(&mut Operation<'_>)) -> Option<Schema> {
+        self.operation.reply_described = true;
+        describe(self.operation);
+        None
+    }
+}
+
 /// [`Probe`] of a type with a schema.
 #[doc(hidden)]
 pub trait ViaSchema {
     /// The type's schema.
-    fn schema(&self, generator: &mut SchemaGenerator) -> Option<Schema>;
+    fn schema(&self, site: ProbeSite<'_, '_>) -> Option<Schema>;
 }
 
 impl<T: JsonSchema + ?Sized> ViaSchema for Probe<T> {
-    fn schema(&self, generator: &mut SchemaGenerator) -> Option<Schema> {
-        Some(generator.subschema_for::<T>())
+    fn schema(&self, site: ProbeSite<'_, '_>) -> Option<Schema> {
+        Some(site.operation.components.generator.subschema_for::<T>())
     }
 }
 
@@ -309,11 +395,11 @@ impl<T: JsonSchema + ?Sized> ViaSchema for Probe<T> {
 #[doc(hidden)]
 pub trait ViaNothing {
     /// No schema.
-    fn schema(&self, generator: &mut SchemaGenerator) -> Option<Schema>;
+    fn schema(&self, site: ProbeSite<'_, '_>) -> Option<Schema>;
 }
 
 impl<T: ?Sized> ViaNothing for &Probe<T> {
-    fn schema(&self, _generator: &mut SchemaGenerator) -> Option<Schema> {
+    fn schema(&self, _site: ProbeSite<'_, '_>) -> Option<Schema> {
         None
     }
 }

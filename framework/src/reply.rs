@@ -1,4 +1,5 @@
-//! What a handler answers with, before it is bytes: a [`Reply`] in [`Context::body`].
+//! What a handler answers with, before it is bytes: a [`Reply`] in [`Context::body`], and the
+//! replies that write their answer themselves.
 //!
 //! A handler's returned value (or [`Context::set_body`]) becomes a [`Reply`]: text and bytes are
 //! sent as they are, any other `Serialize` value is marshalled by the
@@ -6,9 +7,37 @@
 //! [`Context::body_buffer`]. Small plain values reuse a per-thread box, so an API that answers
 //! the same type request after request does not allocate for it.
 //!
+//! The other replies set status, headers and body themselves, and describe themselves in the
+//! OpenAPI document ([`DescribeReply`](crate::openapi::DescribeReply)):
+//!
+//! | reply | answers with |
+//! |---|---|
+//! | [`Created<T>`], [`NoContent`] | 201 with the value, 204 |
+//! | [`Sse`] ([`Event`], [`LastEventId`]) | server-sent events, a keep-alive comment while quiet |
+//! | [`JsonLines<T>`] | newline-delimited JSON, a value per line |
+//! | [`Redirect`] | 303, 307 or 308 with a checked `Location`; [`Redirect::local`] for a target from the request |
+//! | `NamedFile`, `Attachment` (feature `static-serve`) | a file, or bytes under a name: ranges, conditional requests, `Content-Disposition` ([`Disposition`]) |
+//!
+//! The guide's [streaming](crate::guide::streaming) chapter shows the streams, and its
+//! [redirects and files](crate::guide::redirects_and_files) chapter the others.
+//!
 //! [`Context::body`]: crate::Context::body
 //! [`Context::set_body`]: crate::Context::set_body
 //! [`Context::body_buffer`]: crate::Context::body_buffer
+
+mod disposition;
+#[cfg(feature = "static-serve")]
+pub mod file;
+pub mod json_lines;
+pub mod redirect;
+pub mod sse;
+
+pub use disposition::Disposition;
+#[cfg(feature = "static-serve")]
+pub use file::{Attachment, NamedFile};
+pub use json_lines::JsonLines;
+pub use redirect::Redirect;
+pub use sse::{Event, LastEventId, Sse};
 
 use std::any::{Any, TypeId};
 use std::borrow::Cow;

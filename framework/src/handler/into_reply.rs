@@ -15,6 +15,10 @@ use crate::error::Result;
 /// | any other `Serialize` value (a struct, `serde_json::Value`, a tuple…) | marshalled by the responder, JSON by default |
 /// | `()` | whatever the handler put in the context (status, body, stream) |
 /// | [`BodyStream`] | the stream, sent as the client reads it |
+/// | [`Sse`](crate::reply::Sse), [`JsonLines`](crate::reply::JsonLines) | server-sent events, NDJSON, as they come |
+/// | [`Redirect`](crate::reply::Redirect) | 303, 307 or 308 with its `Location` |
+/// | `NamedFile`, `Attachment` (`framework::reply`, feature `static-serve`) | a file or bytes, with ranges, conditional requests and `Content-Disposition` |
+/// | [`Created<T>`](crate::reply::Created), [`NoContent`](crate::reply::NoContent) | 201 with the value, 204 |
 /// | [`RenderData`](crate::middleware::renderer::RenderData) (feature `renderer`) | the page the renderer makes of it |
 ///
 /// Each may come in a [`Result`]: `Ok(value)` is the answer above, an error goes
@@ -38,6 +42,19 @@ pub trait IntoReply: Send + 'static {
     const LEAVES_VALUE: bool = true;
     /// Puts the value into the context as its answer.
     fn into_reply(self, ctx: &mut Context);
+
+    /// Puts the value into the context as its answer, or refuses the request with an error
+    /// (which goes to the error handler as a handler's error would): what a handler's returned
+    /// value goes through. By default [`into_reply`](Self::into_reply), which cannot fail. A
+    /// reply that answers by the request's own headers overrides it: a file answers a `Range`
+    /// it cannot satisfy with **416** and a failed `If-Match` with **412**.
+    fn try_into_reply(self, ctx: &mut Context) -> Result
+    where
+        Self: Sized,
+    {
+        self.into_reply(ctx);
+        Ok(())
+    }
 }
 
 impl<T: Serialize + Send + Sync + 'static> IntoReply for T {
@@ -92,8 +109,7 @@ pub fn finish<T: IntoReply, E: Into<crate::Error>>(
 /// `Result`.
 #[doc(hidden)]
 pub fn finish_value<T: IntoReply>(out: T, ctx: &mut Context) -> Result {
-    out.into_reply(ctx);
-    Ok(())
+    out.try_into_reply(ctx)
 }
 
 /// [`finish`] for a controller handler that returns `Result<Option<T>>`: `None` is **404**
@@ -110,10 +126,7 @@ pub fn finish_found<T: IntoReply, E: Into<crate::Error>>(
 #[doc(hidden)]
 pub fn finish_found_value<T: IntoReply>(out: Option<T>, ctx: &mut Context) -> Result {
     match out {
-        Some(value) => {
-            value.into_reply(ctx);
-            Ok(())
-        }
+        Some(value) => value.try_into_reply(ctx),
         None => Err(crate::HttpError::with(
             http::StatusCode::NOT_FOUND,
             crate::route::ROUTER_CATEGORY,

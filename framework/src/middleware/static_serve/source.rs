@@ -209,7 +209,7 @@ impl FileSource for DirectorySource {
             } else {
                 Bytes::from(first)
             },
-            rest: super::blocking_file::BlockingFile::new(std_file),
+            rest: crate::blocking_file::BlockingFile::new(std_file),
         }))
     }
 }
@@ -241,7 +241,7 @@ const SMALL_FILE: usize = 64 * 1024;
 /// one): those first, then the rest from the file (positioned just past them).
 struct Prefetched {
     first: Bytes,
-    rest: super::blocking_file::BlockingFile,
+    rest: crate::blocking_file::BlockingFile,
 }
 
 impl AsyncRead for Prefetched {

@@ -1,5 +1,6 @@
 //! A file read on tokio's blocking pool into a buffer that lives in the runtime worker's
-//! memory: what [`DirectorySource`](super::DirectorySource) streams a larger file from.
+//! memory: what [`DirectorySource`](crate::middleware::static_serve::DirectorySource) streams
+//! a larger file from, and [`NamedFile`](crate::reply::NamedFile) every file.
 //!
 //! `tokio::fs::File` does the same job, but makes its buffer inside the blocking call, on
 //! whichever pool thread runs the first read. glibc gives each such thread a malloc arena of
@@ -24,7 +25,7 @@ const MAX_READ: usize = crate::body::READ_CHUNK;
 /// A read's result: the file and the buffer back, and how many bytes were read into it.
 type ReadDone = (std::fs::File, Vec<u8>, io::Result<usize>);
 
-pub(super) struct BlockingFile {
+pub(crate) struct BlockingFile {
     state: State,
 }
 
@@ -45,7 +46,7 @@ enum State {
 
 impl BlockingFile {
     /// Reads `file` from where it stands.
-    pub(super) fn new(file: std::fs::File) -> Self {
+    pub(crate) fn new(file: std::fs::File) -> Self {
         Self {
             state: State::Idle {
                 file,
