@@ -71,18 +71,16 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use http::header::{
-    ACCEPT_RANGES, CACHE_CONTROL, CONTENT_ENCODING, CONTENT_RANGE, CONTENT_TYPE, ETAG, HeaderValue,
-    IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_UNMODIFIED_SINCE, LAST_MODIFIED, LOCATION,
-    RANGE, VARY, X_CONTENT_TYPE_OPTIONS,
+    HeaderValue, IF_MATCH, IF_MODIFIED_SINCE, IF_NONE_MATCH, IF_UNMODIFIED_SINCE, LOCATION, RANGE,
+    VARY,
 };
 use http::{Method, StatusCode};
-use http_range_header::{EndPosition, RangeUnsatisfiableError, StartPosition};
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncReadExt;
 
 use crate::body::BodyStream;
 use crate::body::StaticBody;
-use crate::conditional::{self, Precondition, Represents};
+use crate::conditional::{self, ByteRange, Representation};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{BoxFuture, Endpoint, EndpointFuture, Middleware, Next, endpoint_future};
@@ -411,78 +409,21 @@ impl StaticServe {
             ctx.extensions_mut().insert(StaticBody::new(&digest, data));
         }
         let last_modified = modified.filter(|_| !self.config.disable_last_modified);
-
-        let headers = ctx.response_headers_mut();
-        headers.insert(ETAG, etag.clone());
-        if let Some(time) = last_modified
-            && let Ok(value) = HeaderValue::try_from(httpdate::fmt_http_date(time))
-        {
-            headers.insert(LAST_MODIFIED, value);
-        }
-        headers.insert(CACHE_CONTROL, self.cache_control.clone());
-        headers.insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
-        headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-
-        let etag_str = etag.to_str().ok();
-        match conditional::evaluate(ctx.method(), ctx.headers(), etag_str, last_modified) {
-            Precondition::Proceed => {}
-            Precondition::NotModified => {
-                ctx.extensions_mut().insert(Represents {
-                    content_type: Some(content_type),
-                    length: size,
-                });
-                ctx.set_status(StatusCode::NOT_MODIFIED);
-                return Ok(());
-            }
-            Precondition::Failed => {
-                return Err(error(
-                    StatusCode::PRECONDITION_FAILED,
-                    "precondition failed",
-                ));
-            }
-        }
-
-        let headers = ctx.response_headers_mut();
-        headers.insert(CONTENT_TYPE, content_type);
-        if let Some(encoding) = selected.encoding {
-            headers.insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
-        }
-        let mut status = StatusCode::OK;
-        let (mut start, mut len) = (0, size);
-        if *ctx.method() == Method::GET
-            && let Some(range) = ctx.headers().get(RANGE)
-            && conditional::if_range_allows(ctx.headers(), etag_str, last_modified)
-        {
-            match single_range(range.to_str().unwrap_or(""), size) {
-                RangeOutcome::Whole => {}
-                RangeOutcome::Part(first, last) => {
-                    status = StatusCode::PARTIAL_CONTENT;
-                    let content_type = ctx.response_headers().get(CONTENT_TYPE).cloned();
-                    ctx.extensions_mut().insert(Represents {
-                        content_type,
-                        length: size,
-                    });
-                    (start, len) = (first, last - first + 1);
-                    let value = format!("bytes {first}-{last}/{size}");
-                    ctx.set_header(CONTENT_RANGE, header_value(value));
-                }
-                RangeOutcome::Unsatisfiable => {
-                    ctx.set_header(CONTENT_RANGE, header_value(format!("bytes */{size}")));
-                    return Err(error(
-                        StatusCode::RANGE_NOT_SATISFIABLE,
-                        "range not satisfiable",
-                    ));
-                }
-            }
-        }
-        ctx.set_status(status);
+        let representation = Representation {
+            content_type,
+            size,
+            etag,
+            last_modified,
+            cache_control: self.cache_control.clone(),
+            content_encoding: selected.encoding.map(HeaderValue::from_static),
+        };
         match data {
-            Some(data) => {
-                // In memory already: a slice, no copy. `start + len <= size` by construction.
-                let (start, end) = (start as usize, (start + len) as usize);
-                ctx.body_buffer = Some(data.slice(start..end));
-            }
+            // In memory already: a slice, no copy.
+            Some(data) => representation.serve(ctx, data, CATEGORY)?,
             None => {
+                let Some(ByteRange { start, len }) = representation.answer(ctx, CATEGORY)? else {
+                    return Ok(());
+                };
                 let reader =
                     self.source
                         .reader(&selected.path, start)
@@ -564,54 +505,6 @@ fn weak_etag(size: u64, modified: SystemTime) -> HeaderValue {
     header_value(format!("W/\"{size:x}-{secs:x}\""))
 }
 
-/// How a `Range` header applies to a file of `size` bytes.
-#[derive(Debug, PartialEq, Eq)]
-enum RangeOutcome {
-    /// Ignore it: send the whole file (several ranges, or a header that does not parse).
-    Whole,
-    /// Send bytes `first..=last`.
-    Part(u64, u64),
-    /// 416.
-    Unsatisfiable,
-}
-
-/// Longer `Range` headers are ignored unparsed: no client needs hundreds of ranges, and
-/// parsing them is work an attacker chooses.
-const MAX_RANGE_HEADER: usize = 1024;
-
-fn single_range(value: &str, size: u64) -> RangeOutcome {
-    if value.len() > MAX_RANGE_HEADER {
-        return RangeOutcome::Whole;
-    }
-    let parsed = match http_range_header::parse_range_header(value) {
-        Ok(parsed) => parsed,
-        // `bytes=-0` is well-formed but asks for nothing (RFC 9110 section 14.1.3).
-        Err(RangeUnsatisfiableError::ZeroSuffix) => return RangeOutcome::Unsatisfiable,
-        Err(_) => return RangeOutcome::Whole,
-    };
-    let [range] = parsed.ranges.as_slice() else {
-        return RangeOutcome::Whole;
-    };
-    match (range.start, range.end) {
-        (StartPosition::Index(first), end) => {
-            let last = match end {
-                EndPosition::Index(last) if last < first => return RangeOutcome::Whole,
-                EndPosition::Index(last) => last,
-                EndPosition::LastByte => u64::MAX,
-            };
-            if first >= size {
-                return RangeOutcome::Unsatisfiable;
-            }
-            RangeOutcome::Part(first, last.min(size - 1))
-        }
-        // A suffix longer than the file means the whole file (RFC 9110 section 14.1.2).
-        (StartPosition::FromLast(n), _) if size > 0 => {
-            RangeOutcome::Part(size.saturating_sub(n), size - 1)
-        }
-        (StartPosition::FromLast(_), _) => RangeOutcome::Unsatisfiable,
-    }
-}
-
 impl Endpoint for StaticServe {
     fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
         endpoint_future(async move {
@@ -662,36 +555,6 @@ mod tests {
             "denied"
         )));
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn ranges() {
-        use RangeOutcome::*;
-        for (value, expected) in [
-            ("bytes=0-99", Part(0, 99)),
-            ("bytes=100-", Part(100, 999)),
-            ("bytes=-500", Part(500, 999)),
-            ("bytes=-5000", Part(0, 999)),
-            ("bytes=990-2000", Part(990, 999)),
-            ("bytes=0-18446744073709551615", Part(0, 999)),
-            ("bytes=999-999", Part(999, 999)),
-            ("bytes=1000-", Unsatisfiable),
-            ("bytes=5000-6000", Unsatisfiable),
-            ("bytes=-0", Unsatisfiable),
-            ("", Whole),
-            ("bytes=", Whole),
-            ("bytes=5-2", Whole),
-            ("bytes=0-1,5-6", Whole),
-            ("items=0-1", Whole),
-            ("bytes=abc", Whole),
-            ("bytes=0-18446744073709551616", Whole),
-        ] {
-            assert_eq!(single_range(value, 1000), expected, "{value}");
-        }
-        let many = format!("bytes={}", vec!["0-1"; 300].join(","));
-        assert_eq!(single_range(&many, 1000), Whole);
-        assert_eq!(single_range("bytes=0-", 0), Unsatisfiable);
-        assert_eq!(single_range("bytes=-1", 0), Unsatisfiable);
     }
 
     #[test]
