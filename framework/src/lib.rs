@@ -87,6 +87,7 @@ pub mod __private {
     pub use serde_json::{Value as JsonValue, json};
     /// The OpenAPI description the macros write.
     pub mod openapi {
+        pub use crate::extract::{NotFromRequest, ViaFromRequest};
         pub use crate::openapi::{Operation, Probe, ViaNothing, ViaSchema, string_schema};
     }
 }
