@@ -15,6 +15,7 @@
 //! | `#[state] store: Arc<dyn Store>` | the app's state ([`crate::State`]), cloned | 500: the app did not provide it |
 //! | `session: &mut Session` | the session middleware's session ([`FromContext`]) | 500: the middleware is not on the route |
 //! | `ctx: &mut Context` | the context itself, for anything else | — |
+//! | `form: Multipart` (feature `multipart`) | a `multipart/form-data` body, streamed part by part (`framework::multipart`) | 415 for another media type, 413 past a limit |
 //! | anything implementing [`FromRequest`] | your own code | your error |
 //!
 //! Owned arguments are made first, in the order written; a borrowed one (`&mut Context`,

@@ -15,6 +15,8 @@ pub mod handler;
 pub mod header;
 mod limits;
 pub mod middleware;
+#[cfg(feature = "multipart")]
+pub mod multipart;
 pub mod openapi;
 pub mod origin;
 #[cfg(any(
