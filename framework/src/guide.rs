@@ -19,6 +19,9 @@
 //!     catches, what it costs; the OpenAPI document built from them.
 //! 12. [WebSockets](websockets) (feature `websocket`): taking a connection over, which pages
 //!     may connect, limits and close codes.
+//! 13. [File uploads](uploads) (feature `multipart`): `multipart/form-data` read part by part,
+//!     files to temporary files or any sink, the limits, the API document, serving the bytes
+//!     back.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -58,3 +61,7 @@ pub mod typed_handlers {}
 #[cfg(feature = "websocket")]
 #[doc = include_str!("../docs/12-websockets.md")]
 pub mod websockets {}
+
+#[cfg(feature = "multipart")]
+#[doc = include_str!("../docs/13-uploads.md")]
+pub mod uploads {}
