@@ -230,11 +230,22 @@ impl<'a> Part<'a> {
         .map_err(|e| store_failed(&e))?
         .map_err(|e| store_failed(&e))?;
         // From here the path deletes its file when dropped, whatever happens next.
-        let (file, path) = created.into_parts();
-        let mut file = tokio::fs::File::from_std(file);
+        let (mut file, path) = created.into_parts();
         let file_name = self.current.file_name.clone();
         let content_type = self.current.content_type.clone();
-        let len = self.write_to(&mut file).await?;
+        // Each chunk goes to the blocking pool as it is, with the file: no copy into a write
+        // buffer (as `tokio::fs::File` makes), so an upload holds one chunk at a time.
+        let mut len = 0u64;
+        let mut part = self;
+        while let Some(chunk) = part.chunk().await? {
+            len += chunk.len() as u64;
+            file = tokio::task::spawn_blocking(move || {
+                std::io::Write::write_all(&mut file, &chunk).map(|()| file)
+            })
+            .await
+            .map_err(|e| store_failed(&e))?
+            .map_err(|e| store_failed(&e))?;
+        }
         Ok(TempUpload {
             path,
             len,
