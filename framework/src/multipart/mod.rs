@@ -40,10 +40,10 @@
 //! into a temporary file ([`Part::save_to_temp`]). Parts come in order, one at a time: the next
 //! [`Multipart::next_part`] skips what is left of the current one.
 //!
-//! **Limits** ([`MultipartLimits`], defaults in brackets), each answered **413** with category
-//! `framework-multipart` and a message naming the limit and its value: parts [100], bytes of a
-//! field [64 KiB], of a file [8 MiB], of the whole body as received, boundaries and part headers
-//! included [16 MiB], and of one part's header block [8 KiB]. A `Content-Length` over the total
+//! **Limits** ([`MultipartLimits`]), each answered **413** with category `framework-multipart`
+//! and a message naming the limit and its value: parts (default 100), bytes of a field (64 KiB),
+//! of a file (8 MiB), of the whole body as received, boundaries and part headers included
+//! (16 MiB), and of one part's header block (8 KiB). A `Content-Length` over the total
 //! is refused before anything is read. A body that is not `multipart/form-data` is **415**; one
 //! without a boundary, truncated, or with a part that has no name, **400**; a client too slow
 //! to send it, **408** (the server's body read deadline). What a request can make the server
