@@ -140,6 +140,7 @@ async fn register_log_in_and_out_in_chromium() {
     let shown = "const img = document.getElementById('avatar'); \
                  return !img.hidden && img.complete ? img.naturalWidth : 0;";
     script_when(&browser, shown, |v| v == &json!(64)).await;
+    std::fs::remove_dir_all(image.parent().unwrap()).expect("remove the image");
 
     // The session is the `sid` cookie: a reload keeps the user (and shows the avatar),
     // clearing it logs out.
