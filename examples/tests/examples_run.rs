@@ -294,6 +294,49 @@ async fn every_example_answers_as_its_doc_comment_says() {
     jwt().await;
     cache().await;
     compressed().await;
+    upload().await;
+}
+
+async fn upload() {
+    let _example = start("upload").await;
+    let client = Client::new();
+    let form = |data: &[u8]| {
+        let mut body = b"--b0undary\r\nContent-Disposition: form-data; name=\"file\"; \
+                         filename=\"../notes.txt\"\r\n\r\n"
+            .to_vec();
+        body.extend_from_slice(data);
+        body.extend_from_slice(
+            b"\r\n--b0undary\r\nContent-Disposition: form-data; name=\"note\"\r\n\r\n\
+              hello\r\n--b0undary--\r\n",
+        );
+        client
+            .post("http://127.0.0.1:3000/files")
+            .header("content-type", "multipart/form-data; boundary=b0undary")
+            .body(body)
+            .send()
+    };
+    let res = form(b"0123456789abcdef").await.unwrap();
+    assert_eq!(res.status(), 200);
+    let stored: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(stored["fileName"], "notes.txt");
+    assert_eq!(
+        (&stored["size"], &stored["note"]),
+        (&16.into(), &"hello".into())
+    );
+    let url = format!(
+        "http://127.0.0.1:3000/files/{}",
+        stored["id"].as_str().unwrap()
+    );
+    let res = client
+        .get(&url)
+        .header("range", "bytes=0-9")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 206);
+    assert_eq!(res.text().await.unwrap(), "0123456789");
+    let res = form(&vec![0; 1024 * 1024 + 1]).await.unwrap();
+    assert_eq!(res.status(), 413);
 }
 
 async fn jwt() {

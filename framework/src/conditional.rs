@@ -23,7 +23,7 @@ use http::header::{
 /// `"<size hex>-<the digest's first 128 bits, base64url>"`. Static serve and the docs page tag
 /// their files with it.
 #[cfg(any(feature = "static-serve", feature = "docs-ui"))]
-pub(crate) fn strong_etag(size: u64, digest: &[u8; 32]) -> http::HeaderValue {
+pub fn strong_etag(size: u64, digest: &[u8; 32]) -> http::HeaderValue {
     use base64::Engine;
     let tag = format!(
         "\"{size:x}-{}\"",

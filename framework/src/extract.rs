@@ -15,6 +15,7 @@
 //! | `#[state] store: Arc<dyn Store>` | the app's state ([`crate::State`]), cloned | 500: the app did not provide it |
 //! | `session: &mut Session` | the session middleware's session ([`FromContext`]) | 500: the middleware is not on the route |
 //! | `ctx: &mut Context` | the context itself, for anything else | — |
+//! | `form: Multipart` (feature `multipart`) | a `multipart/form-data` body, streamed part by part (`framework::multipart`) | 415 for another media type, 413 past a limit |
 //! | anything implementing [`FromRequest`] | your own code | your error |
 //!
 //! Owned arguments are made first, in the order written; a borrowed one (`&mut Context`,
@@ -75,6 +76,7 @@ use crate::body::FormDecoded;
 use crate::context::Context;
 use crate::error::HttpError;
 use crate::header::is_form_media_type;
+use crate::openapi::{Operation, Probe};
 use crate::validate::{CATEGORY, Validate, failure};
 
 /// A value a controller method can take as an argument, made from the request before the
@@ -108,6 +110,41 @@ use crate::validate::{CATEGORY, Validate, failure};
 pub trait FromRequest: Sized {
     /// Makes the argument.
     fn from_request(ctx: &mut Context) -> Result<Self, HttpError>;
+
+    /// Describes what the argument reads in the route's OpenAPI operation (a request body
+    /// through [`Operation::request_body`], a parameter, an error status it answers). The
+    /// default adds nothing; `Json`, `Form`, `Query` and `Path` are described by
+    /// `#[controller]` from their type parameter.
+    fn describe(operation: &mut Operation<'_>) {
+        let _ = operation;
+    }
+}
+
+/// Describes a controller method's argument of type `T` when `T` is a [`FromRequest`]
+/// ([`FromRequest::describe`]); [`NotFromRequest`] for any other `T`. Chosen at compile time
+/// by method resolution, as [`Probe`]'s schema is, so an argument that is no `FromRequest`
+/// gets its one compile error from the code that makes it, not a second one from here.
+#[doc(hidden)]
+pub trait ViaFromRequest {
+    /// `T::describe`.
+    fn describe_argument(&self, operation: &mut Operation<'_>);
+}
+
+impl<T: FromRequest> ViaFromRequest for Probe<T> {
+    fn describe_argument(&self, operation: &mut Operation<'_>) {
+        T::describe(operation);
+    }
+}
+
+/// [`ViaFromRequest`] of a type that is no `FromRequest`: nothing.
+#[doc(hidden)]
+pub trait NotFromRequest {
+    /// Nothing.
+    fn describe_argument(&self, operation: &mut Operation<'_>);
+}
+
+impl<T: ?Sized> NotFromRequest for &Probe<T> {
+    fn describe_argument(&self, _operation: &mut Operation<'_>) {}
 }
 
 /// A value a controller method borrows from the context (`&mut T` or `&T`): the context itself,

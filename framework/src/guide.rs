@@ -23,6 +23,9 @@
 //! 13. [Redirects and files](redirects_and_files): `Redirect` (and `Redirect::local` for a
 //!     target from the request), `NamedFile` and `Attachment` with ranges, conditional requests
 //!     and `Content-Disposition`.
+//! 14. [File uploads](uploads) (feature `multipart`): `multipart/form-data` read part by part,
+//!     files to temporary files or any sink, the limits, the API document, serving the bytes
+//!     back.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -66,3 +69,6 @@ pub mod websockets {}
 #[cfg(feature = "static-serve")]
 #[doc = include_str!("../docs/13-redirects-and-files.md")]
 pub mod redirects_and_files {}
+#[cfg(feature = "multipart")]
+#[doc = include_str!("../docs/14-uploads.md")]
+pub mod uploads {}

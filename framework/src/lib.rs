@@ -17,6 +17,8 @@ pub mod handler;
 pub mod header;
 mod limits;
 pub mod middleware;
+#[cfg(feature = "multipart")]
+pub mod multipart;
 pub mod openapi;
 pub mod origin;
 #[cfg(any(
@@ -28,7 +30,7 @@ pub mod origin;
 pub mod redis_connection;
 pub mod reply;
 #[cfg(feature = "static-serve")]
-mod representation;
+pub mod representation;
 pub mod request_key;
 mod route;
 /// The route table: public for the router benchmarks and allocation test, not part of the API.
@@ -91,6 +93,7 @@ pub mod __private {
     pub use serde_json::{Value as JsonValue, json};
     /// The OpenAPI description the macros write.
     pub mod openapi {
+        pub use crate::extract::{NotFromRequest, ViaFromRequest};
         pub use crate::openapi::{Operation, Probe, ViaNothing, ViaSchema, string_schema};
     }
 }

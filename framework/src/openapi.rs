@@ -52,6 +52,8 @@ pub struct Operation<'g> {
     /// The handler's reply type described its own responses ([`DescribeReply`]): the
     /// generic success the controller macro writes after it is left out.
     reply_described: bool,
+    /// The request body is one the body parser reads (`Json<T>`, `Form<T>`).
+    parsed_body: bool,
 }
 
 /// How errors are written when no error handler says otherwise: the error's text.
@@ -69,6 +71,7 @@ impl<'g> Operation<'g> {
             security: Vec::new(),
             streams: false,
             reply_described: false,
+            parsed_body: false,
         }
     }
 
@@ -172,13 +175,28 @@ impl<'g> Operation<'g> {
         self.error(400);
     }
 
-    /// The request body, of `media` type.
+    /// The request body of a `Json<T>` or `Form<T>` argument, of `media` type: one the body
+    /// parser reads.
     #[doc(hidden)]
     pub fn body(&mut self, media: &str, schema: Option<Schema>) {
-        self.operation.insert(
-            "requestBody".into(),
-            json!({"required": true, "content": {media: {"schema": open(schema)}}}),
-        );
+        self.parsed_body = true;
+        self.request_body(media, json!({"schema": open(schema)}), None);
+    }
+
+    /// The route's request body: required, of `media` type, described by `media_type` (an
+    /// OpenAPI Media Type Object: `{"schema": …}`, with `encoding` for a multipart body), with
+    /// an optional `description`. The route can then answer 400, 413 and 415. How an argument
+    /// that reads the body describes it
+    /// ([`FromRequest::describe`](crate::extract::FromRequest::describe)).
+    pub fn request_body(&mut self, media: &str, media_type: Value, description: Option<String>) {
+        let mut content = Map::new();
+        content.insert(media.to_owned(), media_type);
+        let mut body = json!({"required": true});
+        body["content"] = Value::Object(content);
+        if let Some(description) = description {
+            body["description"] = description.into();
+        }
+        self.operation.insert("requestBody".into(), body);
         for status in [400, 413, 415] {
             self.error(status);
         }
@@ -418,8 +436,9 @@ pub(crate) struct DocRoute {
 }
 
 /// What a controller route needs of its chain, read off its own description: whether it
-/// takes a request body (`Json<T>`, `Form<T>`), and whether its handler leaves a value for a
-/// responder (a success with a body that is not a stream the handler writes itself).
+/// takes a request body the body parser reads (`Json<T>`, `Form<T>`; a multipart body is
+/// streamed by its argument), and whether its handler leaves a value for a responder (a
+/// success with a body that is not a stream the handler writes itself).
 pub(crate) fn route_needs(describe: fn(&mut Operation<'_>)) -> (bool, bool) {
     let mut components = Components {
         generator: SchemaSettings::draft2020_12().into_generator(),
@@ -427,7 +446,7 @@ pub(crate) fn route_needs(describe: fn(&mut Operation<'_>)) -> (bool, bool) {
     };
     let mut operation = Operation::new(&mut components);
     describe(&mut operation);
-    let body = operation.operation.contains_key("requestBody");
+    let body = operation.parsed_body;
     let value = !operation.streams
         && operation
             .success

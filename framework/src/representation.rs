@@ -19,23 +19,68 @@ use crate::conditional::{self, Precondition, Represents};
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 
-/// What is answered about: the whole representation, before any `Range`.
-pub(crate) struct Representation {
+/// What is answered about: the whole representation, before any `Range`. A handler that
+/// serves stored bytes (an uploaded image) answers with [`Representation::serve`], the way
+/// static serve and the file replies answer a file.
+///
+/// ```
+/// use framework::conditional::strong_etag;
+/// use framework::representation::Representation;
+/// use framework::{Context, Result};
+/// use http::HeaderValue;
+///
+/// async fn logo(ctx: &mut Context) -> Result {
+///     let bytes = bytes::Bytes::from_static(b"\x89PNG...");
+///     let digest: [u8; 32] = [7; 32]; // the bytes' SHA-256, computed when they were stored
+///     Representation {
+///         size: bytes.len() as u64,
+///         etag: strong_etag(bytes.len() as u64, &digest),
+///         last_modified: None,
+///         content_type: HeaderValue::from_static("image/png"),
+///         encoding: None,
+///         cache_control: Some(HeaderValue::from_static("public, max-age=60")),
+///     }
+///     .serve(ctx, bytes, "logo")
+/// }
+/// # let _ = logo;
+/// ```
+pub struct Representation {
     /// Its length in bytes.
-    pub(crate) size: u64,
-    pub(crate) etag: HeaderValue,
+    pub size: u64,
+    /// Its entity tag: `If-Range` and `If-Match` only ever match a strong one.
+    pub etag: HeaderValue,
     /// Sent as `Last-Modified` and compared with the date preconditions, when known.
-    pub(crate) last_modified: Option<SystemTime>,
-    pub(crate) content_type: HeaderValue,
-    /// The `Content-Encoding` of a precompressed variant.
-    pub(crate) encoding: Option<&'static str>,
+    pub last_modified: Option<SystemTime>,
+    /// Its media type.
+    pub content_type: HeaderValue,
+    /// The `Content-Encoding` of bytes stored encoded (a precompressed variant).
+    pub encoding: Option<&'static str>,
     /// `Cache-Control` to set; `None` leaves the response's as it is.
-    pub(crate) cache_control: Option<HeaderValue>,
+    pub cache_control: Option<HeaderValue>,
+}
+
+impl Representation {
+    /// [`answer`] with `body` as the representation's bytes (`size` must be its length): the
+    /// response's body is the part the answer asks for, a slice of `body` (no copy), or none
+    /// for a 304. A 412 or 416 is an error of `category`.
+    pub fn serve(self, ctx: &mut Context, body: bytes::Bytes, category: &'static str) -> Result {
+        match answer(ctx, self, category)? {
+            Answer::NotModified => Ok(()),
+            Answer::Bytes { start, len } => {
+                let start = usize::try_from(start).unwrap_or(usize::MAX).min(body.len());
+                let end = usize::try_from(len)
+                    .map_or(body.len(), |len| start.saturating_add(len))
+                    .min(body.len());
+                ctx.body_buffer = Some(body.slice(start..end));
+                Ok(())
+            }
+        }
+    }
 }
 
 /// What is left to send once [`answer`] has set the headers and the status.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Answer {
+pub enum Answer {
     /// 304: no body.
     NotModified,
     /// `len` bytes from `start`: the whole representation (200) or one range of it (206).
@@ -47,7 +92,7 @@ pub(crate) enum Answer {
 /// `Content-Type` and `Content-Encoding`), evaluates the preconditions, then a `Range` on a
 /// `GET` (when `If-Range` allows it), and sets the status. A failed precondition is 412 and a
 /// range past the end 416 (with `Content-Range: bytes */<size>`), errors of `category`.
-pub(crate) fn answer(
+pub fn answer(
     ctx: &mut Context,
     representation: Representation,
     category: &'static str,

@@ -1,8 +1,8 @@
 //! The user service's login page at `/`, driven in headless Chromium through chromedriver:
 //! register, reload, a wrong password shows the service's message, log in and see the name,
-//! stay logged in across a reload, log out by clearing the `sid` cookie. The digest and the
-//! proof are computed by the page with WebCrypto. A screenshot of the logged-in page is saved
-//! as `target/login-page.png`. The page links to the API docs page (Swagger UI), tried out too.
+//! stay logged in across a reload, upload an avatar and see it, log out by clearing the `sid`
+//! cookie. The digest and the proof are computed by the page with WebCrypto. A screenshot of
+//! the logged-in page is saved as `target/login-page.png`. The page links to the API docs page (Swagger UI), tried out too.
 
 mod common;
 
@@ -39,6 +39,39 @@ async fn fill(browser: &Client, account: &str, password: &str) {
         input.clear().await.expect("clear");
         input.send_keys(value).await.expect("type");
     }
+}
+
+/// A `size`×`size` RGB PNG of a colour gradient: a real image the browser decodes and shows.
+fn gradient_png(size: u32) -> Vec<u8> {
+    use std::io::Write;
+    fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
+        out.extend_from_slice(&u32::try_from(data.len()).unwrap().to_be_bytes());
+        let mut crc = flate2::Crc::new();
+        crc.update(kind);
+        crc.update(data);
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&crc.sum().to_be_bytes());
+    }
+    let mut header = Vec::new();
+    header.extend_from_slice(&size.to_be_bytes());
+    header.extend_from_slice(&size.to_be_bytes());
+    // 8 bits per channel, RGB, deflate, no filter method, no interlace.
+    header.extend_from_slice(&[8, 2, 0, 0, 0]);
+    let mut pixels = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    for y in 0..size {
+        let mut row = vec![0u8]; // filter: none
+        for x in 0..size {
+            let (x, y) = ((x * 255 / size) as u8, (y * 255 / size) as u8);
+            row.extend_from_slice(&[47, x, 211 - y / 2]);
+        }
+        pixels.write_all(&row).unwrap();
+    }
+    let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+    chunk(&mut png, b"IHDR", &header);
+    chunk(&mut png, b"IDAT", &pixels.finish().unwrap());
+    chunk(&mut png, b"IEND", &[]);
+    png
 }
 
 async fn click(browser: &Client, id: &str) {
@@ -89,9 +122,31 @@ async fn register_log_in_and_out_in_chromium() {
     );
     assert_eq!(text_when(&browser, "error", |_| true).await, "");
 
-    // The session is the `sid` cookie: a reload keeps the user, clearing it logs out.
+    // An avatar: chosen in the file input, uploaded, then shown beside the name.
+    let image = common::temp_dir("avatar").join("alice.png");
+    std::fs::write(&image, gradient_png(64)).expect("write the image");
+    browser
+        .find(Locator::Id("avatar-file"))
+        .await
+        .expect("file input")
+        .send_keys(image.to_str().unwrap())
+        .await
+        .expect("choose the file");
+    click(&browser, "avatar-upload").await;
+    assert_eq!(
+        text_when(&browser, "status", |t| !t.is_empty()).await,
+        "Avatar saved."
+    );
+    let shown = "const img = document.getElementById('avatar'); \
+                 return !img.hidden && img.complete ? img.naturalWidth : 0;";
+    script_when(&browser, shown, |v| v == &json!(64)).await;
+    std::fs::remove_dir_all(image.parent().unwrap()).expect("remove the image");
+
+    // The session is the `sid` cookie: a reload keeps the user (and shows the avatar),
+    // clearing it logs out.
     browser.refresh().await.expect("reload");
     assert_eq!(text_when(&browser, "who", |t| !t.is_empty()).await, "alice");
+    script_when(&browser, shown, |v| v == &json!(64)).await;
     let screenshot = browser.screenshot().await.expect("screenshot");
     let target = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target");
     std::fs::create_dir_all(&target).expect("target dir");
@@ -131,7 +186,7 @@ async fn script_when(
     panic!("`{script}` still gives {last} after 10 s");
 }
 
-/// The login page links to the API docs: Swagger UI, served from the binary, lists the four
+/// The login page links to the API docs: Swagger UI, served from the binary, lists the six
 /// operations from `/openapi.json`, and "Execute" on `GET /users/v1/login` gets a token from
 /// the running service. Every file the page loads comes from the service itself (no CDN: it
 /// works without internet).
@@ -153,7 +208,7 @@ async fn docs_page_lists_the_operations_and_tries_one_out() {
         "return [...document.querySelectorAll('.opblock')].map(op => \
             op.querySelector('.opblock-summary-method').textContent + ' ' + \
             op.querySelector('.opblock-summary-path').textContent.replace(/\\u200b/g, ''));",
-        |v| v.as_array().is_some_and(|ops| ops.len() == 4),
+        |v| v.as_array().is_some_and(|ops| ops.len() == 6),
     )
     .await;
     assert_eq!(browser.current_url().await.unwrap().path(), "/docs");
@@ -167,10 +222,12 @@ async fn docs_page_lists_the_operations_and_tries_one_out() {
     assert_eq!(
         operations,
         [
+            "GET /users/v1/avatar/{account}",
             "GET /users/v1/login",
             "GET /users/v1/me",
             "POST /users/v1/login",
             "POST /users/v1/me",
+            "PUT /users/v1/me/avatar",
         ]
     );
 

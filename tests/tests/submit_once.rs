@@ -11,6 +11,7 @@ use framework::Result;
 use framework::middleware::concurrent_limiter::{Lock, MemoryLock, RedisLock};
 use serde_json::{Value, json};
 use tokio::sync::watch;
+use user_service::avatar::Avatar;
 use user_service::store::{MemoryUserStore, User, UserStore};
 use user_service::{Config, Stores};
 
@@ -32,6 +33,14 @@ impl UserStore for GatedStore {
 
     async fn find(&self, account: &str) -> Result<Option<User>> {
         self.inner.find(account).await
+    }
+
+    async fn set_avatar(&self, account: &str, avatar: &Avatar) -> Result<()> {
+        self.inner.set_avatar(account, avatar).await
+    }
+
+    async fn avatar(&self, account: &str) -> Result<Option<Avatar>> {
+        self.inner.avatar(account).await
     }
 }
 

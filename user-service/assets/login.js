@@ -1,4 +1,5 @@
-// Register, log in and show the current user, against the user service's JSON API.
+// Register, log in, show the current user and their avatar, and upload one, against the user
+// service's API.
 // The password is hashed here (WebCrypto): registration sends sha256(password), login sends
 // sha256(sha256(password) + token) with a one-time token bound to the session cookie `sid`.
 "use strict";
@@ -25,6 +26,40 @@ async function call(method, path, body) {
   return data;
 }
 
+// The largest avatar the service takes (it checks too: 413 above).
+const AVATAR_MAX_BYTES = 1024 * 1024;
+
+// Shows the avatar of `account`; `version` (the upload's ETag) makes the browser fetch the new
+// image at once instead of its cached copy. An account without one shows none (404).
+function showAvatar(account, version) {
+  const img = $("avatar");
+  let src = `/users/v1/avatar/${encodeURIComponent(account)}`;
+  if (version) src += `?v=${encodeURIComponent(version)}`;
+  img.onload = () => { img.hidden = false; };
+  img.onerror = () => { img.hidden = true; };
+  img.src = src;
+}
+
+// PUT the chosen file as the multipart form's `avatar` part.
+async function uploadAvatar() {
+  const file = $("avatar-file").files[0];
+  if (!file) throw new Error("choose an image first");
+  if (file.size > AVATAR_MAX_BYTES) throw new Error("the image is larger than 1 MiB");
+  const form = new FormData();
+  form.append("avatar", file);
+  const res = await fetch("/users/v1/me/avatar", {
+    method: "PUT",
+    headers: { accept: "application/json" },
+    credentials: "same-origin",
+    body: form,
+  });
+  const data = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(data.message || `${res.status} ${res.statusText}`);
+  $("avatar-file").value = "";
+  showAvatar(data.account, data.etag);
+  say("Avatar saved.");
+}
+
 function say(status, error) {
   $("status").textContent = status || "";
   $("error").textContent = error || "";
@@ -36,6 +71,7 @@ async function showCurrentUser() {
   $("who").textContent = me.name;
   $("signed-in").hidden = !signedIn;
   $("credentials").hidden = signedIn;
+  if (signedIn) showAvatar(me.name);
 }
 
 function credentials() {
@@ -85,5 +121,9 @@ document.addEventListener("DOMContentLoaded", () => {
     busy(login);
   });
   $("register").addEventListener("click", () => busy(register));
+  $("avatar-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    busy(uploadAvatar);
+  });
   busy(showCurrentUser);
 });

@@ -46,6 +46,10 @@ pub struct Config {
     /// `MEMORY_USERS`: with `DATABASE_URL=memory`, how many accounts the store holds at most;
     /// a registration past it gets 507. Default [`crate::store::DEFAULT_MEMORY_USERS`].
     pub memory_users: usize,
+    /// `MEMORY_AVATAR_BYTES`: with `DATABASE_URL=memory`, how many bytes of avatars the store
+    /// holds at most; an upload past it gets 507. Default
+    /// [`crate::store::DEFAULT_MEMORY_AVATAR_BYTES`] (64 MiB).
+    pub memory_avatar_bytes: usize,
     /// `USER_STORE_KEY`: the key that seals stored login secrets in the SQL store (64 hex
     /// digits or base64 of 32 bytes; `openssl rand -hex 32` makes one). Every instance on one
     /// database needs the same key. Required with PostgreSQL; with SQLite the default is a key
@@ -98,6 +102,7 @@ impl Default for Config {
             database_url: DEFAULT_DATABASE_URL.to_owned(),
             database_max_connections: 10,
             memory_users: crate::store::DEFAULT_MEMORY_USERS,
+            memory_avatar_bytes: crate::store::DEFAULT_MEMORY_AVATAR_BYTES,
             store_key: None,
             store_key_file: None,
             store_previous_keys: Vec::new(),
@@ -231,6 +236,12 @@ impl Config {
                 .filter(|n| *n > 0)
                 .ok_or_else(|| format!("MEMORY_USERS=`{n}` is not a positive number"))?;
         }
+        if let Some(n) = lookup("MEMORY_AVATAR_BYTES") {
+            config.memory_avatar_bytes = n
+                .parse()
+                .ok()
+                .ok_or_else(|| format!("MEMORY_AVATAR_BYTES=`{n}` is not a number of bytes"))?;
+        }
         if let Some(v) = lookup("TOKEN_RATE_LIMIT") {
             config.token_rate = parse_rate(&v).map_err(|e| format!("TOKEN_RATE_LIMIT: {e}"))?;
         }
@@ -329,6 +340,11 @@ mod tests {
         assert!(
             Config::from_lookup(|k| (k == "DATABASE_MAX_CONNECTIONS").then(|| "0".into())).is_err()
         );
+        let c = Config::from_lookup(|k| (k == "MEMORY_AVATAR_BYTES").then(|| "1000".into()));
+        assert_eq!(c.unwrap().memory_avatar_bytes, 1000);
+        let err = Config::from_lookup(|k| (k == "MEMORY_AVATAR_BYTES").then(|| "1MB".into()))
+            .unwrap_err();
+        assert!(err.starts_with("MEMORY_AVATAR_BYTES="), "{err}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //!
 //! [`build`] assembles the app from its stores so tests and `main` share one construction.
 
+pub mod avatar;
 pub mod config;
 pub mod controllers;
 #[cfg(feature = "otlp")]
@@ -74,7 +75,10 @@ impl Stores {
     pub async fn connect(config: &Config) -> Result<Self, String> {
         let (users, users_desc): (Arc<dyn UserStore>, String) = if config.database_url == "memory" {
             (
-                Arc::new(store::MemoryUserStore::with_capacity(config.memory_users)),
+                Arc::new(store::MemoryUserStore::with_limits(
+                    config.memory_users,
+                    config.memory_avatar_bytes,
+                )),
                 "memory".to_owned(),
             )
         } else {
@@ -400,15 +404,15 @@ fn health(stores: &Stores) -> Health {
 }
 
 /// CORS for the origins of `CORS_ORIGINS`, with the session cookie (credentials): the API's
-/// methods, a JSON body's `Content-Type`, preflights kept for 10 minutes. `None` without
-/// origins: cross-origin pages then cannot read any answer.
+/// methods (GET, POST, and PUT for the avatar), a JSON body's `Content-Type`, preflights kept
+/// for 10 minutes. `None` without origins: cross-origin pages then cannot read any answer.
 fn cors(config: &Config) -> Result<Option<Cors>, BuildError> {
     if config.cors_origins.is_empty() {
         return Ok(None);
     }
     Cors::new(
         CorsConfig::new(AllowOrigin::list(&config.cors_origins))
-            .methods([http::Method::GET, http::Method::POST])
+            .methods([http::Method::GET, http::Method::POST, http::Method::PUT])
             .headers([http::header::CONTENT_TYPE])
             .credentials(true)
             .max_age(std::time::Duration::from_secs(600)),

@@ -32,6 +32,42 @@ pub fn xUserAccount(value: &str) -> Result<(), Cow<'static, str>> {
     }
 }
 
+/// An account name in a path (`/users/v1/avatar/{account}`), checked by [`xUserAccount`]:
+/// anything else is a 400 naming the parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountName(String);
+
+impl AccountName {
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for AccountName {
+    type Err = Cow<'static, str>;
+
+    fn from_str(value: &str) -> Result<Self, Self::Err> {
+        xUserAccount(value).map(|()| Self(value.to_owned()))
+    }
+}
+
+/// 2-20 ASCII letters, digits or `_`, as [`xUserAccount`] checks.
+impl schemars::JsonSchema for AccountName {
+    fn schema_name() -> Cow<'static, str> {
+        "AccountName".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^[A-Za-z0-9_]{2,20}$",
+            "minLength": 2,
+            "maxLength": 20,
+        })
+    }
+}
+
 /// `xUserPassword`: exactly 64 hexadecimal characters (a SHA-256 digest).
 #[framework::validator(min_length = 64, max_length = 64, pattern = "^[0-9A-Fa-f]*$")]
 pub fn xUserPassword(value: &str) -> Result<(), Cow<'static, str>> {

@@ -1,6 +1,6 @@
 //! The user service documents itself: `user-service openapi` prints the OpenAPI document
 //! without connecting to any store (the stores named here do not exist), the running service
-//! serves the same document at `/openapi.json`, and it describes the four endpoints from their
+//! serves the same document at `/openapi.json`, and it describes the six endpoints from their
 //! typed signatures.
 
 mod common;
@@ -66,10 +66,12 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
     assert_eq!(
         operations,
         [
+            "GET /users/v1/avatar/{account}",
             "GET /users/v1/login",
             "POST /users/v1/login",
             "GET /users/v1/me",
             "POST /users/v1/me",
+            "PUT /users/v1/me/avatar",
         ]
     );
     let register = &doc["paths"]["/users/v1/me"]["post"];
@@ -125,8 +127,45 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
         ["200", "400", "413", "415", "429", "500"]
     );
     assert_eq!(statuses("/users/v1/me", "get"), ["200", "500"]);
+    // The avatar: an upload needs a login (401) and is a multipart body of one image part
+    // (413, 415), 507 when the memory store is full; a read is 404 without an avatar, 400
+    // for a name that is no account name, 412 and 416 from its preconditions and ranges.
+    assert_eq!(
+        statuses("/users/v1/me/avatar", "put"),
+        ["200", "400", "401", "413", "415", "500", "507"]
+    );
+    assert_eq!(
+        statuses("/users/v1/avatar/{account}", "get"),
+        ["200", "400", "404", "412", "416", "500"]
+    );
+    let upload = &doc["paths"]["/users/v1/me/avatar"]["put"]["requestBody"]["content"];
+    let form = &upload["multipart/form-data"];
+    assert_eq!(form["schema"]["required"], json!(["avatar"]));
+    assert_eq!(
+        (
+            &form["schema"]["properties"]["avatar"]["type"],
+            &form["schema"]["properties"]["avatar"]["format"]
+        ),
+        (&json!("string"), &json!("binary"))
+    );
+    assert_eq!(
+        form["encoding"]["avatar"]["contentType"],
+        "image/png, image/jpeg, image/webp"
+    );
+    let account = &doc["paths"]["/users/v1/avatar/{account}"]["get"]["parameters"][0];
+    assert_eq!(account["in"], "path");
+    assert_eq!(
+        doc["components"]["schemas"]["AccountName"]["pattern"],
+        "^[A-Za-z0-9_]{2,20}$"
+    );
+    // Every route behind the session middleware takes the optional session cookie; reading
+    // an avatar needs no session.
     for (path, ops) in doc["paths"].as_object().unwrap() {
         for (method, op) in ops.as_object().unwrap() {
+            if path == "/users/v1/avatar/{account}" {
+                assert!(op.get("security").is_none(), "{method} {path}");
+                continue;
+            }
             assert_eq!(
                 op["security"],
                 json!([{}, {"session": []}]),

@@ -111,6 +111,11 @@ fn describe_arg(Arg { ty, kind }: &Arg) -> Vec<TokenStream> {
                     d.parameters_of("path", schema);
                 });
             }
+            // Anything else the argument says of itself (`FromRequest::describe`).
+            steps.push(quote! {{
+                use ::framework::__private::openapi::{NotFromRequest as _, ViaFromRequest as _};
+                (&::framework::__private::openapi::Probe::<#ty>::new()).describe_argument(d);
+            }});
         }
         ArgKind::State | ArgKind::Borrowed { .. } => {}
     }

@@ -415,7 +415,11 @@ impl Middleware for BodyParser {
                         } else {
                             ACCEPT_POST
                         };
-                        ctx.set_header(name, HeaderValue::from_static(self.config.accept));
+                        // A reader of its own types (a multipart upload) may have said
+                        // what it takes already.
+                        if !ctx.response_headers().contains_key(&name) {
+                            ctx.set_header(name, HeaderValue::from_static(self.config.accept));
+                        }
                     }
                     return result;
                 }

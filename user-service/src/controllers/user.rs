@@ -88,7 +88,7 @@ fn wrong_credentials() -> Error {
 
 /// `Cache-Control: no-store`: tokens and the current user are per-session answers that no
 /// cache (browser or shared) may keep.
-fn no_store(ctx: &mut Context) {
+pub(crate) fn no_store(ctx: &mut Context) {
     ctx.set_header(
         http::header::CACHE_CONTROL,
         http::HeaderValue::from_static("no-store"),

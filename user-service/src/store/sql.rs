@@ -35,7 +35,8 @@ use sqlx::AnyPool;
 use sqlx::any::AnyPoolOptions;
 
 use super::secret::{Keyring, SecretError};
-use super::{User, UserStore, account_exists};
+use super::{User, UserStore, account_exists, no_such_account};
+use crate::avatar::{Avatar, ImageType};
 
 /// Category of user store failures.
 pub const STORE_CATEGORY: &str = "user-store";
@@ -295,5 +296,57 @@ impl UserStore for SqlUserStore {
             .open(&account, &stored)
             .map_err(|e| secret_failed(&e))?;
         Ok(Some(User { account, password }))
+    }
+
+    async fn set_avatar(&self, account: &str, avatar: &Avatar) -> Result<()> {
+        // One statement: an insert or a replacement, whichever applies, also when two
+        // instances store the same account's avatar at once (the last one wins).
+        let upsert = sqlx::query(
+            "INSERT INTO avatars (account, content_type, image, sha256) VALUES ($1, $2, $3, $4) \
+             ON CONFLICT (account) DO UPDATE SET content_type = excluded.content_type, \
+             image = excluded.image, sha256 = excluded.sha256",
+        )
+        .bind(account)
+        .bind(avatar.image_type.media_type())
+        .bind(avatar.bytes.to_vec())
+        .bind(hex::encode(avatar.sha256))
+        .execute(&self.pool);
+        match within(self.timeout, upsert).await {
+            Ok(_) => Ok(()),
+            // The account is the users table's key: no such row, no avatar.
+            Err(sqlx::Error::Database(e)) if e.is_foreign_key_violation() => {
+                Err(no_such_account().into())
+            }
+            Err(e) => Err(unavailable(&e)),
+        }
+    }
+
+    async fn avatar(&self, account: &str) -> Result<Option<Avatar>> {
+        let select = sqlx::query_as(
+            "SELECT content_type, image, sha256 FROM avatars WHERE lower(account) = lower($1)",
+        )
+        .bind(account)
+        .fetch_optional(&self.pool);
+        let row: Option<(String, Vec<u8>, String)> = within(self.timeout, select)
+            .await
+            .map_err(|e| unavailable(&e))?;
+        let Some((content_type, image, sha256)) = row else {
+            return Ok(None);
+        };
+        let image_type = ImageType::from_media_type(&content_type);
+        let sha256 = hex::decode(&sha256)
+            .ok()
+            .and_then(|d| <[u8; 32]>::try_from(d).ok());
+        match (image_type, sha256) {
+            (Some(image_type), Some(sha256)) => Ok(Some(Avatar {
+                image_type,
+                bytes: image.into(),
+                sha256,
+            })),
+            _ => {
+                tracing::error!(account, "a stored avatar has an unknown type or digest");
+                Err(store_unavailable())
+            }
+        }
     }
 }
