@@ -71,7 +71,10 @@ impl Representation {
                 let end = usize::try_from(len)
                     .map_or(body.len(), |len| start.saturating_add(len))
                     .min(body.len());
-                ctx.body_buffer = Some(body.slice(start..end));
+                let mut part = body;
+                part.truncate(end);
+                drop(part.split_to(start));
+                ctx.body_buffer = Some(part);
                 Ok(())
             }
         }
@@ -84,7 +87,12 @@ pub enum Answer {
     /// 304: no body.
     NotModified,
     /// `len` bytes from `start`: the whole representation (200) or one range of it (206).
-    Bytes { start: u64, len: u64 },
+    Bytes {
+        /// The first byte's offset.
+        start: u64,
+        /// How many bytes.
+        len: u64,
+    },
 }
 
 /// Sets the representation's headers (`ETag`, `Last-Modified`, `Cache-Control`,
