@@ -402,7 +402,7 @@ async fn text_errors_without_accept_json() {
 }
 
 #[tokio::test]
-async fn route_table_has_the_page_the_document_its_docs_the_metrics_the_four_endpoints_and_no_list()
+async fn route_table_has_the_page_the_document_its_docs_the_metrics_the_six_endpoints_and_no_list()
 {
     let service = user_service::build(&Config::default(), Stores::in_memory()).unwrap();
     let routes: Vec<(String, String, String)> = service
@@ -445,6 +445,11 @@ async fn route_table_has_the_page_the_document_its_docs_the_metrics_the_four_end
             ),
             (
                 "GET".into(),
+                "/users/v1/avatar/{account}".into(),
+                "AvatarController::avatar".into()
+            ),
+            (
+                "GET".into(),
                 "/users/v1/login".into(),
                 "UserController::login_token".into()
             ),
@@ -462,6 +467,11 @@ async fn route_table_has_the_page_the_document_its_docs_the_metrics_the_four_end
                 "POST".into(),
                 "/users/v1/me".into(),
                 "UserController::register".into()
+            ),
+            (
+                "PUT".into(),
+                "/users/v1/me/avatar".into(),
+                "AvatarController::upload".into()
             ),
         ]
     );
@@ -803,7 +813,8 @@ async fn security_headers_everywhere_and_cors_only_for_configured_origins() {
     let h = preflight.headers();
     assert_eq!(h["access-control-allow-origin"], "https://app.example.com");
     assert_eq!(h["access-control-allow-credentials"], "true");
-    assert_eq!(h["access-control-allow-methods"], "GET, POST");
+    // PUT for the avatar upload.
+    assert_eq!(h["access-control-allow-methods"], "GET, POST, PUT");
     assert_eq!(h["access-control-allow-headers"], "content-type");
     let me = client
         .get(server.url("/users/v1/me"))
