@@ -23,6 +23,8 @@
 //! 13. [Redirects and files](redirects_and_files): `Redirect` (and `Redirect::local` for a
 //!     target from the request), `NamedFile` and `Attachment` with ranges, conditional requests
 //!     and `Content-Disposition`.
+//! 14. [Cookies](cookies): the cookie jar, every attribute, prefixes, signed and private
+//!     cookies, keys and their rotation.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -66,3 +68,6 @@ pub mod websockets {}
 #[cfg(feature = "static-serve")]
 #[doc = include_str!("../docs/13-redirects-and-files.md")]
 pub mod redirects_and_files {}
+
+#[doc = include_str!("../docs/14-cookies.md")]
+pub mod cookies {}

@@ -34,7 +34,7 @@ use std::time::Duration;
 
 use compact_str::CompactString;
 use http::StatusCode;
-use http::header::{HeaderName, HeaderValue, SET_COOKIE};
+use http::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -45,6 +45,7 @@ pub use self::redis::RedisStore;
 pub use self::store::{ImmediateSessionStore, SessionStore};
 
 use crate::context::Context;
+use crate::cookies::{Cookie, SameSite};
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, BoxFuture, Middleware, Next};
 
@@ -273,8 +274,7 @@ impl SessionMiddleware {
             .save(&id, &record, ttl)
             .await
             .map_err(|e| store_error(&e))?;
-        self.send_id(ctx, &id, ttl);
-        Ok(())
+        self.send_id(ctx, &id, ttl)
     }
 
     /// Saves into a store of values: the session's data moves into the store as it is (the
@@ -297,8 +297,7 @@ impl SessionMiddleware {
         store
             .save_now(&id, std::mem::take(&mut session.data), ttl)
             .map_err(|e| store_error(&e))?;
-        self.send_id(ctx, &id, ttl);
-        Ok(())
+        self.send_id(ctx, &id, ttl)
     }
 
     /// How long `session` lives from this save on.
@@ -312,38 +311,12 @@ impl SessionMiddleware {
         Ok((record, self.ttl(session)))
     }
 
-    /// Tells the client its session id: the cookie, or the header.
-    fn send_id(&self, ctx: &mut Context, id: &str, ttl: Duration) {
+    /// Tells the client its session id: the cookie (through the cookie jar), or the header.
+    fn send_id(&self, ctx: &mut Context, id: &str, ttl: Duration) -> Result<(), HttpError> {
         match &self.config.mode {
             SessionMode::Cookie(name) => {
-                // `<name>=<id>; Path=/; Max-Age=<secs>; HttpOnly; SameSite=Lax[; Secure]`,
-                // pushed piece by piece into one string of exactly its length, which the
-                // header value takes over.
-                const PATH: &str = "; Path=/; Max-Age=";
-                const FLAGS: &str = "; HttpOnly; SameSite=Lax";
-                const SECURE: &str = "; Secure";
-                let mut digits = itoa::Buffer::new();
-                let secs = digits.format(ttl.as_secs());
-                let secure = if self.config.secure { SECURE } else { "" };
-                let mut cookie = String::with_capacity(
-                    name.len()
-                        + 1
-                        + id.len()
-                        + PATH.len()
-                        + secs.len()
-                        + FLAGS.len()
-                        + secure.len(),
-                );
-                cookie.push_str(name);
-                cookie.push('=');
-                cookie.push_str(id);
-                cookie.push_str(PATH);
-                cookie.push_str(secs);
-                cookie.push_str(FLAGS);
-                cookie.push_str(secure);
-                if let Ok(v) = HeaderValue::try_from(cookie) {
-                    ctx.response_headers_mut().append(SET_COOKIE, v);
-                }
+                let cookie = session_cookie(name, id.to_owned(), ttl, self.config.secure);
+                ctx.cookies().add(cookie).map_err(internal_error)?;
             }
             SessionMode::Header(name) => {
                 if let Ok(v) = HeaderValue::try_from(id) {
@@ -351,7 +324,25 @@ impl SessionMiddleware {
                 }
             }
         }
+        Ok(())
     }
+}
+
+/// The session cookie: `<name>=<value>; HttpOnly; SameSite=Lax[; Secure]; Path=/;
+/// Max-Age=<ttl>`.
+fn session_cookie(name: &str, value: String, ttl: Duration, secure: bool) -> Cookie<'static> {
+    Cookie::build((name.to_owned(), value))
+        .path("/")
+        .max_age(cookie_duration(ttl))
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(secure)
+        .build()
+}
+
+/// `ttl` as the cookie crate's duration (saturating: a TTL past its range is forever anyway).
+fn cookie_duration(ttl: Duration) -> crate::cookies::time::Duration {
+    crate::cookies::time::Duration::try_from(ttl).unwrap_or(crate::cookies::time::Duration::MAX)
 }
 
 /// The id a session is saved under, and the old id to delete first (a new session, or one
