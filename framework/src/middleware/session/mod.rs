@@ -11,6 +11,10 @@
 //! gives the session a new id and drops the old record (do it on login against session
 //! fixation). A store failure is a 500 with category `framework-session`.
 //!
+//! Stores: [`MemoryStore`] (this process), `RedisStore` (feature `session-redis`,
+//! shared by instances), or [`CookieStore`], which keeps the whole session in an encrypted
+//! cookie instead of an id (no server state, and so no server-side revocation).
+//!
 //! Streams: the session is saved and its cookie set when the chain returns, before a streamed
 //! body starts to flow, so a streaming handler's session changes are kept like any other.
 //!
@@ -23,6 +27,7 @@
 //! # let _ = app;
 //! ```
 
+mod cookie;
 mod data;
 mod memory;
 #[cfg(feature = "session-redis")]
@@ -38,14 +43,16 @@ use http::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use self::cookie::CookieStore;
 pub use self::data::{SessionData, SessionValue};
 pub use self::memory::{DEFAULT_MEMORY_CAPACITY, MemoryStore};
 #[cfg(feature = "session-redis")]
 pub use self::redis::RedisStore;
 pub use self::store::{ImmediateSessionStore, SessionStore};
 
+use self::cookie::Sealed;
 use crate::context::Context;
-use crate::cookies::{Cookie, SameSite};
+use crate::cookies::{Cookie, CookieError, MAX_COOKIE_SIZE, SameSite};
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, BoxFuture, Middleware, Next};
 
@@ -300,6 +307,72 @@ impl SessionMiddleware {
         self.send_id(ctx, &id, ttl)
     }
 
+    /// The session sealed in the request's cookie ([`CookieStore`]): a new one when there is
+    /// none, or it does not open, or it has expired.
+    fn open_cookie(&self, store: &CookieStore, ctx: &mut Context) -> Result<Session, HttpError> {
+        let name = self.cookie_name()?;
+        let opened = ctx.cookies().private_with(store.keys()).get(name);
+        Ok(
+            match opened.and_then(|cookie| Sealed::open(cookie.value())) {
+                Some(sealed) if is_valid_id(&sealed.id) => {
+                    Session::from_data(&sealed.id, Some(sealed.data))
+                }
+                _ => Session::default(),
+            },
+        )
+    }
+
+    /// Seals a modified session into the response's cookie; a session too large for a cookie
+    /// fails the response (500, code `session_too_large`) and is logged.
+    fn seal_cookie(
+        &self,
+        store: &CookieStore,
+        ctx: &mut Context,
+        session: &Session,
+        result: &Result,
+    ) -> Result<(), HttpError> {
+        if !session.modified || (result.is_err() && !session.save_on_error) {
+            return Ok(());
+        }
+        let name = self.cookie_name()?;
+        // A regenerated session gets a new id; there is no old record to delete.
+        let (id, _) = save_id(session)?;
+        let ttl = self.ttl(session);
+        let sealed = Sealed::seal(&id, &session.data, ttl).map_err(internal_error)?;
+        let cookie = session_cookie(name, sealed, ttl, self.config.secure);
+        match ctx.cookies().private_with(store.keys()).add(cookie) {
+            Ok(()) => Ok(()),
+            Err(CookieError::TooLarge { size, .. }) => {
+                tracing::error!(
+                    size,
+                    limit = MAX_COOKIE_SIZE,
+                    "session too large for its cookie: not saved"
+                );
+                Err(HttpError::with(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    CATEGORY,
+                    format!(
+                        "the session's cookie would be {size} bytes, over the {MAX_COOKIE_SIZE} \
+                         a browser keeps: keep less in the session, or use a server-side store"
+                    ),
+                )
+                .with_code("session_too_large")
+                .with_exception(true))
+            }
+            Err(err) => Err(internal_error(err)),
+        }
+    }
+
+    /// The session cookie's name: the cookie store needs cookie mode.
+    fn cookie_name(&self) -> Result<&str, HttpError> {
+        match &self.config.mode {
+            SessionMode::Cookie(name) => Ok(name),
+            SessionMode::Header(_) => Err(internal_error(
+                "the cookie session store needs SessionMode::Cookie, not header mode",
+            )),
+        }
+    }
+
     /// How long `session` lives from this save on.
     fn ttl(&self, session: &Session) -> Duration {
         session.ttl.unwrap_or(self.config.ttl)
@@ -408,6 +481,15 @@ impl Middleware for SessionMiddleware {
         if ctx.committed() {
             return Before::Pass;
         }
+        if let Some(store) = self.store.in_cookie() {
+            return match self.open_cookie(store, ctx) {
+                Ok(session) => {
+                    ctx.insert_data(session);
+                    Before::Continue
+                }
+                Err(err) => Before::Answer(Err(err.into())),
+            };
+        }
         let Some(store) = self.store.immediate() else {
             return Before::Handle;
         };
@@ -423,6 +505,12 @@ impl Middleware for SessionMiddleware {
     }
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        if let Some(store) = self.store.in_cookie() {
+            if let Some(session) = ctx.remove_data::<Session>() {
+                self.seal_cookie(store, ctx, &session, &result)?;
+            }
+            return result;
+        }
         // Only after `before` said `Continue`, so the store is an immediate one.
         if let Some(store) = self.store.immediate()
             && let Some(mut session) = ctx.remove_data::<Session>()
