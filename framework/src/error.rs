@@ -258,6 +258,10 @@ where
             )
             .into();
         }
+        // A refused cookie is the app's mistake, in the cookies' category.
+        if let Some(cookie) = plain.downcast_ref::<crate::cookies::CookieError>() {
+            return HttpError::from(cookie.clone()).into();
+        }
         // The OS's words (paths, `File name too long (os error 36)`) are for the log,
         // never for the client.
         if let Some(io) = plain.downcast_ref::<std::io::Error>() {
@@ -289,6 +293,19 @@ impl fmt::Debug for Error {
             Repr::Http(e) => fmt::Debug::fmt(e, f),
             Repr::Plain(e) => fmt::Debug::fmt(e, f),
         }
+    }
+}
+
+/// A 500 in category `framework-cookie` (`exception: true`): a refused cookie is the app's
+/// mistake, not the client's.
+impl From<crate::cookies::CookieError> for HttpError {
+    fn from(err: crate::cookies::CookieError) -> Self {
+        HttpError::with(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            crate::cookies::CATEGORY,
+            err.to_string(),
+        )
+        .with_exception(true)
     }
 }
 

@@ -13,6 +13,7 @@
 //! | `#[header("x-api-key")] key: String` | a request header; `Option<T>` when it may be absent | 400 `validate`, naming the header |
 //! | `#[cookie("theme")] theme: Option<String>` | a cookie of the `Cookie` header | 400 `validate`, naming the cookie |
 //! | `#[state] store: Arc<dyn Store>` | the app's state ([`crate::State`]), cloned | 500: the app did not provide it |
+//! | `cookies: &mut Cookies` | the request's cookie jar ([`Context::cookies`]); changes are sent as `Set-Cookie` | — |
 //! | `session: &mut Session` | the session middleware's session ([`FromContext`]) | 500: the middleware is not on the route |
 //! | `ctx: &mut Context` | the context itself, for anything else | — |
 //! | `form: Multipart` (feature `multipart`) | a `multipart/form-data` body, streamed part by part (`framework::multipart`) | 415 for another media type, 413 past a limit |
@@ -152,12 +153,20 @@ impl<T: ?Sized> NotFromRequest for &Probe<T> {
 /// one borrowed argument, made after all the others.
 #[diagnostic::on_unimplemented(
     message = "`&mut {Self}` cannot be a handler argument",
-    note = "a borrowed argument is `&mut Context`, `&mut Session`, or a type implementing \
+    note = "a borrowed argument is `&mut Context`, `&mut Cookies`, `&mut Session`, or a type implementing \
             `framework::extract::FromContext`"
 )]
 pub trait FromContext {
     /// Borrows the argument from the context.
     fn from_context(ctx: &mut Context) -> Result<&mut Self, HttpError>;
+}
+
+/// A controller method may take `cookies: &mut Cookies`.
+impl FromContext for crate::cookies::Cookies {
+    #[inline]
+    fn from_context(ctx: &mut Context) -> Result<&mut Self, HttpError> {
+        Ok(ctx.cookies())
+    }
 }
 
 impl FromContext for Context {
@@ -319,7 +328,9 @@ impl Source {
         match self {
             Source::Path => ctx.param(name),
             Source::Header => ctx.header(name).map(Cow::Borrowed),
-            Source::Cookie => crate::header::cookie(ctx.headers(), name).map(Cow::Borrowed),
+            // Percent-decoded, as the cookie jar reads it.
+            Source::Cookie => crate::header::cookie(ctx.headers(), name)
+                .map(|raw| percent_encoding::percent_decode_str(raw).decode_utf8_lossy()),
         }
     }
 }

@@ -26,6 +26,8 @@
 //! 14. [File uploads](uploads) (feature `multipart`): `multipart/form-data` read part by part,
 //!     files to temporary files or any sink, the limits, the API document, serving the bytes
 //!     back.
+//! 15. [Cookies](cookies): the cookie jar, every attribute, prefixes, signed and private
+//!     cookies, keys and their rotation.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -72,3 +74,6 @@ pub mod redirects_and_files {}
 #[cfg(feature = "multipart")]
 #[doc = include_str!("../docs/14-uploads.md")]
 pub mod uploads {}
+
+#[doc = include_str!("../docs/15-cookies.md")]
+pub mod cookies {}

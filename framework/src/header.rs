@@ -275,11 +275,12 @@ pub fn accepts_json(headers: &HeaderMap) -> bool {
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers (RFC 6265 section 5.4 form:
-/// `a=1; b=2`). The headers are scanned rather than looked up, as in [`has_any`].
+/// `a=1; b=2`), as sent (not percent-decoded), without the double quotes around it if it has
+/// them. Parsed by the `cookie` crate, as the cookie jar ([`crate::cookies`]) is; this reads
+/// one cookie without making a jar. The headers are scanned rather than looked up, as in
+/// [`has_any`].
 #[doc(hidden)]
 pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
-    // Plain loops: an iterator chain of filters and a flat_map costs several times more on
-    // the common requests, those with no cookie or one.
     for (key, value) in headers {
         if *key != header::COOKIE {
             continue;
@@ -287,11 +288,15 @@ pub fn cookie<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h str> {
         let Ok(value) = value.to_str() else {
             continue;
         };
-        for pair in value.split(';') {
-            if let Some((k, v)) = pair.trim().split_once('=')
-                && k == name
-            {
-                return Some(v.trim_matches('"'));
+        for pair in ::cookie::Cookie::split_parse(value).flatten() {
+            if pair.name_raw() == Some(name) {
+                let value = pair.value_raw()?;
+                return Some(
+                    value
+                        .strip_prefix('"')
+                        .and_then(|v| v.strip_suffix('"'))
+                        .unwrap_or(value),
+                );
             }
         }
     }

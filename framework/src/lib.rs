@@ -8,6 +8,7 @@ pub mod client_ip;
 pub mod conditional;
 pub mod context;
 mod controller;
+pub mod cookies;
 mod data;
 mod downcast;
 pub mod error;

@@ -69,13 +69,13 @@ async fn the_cookie_has_the_id_and_every_attribute() {
     let cookie = set_cookie(&server, "/touch").await;
     assert_eq!(
         split_id(&cookie),
-        "; Path=/; Max-Age=86400; HttpOnly; SameSite=Lax"
+        "; HttpOnly; SameSite=Lax; Path=/; Max-Age=86400"
     );
     for (ttl, max_age) in [("0", "0"), ("9", "9"), ("10", "10"), ("600", "600")] {
         let cookie = set_cookie(&server, &format!("/touch?ttl={ttl}")).await;
         assert_eq!(
             split_id(&cookie),
-            format!("; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Lax")
+            format!("; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age}")
         );
     }
     server.stop().await;
@@ -87,7 +87,7 @@ async fn a_secure_cookie_ends_with_secure() {
     let cookie = set_cookie(&server, "/touch?ttl=1000").await;
     assert_eq!(
         split_id(&cookie),
-        "; Path=/; Max-Age=1000; HttpOnly; SameSite=Lax; Secure"
+        "; HttpOnly; SameSite=Lax; Secure; Path=/; Max-Age=1000"
     );
     server.stop().await;
 }

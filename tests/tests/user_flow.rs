@@ -116,6 +116,46 @@ async fn register_token_login_me() {
     server.stop().await;
 }
 
+/// `SESSION_STORE=cookie`: the same flow on sessions sealed in the cookie, which a second
+/// instance with the same key (and its own memory) reads as well.
+#[tokio::test]
+async fn register_token_login_me_on_cookie_sessions() {
+    use base64::Engine;
+    let key = base64::engine::general_purpose::STANDARD.encode([42u8; 64]);
+    let config = Config::from_lookup(|name| match name {
+        "DATABASE_URL" => Some("memory".to_owned()),
+        "SESSION_STORE" => Some("cookie".to_owned()),
+        "SESSION_KEY" => Some(key.clone()),
+        _ => None,
+    })
+    .expect("config");
+    let stores = Stores::connect(&config).await.expect("stores");
+    assert!(
+        stores.description.ends_with("sessions: cookie"),
+        "{}",
+        stores.description
+    );
+    let server = common::start(user_service::build(&config, stores).expect("service")).await;
+    let client = common::browser();
+    let alice = User::new("alice", "correct horse");
+    assert_eq!(
+        register(&client, &server, &alice).await.status(),
+        StatusCode::CREATED
+    );
+    let t = token(&client, &server).await;
+    let proof = sha256_hex(&format!("{}{t}", alice.digest));
+    let (status, body) = login(&client, &server, "alice", &proof).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(me(&client, &server).await, json!({"name": "alice"}));
+    let (status, _) = login(&client, &server, "alice", &proof).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "the token was consumed");
+    server.stop().await;
+
+    let missing =
+        Config::from_lookup(|name| (name == "SESSION_STORE").then(|| "cookie".to_owned()));
+    assert!(missing.unwrap_err().contains("SESSION_KEY"));
+}
+
 #[tokio::test]
 async fn login_regenerates_the_session_id() {
     let server = start().await;

@@ -6,6 +6,31 @@ use std::time::Duration;
 
 use framework::middleware::rate_limiter::RateQuota;
 
+/// The keys of cookie sessions (`SESSION_KEY`): never shown, equal when they hold the same
+/// keys in the same order.
+#[derive(Clone)]
+pub struct SessionCookieKeys(pub framework::cookies::CookieKeys);
+
+impl std::fmt::Debug for SessionCookieKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl PartialEq for SessionCookieKeys {
+    fn eq(&self, other: &Self) -> bool {
+        let masters = |k: &Self| {
+            k.0.all()
+                .iter()
+                .map(|k| k.master().to_vec())
+                .collect::<Vec<_>>()
+        };
+        masters(self) == masters(other)
+    }
+}
+
+impl Eq for SessionCookieKeys {}
+
 /// Service settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -64,6 +89,11 @@ pub struct Config {
     pub redis_url: Option<String>,
     /// `SESSION_KEY_PREFIX`: prefix of session keys in Redis. Default `session:`.
     pub session_key_prefix: String,
+    /// `SESSION_STORE=cookie` with `SESSION_KEY`: sessions sealed whole in an encrypted cookie
+    /// (no server state) under these keys: base64, 64 random bytes (or 32, from which a key is
+    /// derived), newest first and comma-separated during a rotation. `None` (`SESSION_STORE`
+    /// unset or `server`): sessions in Redis with `REDIS_URL`, else in memory.
+    pub session_cookie_keys: Option<SessionCookieKeys>,
     /// `REDIS_TIMEOUT`: the deadline of every Redis command and connection attempt (`1s`,
     /// `500ms`). Default 1 s. See [`framework::redis_connection`].
     pub redis_timeout: Duration,
@@ -108,6 +138,7 @@ impl Default for Config {
             store_previous_keys: Vec::new(),
             redis_url: None,
             session_key_prefix: "session:".to_owned(),
+            session_cookie_keys: None,
             redis_timeout: Duration::from_secs(1),
             redis_probe_interval: Duration::from_secs(1),
             database_timeout: Duration::from_secs(5),
@@ -265,6 +296,21 @@ impl Config {
         config.redis_url = lookup("REDIS_URL").filter(|u| !u.is_empty());
         if let Some(prefix) = lookup("SESSION_KEY_PREFIX") {
             config.session_key_prefix = prefix;
+        }
+        match lookup("SESSION_STORE").as_deref().map(str::trim) {
+            None | Some("" | "server") => {}
+            Some("cookie") => {
+                let keys = lookup("SESSION_KEY")
+                    .ok_or("SESSION_STORE=cookie needs SESSION_KEY (base64, 64 random bytes)")?;
+                let keys = framework::cookies::CookieKeys::from_base64(&keys)
+                    .map_err(|e| format!("SESSION_KEY: {e}"))?;
+                config.session_cookie_keys = Some(SessionCookieKeys(keys));
+            }
+            Some(other) => {
+                return Err(format!(
+                    "SESSION_STORE: `{other}` is neither `server` nor `cookie`"
+                ));
+            }
         }
         for (name, field) in [
             ("REDIS_TIMEOUT", &mut config.redis_timeout),

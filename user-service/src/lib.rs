@@ -84,7 +84,7 @@ impl Stores {
         } else {
             connect_sql(config).await?
         };
-        let (sessions, locks, attempts, rates, sessions_desc) = match &config.redis_url {
+        let (mut sessions, locks, attempts, rates, mut sessions_desc) = match &config.redis_url {
             None => (
                 Arc::new(framework::middleware::session::MemoryStore::new())
                     as Arc<dyn SessionStore>,
@@ -95,6 +95,12 @@ impl Stores {
             ),
             Some(url) => connect_redis(config, url).await?,
         };
+        if let Some(keys) = &config.session_cookie_keys {
+            sessions = Arc::new(framework::middleware::session::CookieStore::new(
+                keys.0.clone(),
+            ));
+            sessions_desc = "cookie".to_owned();
+        }
         Ok(Self {
             users,
             sessions,

@@ -21,6 +21,7 @@ impl Context {
     /// is given back once the body has been sent.
     pub(crate) fn take_response(&mut self, result: Result) -> http::Response<ResponseBody> {
         let head = self.method == Method::HEAD;
+        self.write_cookies();
         let (status, body) = match result {
             Ok(()) => {
                 let status = self.status.unwrap_or(StatusCode::OK);

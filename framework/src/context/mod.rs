@@ -9,9 +9,10 @@
 //! One type, its methods in one file per concern, as salvo splits the same state into request,
 //! response, depot and flow control: reading the request (`request.rs`), building the response
 //! (`response.rs`), the request's life as middleware sees it (`lifecycle.rs`), per-request
-//! values and data (`store.rs`), the end of a request, when the context becomes the response
+//! values and data (`store.rs`), the cookie jar (`cookies.rs`), the end of a request, when the context becomes the response
 //! (`finish.rs`), and the thread's spare header map (`recycle.rs`).
 
+mod cookies;
 mod finish;
 mod lifecycle;
 mod recycle;

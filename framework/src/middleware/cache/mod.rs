@@ -69,7 +69,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use http::header::{
     AGE, AUTHORIZATION, CONNECTION, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE, DATE, ETAG,
-    HeaderName, SET_COOKIE, VARY,
+    HeaderName, VARY,
 };
 use http::{HeaderMap, HeaderValue, Method, StatusCode};
 use tokio::sync::watch;
@@ -193,10 +193,10 @@ fn cacheable(ctx: &Context) -> Option<Duration> {
     if ctx.status().unwrap_or(StatusCode::OK) != StatusCode::OK || ctx.has_body_stream() {
         return None;
     }
-    let headers = ctx.response_headers();
-    if headers.contains_key(SET_COOKIE) {
+    if ctx.sets_cookies() {
         return None;
     }
+    let headers = ctx.response_headers();
     let vary_ok = headers.get_all(VARY).iter().all(|v| {
         v.to_str().is_ok_and(|v| {
             v.split(',')

@@ -11,6 +11,10 @@
 //! gives the session a new id and drops the old record (do it on login against session
 //! fixation). A store failure is a 500 with category `framework-session`.
 //!
+//! Stores: [`MemoryStore`] (this process), `RedisStore` (feature `session-redis`,
+//! shared by instances), or [`CookieStore`], which keeps the whole session in an encrypted
+//! cookie instead of an id (no server state, and so no server-side revocation).
+//!
 //! Streams: the session is saved and its cookie set when the chain returns, before a streamed
 //! body starts to flow, so a streaming handler's session changes are kept like any other.
 //!
@@ -23,6 +27,7 @@
 //! # let _ = app;
 //! ```
 
+mod cookie;
 mod data;
 mod memory;
 #[cfg(feature = "session-redis")]
@@ -34,17 +39,20 @@ use std::time::Duration;
 
 use compact_str::CompactString;
 use http::StatusCode;
-use http::header::{HeaderName, HeaderValue, SET_COOKIE};
+use http::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use self::cookie::CookieStore;
 pub use self::data::{SessionData, SessionValue};
 pub use self::memory::{DEFAULT_MEMORY_CAPACITY, MemoryStore};
 #[cfg(feature = "session-redis")]
 pub use self::redis::RedisStore;
 pub use self::store::{ImmediateSessionStore, SessionStore};
 
+use self::cookie::Sealed;
 use crate::context::Context;
+use crate::cookies::{Cookie, CookieError, MAX_COOKIE_SIZE, SameSite};
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, BoxFuture, Middleware, Next};
 
@@ -273,8 +281,7 @@ impl SessionMiddleware {
             .save(&id, &record, ttl)
             .await
             .map_err(|e| store_error(&e))?;
-        self.send_id(ctx, &id, ttl);
-        Ok(())
+        self.send_id(ctx, &id, ttl)
     }
 
     /// Saves into a store of values: the session's data moves into the store as it is (the
@@ -297,8 +304,73 @@ impl SessionMiddleware {
         store
             .save_now(&id, std::mem::take(&mut session.data), ttl)
             .map_err(|e| store_error(&e))?;
-        self.send_id(ctx, &id, ttl);
-        Ok(())
+        self.send_id(ctx, &id, ttl)
+    }
+
+    /// The session sealed in the request's cookie ([`CookieStore`]): a new one when there is
+    /// none, or it does not open, or it has expired.
+    fn open_cookie(&self, store: &CookieStore, ctx: &mut Context) -> Result<Session, HttpError> {
+        let name = self.cookie_name()?;
+        let opened = ctx.cookies().private_with(store.keys()).get(name);
+        Ok(
+            match opened.and_then(|cookie| Sealed::open(cookie.value())) {
+                Some(sealed) if is_valid_id(&sealed.id) => {
+                    Session::from_data(&sealed.id, Some(sealed.data))
+                }
+                _ => Session::default(),
+            },
+        )
+    }
+
+    /// Seals a modified session into the response's cookie; a session too large for a cookie
+    /// fails the response (500, code `session_too_large`) and is logged.
+    fn seal_cookie(
+        &self,
+        store: &CookieStore,
+        ctx: &mut Context,
+        session: &Session,
+        result: &Result,
+    ) -> Result<(), HttpError> {
+        if !session.modified || (result.is_err() && !session.save_on_error) {
+            return Ok(());
+        }
+        let name = self.cookie_name()?;
+        // A regenerated session gets a new id; there is no old record to delete.
+        let (id, _) = save_id(session)?;
+        let ttl = self.ttl(session);
+        let sealed = Sealed::seal(&id, &session.data, ttl).map_err(internal_error)?;
+        let cookie = session_cookie(name, sealed, ttl, self.config.secure);
+        match ctx.cookies().private_with(store.keys()).add(cookie) {
+            Ok(()) => Ok(()),
+            Err(CookieError::TooLarge { size, .. }) => {
+                tracing::error!(
+                    size,
+                    limit = MAX_COOKIE_SIZE,
+                    "session too large for its cookie: not saved"
+                );
+                Err(HttpError::with(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    CATEGORY,
+                    format!(
+                        "the session's cookie would be {size} bytes, over the {MAX_COOKIE_SIZE} \
+                         a browser keeps: keep less in the session, or use a server-side store"
+                    ),
+                )
+                .with_code("session_too_large")
+                .with_exception(true))
+            }
+            Err(err) => Err(internal_error(err)),
+        }
+    }
+
+    /// The session cookie's name: the cookie store needs cookie mode.
+    fn cookie_name(&self) -> Result<&str, HttpError> {
+        match &self.config.mode {
+            SessionMode::Cookie(name) => Ok(name),
+            SessionMode::Header(_) => Err(internal_error(
+                "the cookie session store needs SessionMode::Cookie, not header mode",
+            )),
+        }
     }
 
     /// How long `session` lives from this save on.
@@ -312,38 +384,12 @@ impl SessionMiddleware {
         Ok((record, self.ttl(session)))
     }
 
-    /// Tells the client its session id: the cookie, or the header.
-    fn send_id(&self, ctx: &mut Context, id: &str, ttl: Duration) {
+    /// Tells the client its session id: the cookie (through the cookie jar), or the header.
+    fn send_id(&self, ctx: &mut Context, id: &str, ttl: Duration) -> Result<(), HttpError> {
         match &self.config.mode {
             SessionMode::Cookie(name) => {
-                // `<name>=<id>; Path=/; Max-Age=<secs>; HttpOnly; SameSite=Lax[; Secure]`,
-                // pushed piece by piece into one string of exactly its length, which the
-                // header value takes over.
-                const PATH: &str = "; Path=/; Max-Age=";
-                const FLAGS: &str = "; HttpOnly; SameSite=Lax";
-                const SECURE: &str = "; Secure";
-                let mut digits = itoa::Buffer::new();
-                let secs = digits.format(ttl.as_secs());
-                let secure = if self.config.secure { SECURE } else { "" };
-                let mut cookie = String::with_capacity(
-                    name.len()
-                        + 1
-                        + id.len()
-                        + PATH.len()
-                        + secs.len()
-                        + FLAGS.len()
-                        + secure.len(),
-                );
-                cookie.push_str(name);
-                cookie.push('=');
-                cookie.push_str(id);
-                cookie.push_str(PATH);
-                cookie.push_str(secs);
-                cookie.push_str(FLAGS);
-                cookie.push_str(secure);
-                if let Ok(v) = HeaderValue::try_from(cookie) {
-                    ctx.response_headers_mut().append(SET_COOKIE, v);
-                }
+                let cookie = session_cookie(name, id.to_owned(), ttl, self.config.secure);
+                ctx.cookies().add(cookie).map_err(internal_error)?;
             }
             SessionMode::Header(name) => {
                 if let Ok(v) = HeaderValue::try_from(id) {
@@ -351,7 +397,25 @@ impl SessionMiddleware {
                 }
             }
         }
+        Ok(())
     }
+}
+
+/// The session cookie: `<name>=<value>; HttpOnly; SameSite=Lax[; Secure]; Path=/;
+/// Max-Age=<ttl>`.
+fn session_cookie(name: &str, value: String, ttl: Duration, secure: bool) -> Cookie<'static> {
+    Cookie::build((name.to_owned(), value))
+        .path("/")
+        .max_age(cookie_duration(ttl))
+        .http_only(true)
+        .same_site(SameSite::Lax)
+        .secure(secure)
+        .build()
+}
+
+/// `ttl` as the cookie crate's duration (saturating: a TTL past its range is forever anyway).
+fn cookie_duration(ttl: Duration) -> crate::cookies::time::Duration {
+    crate::cookies::time::Duration::try_from(ttl).unwrap_or(crate::cookies::time::Duration::MAX)
 }
 
 /// The id a session is saved under, and the old id to delete first (a new session, or one
@@ -417,6 +481,15 @@ impl Middleware for SessionMiddleware {
         if ctx.committed() {
             return Before::Pass;
         }
+        if let Some(store) = self.store.in_cookie() {
+            return match self.open_cookie(store, ctx) {
+                Ok(session) => {
+                    ctx.insert_data(session);
+                    Before::Continue
+                }
+                Err(err) => Before::Answer(Err(err.into())),
+            };
+        }
         let Some(store) = self.store.immediate() else {
             return Before::Handle;
         };
@@ -432,6 +505,12 @@ impl Middleware for SessionMiddleware {
     }
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
+        if let Some(store) = self.store.in_cookie() {
+            if let Some(session) = ctx.remove_data::<Session>() {
+                self.seal_cookie(store, ctx, &session, &result)?;
+            }
+            return result;
+        }
         // Only after `before` said `Continue`, so the store is an immediate one.
         if let Some(store) = self.store.immediate()
             && let Some(mut session) = ctx.remove_data::<Session>()

@@ -5,7 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use bytes::Bytes;
 
-use super::SessionData;
+use super::{CookieStore, SessionData};
 use crate::error::Result;
 
 /// A store of session records (JSON bytes) by id, each with a time to live.
@@ -27,6 +27,13 @@ pub trait SessionStore: Send + Sync + 'static {
     /// does I/O. A store answers the same way every time (the middleware asks before the chain
     /// and again after it), and its immediate calls see the same records as its async ones.
     fn immediate(&self) -> Option<&dyn ImmediateSessionStore> {
+        None
+    }
+
+    /// The same store when it keeps sessions in the client's cookie ([`CookieStore`]): the
+    /// middleware then opens and seals the cookie itself and calls neither `load` nor `save`.
+    /// `None` (the default) for a store of records by id.
+    fn in_cookie(&self) -> Option<&CookieStore> {
         None
     }
 }
