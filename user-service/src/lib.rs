@@ -33,6 +33,7 @@ use framework::middleware::responder::Responder;
 use framework::middleware::security_headers::SecurityHeaders;
 use framework::middleware::session::{SessionConfig, SessionMiddleware, SessionStore};
 use framework::middleware::static_serve::{EmbeddedSource, StaticServe, StaticServeConfig};
+use framework::middleware::timeout::{Timeout, TimeoutConfig};
 use framework::middleware::trace::{Trace, TraceConfig};
 use framework::{App, BuildError, Service, SharedMiddleware};
 
@@ -275,7 +276,7 @@ fn page_config() -> StaticServeConfig {
 
 /// Builds the service: app middleware in the reference order (security headers, health
 /// probes, trace context, recover, logger, stats, CORS when `CORS_ORIGINS` names origins, compress, fresh, etag, error
-/// handler, responder, body parser), the session middleware registered as `session`, the
+/// handler, request timeout, responder, body parser), the session middleware registered as `session`, the
 /// per-account submit lock as
 /// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
 /// controllers, every controller mounted, the login page at `/` with its files under
@@ -348,6 +349,8 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         .use_middleware(Fresh)
         .use_middleware(ETag)
         .use_middleware(ErrorHandler::default())
+        // Inside the error handler, so an overrun's 503 is answered in the client's format.
+        .use_middleware(request_timeout(config)?)
         .use_middleware(Responder::default())
         .use_middleware(BodyParser::default())
         .register_middleware("session", session)
@@ -379,6 +382,15 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         .openapi_docs(DOCS_PATH)
         .openapi_info(OPENAPI_TITLE, env!("CARGO_PKG_VERSION"));
     Ok(app)
+}
+
+/// The deadline of every request's handling ([`Config::request_timeout`]), 503 when overrun.
+fn request_timeout(config: &Config) -> Result<Timeout, BuildError> {
+    Timeout::new(TimeoutConfig {
+        deadline: config.request_timeout,
+        ..TimeoutConfig::default()
+    })
+    .map_err(|e| BuildError::new(format!("REQUEST_TIMEOUT: {e}")))
 }
 
 /// `/livez` and `/readyz`: ready when the user store and the session store answer a read

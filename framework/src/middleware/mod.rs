@@ -13,6 +13,7 @@
 //! | [`security_headers`] | CSP, `nosniff`, referrer and framing policies, HSTS over HTTPS |
 //! | [`session`] | per-client sessions in memory or Redis |
 //! | [`concurrent_limiter`] | one request at a time per key (IP, header, body field…) |
+//! | [`timeout`] | a deadline for the handler (503 when it overruns, its guards released), an idle timeout for streamed bodies |
 //! | [`logger`] | access log lines in a format of `{tags}` |
 //! | [`trace`] | W3C trace context: the client's trace joined or a new one, a span per request, passed on by the proxy |
 //! | [`stats`] | per-request figures (status, latency, sizes, in flight) to a hook |
@@ -33,7 +34,7 @@
 //!
 //! Reference order for an app, outermost (registered first) to innermost: health, trace, recover, logger,
 //! stats, security headers, cors, global and router concurrent limiters, compress, fresh,
-//! cache, etag, error handler,
+//! cache, etag, error handler, timeout,
 //! response size limiter, json picker, responder, renderer, body parser; then, on the routes
 //! that need them, basic auth or jwt, rate limiter, session, concurrent limiter, tracker. The
 //! [middleware chapter](crate::guide::middleware) gives the reason for each place. Static
@@ -79,6 +80,7 @@ pub mod session;
 #[cfg(feature = "static-serve")]
 pub mod static_serve;
 pub mod stats;
+pub mod timeout;
 pub mod trace;
 #[cfg(feature = "tracker")]
 pub mod tracker;
