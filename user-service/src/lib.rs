@@ -19,6 +19,7 @@ use framework::middleware::concurrent_limiter::{
     ConcurrentLimiter, ConcurrentLimiterConfig, Lock, MemoryLock,
 };
 use framework::middleware::cors::{AllowOrigin, Cors, CorsConfig};
+use framework::middleware::csrf::{Csrf, CsrfConfig};
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::etag::ETag;
 use framework::middleware::fresh::Fresh;
@@ -276,7 +277,7 @@ fn page_config() -> StaticServeConfig {
 
 /// Builds the service: app middleware in the reference order (security headers, health
 /// probes, trace context, recover, logger, stats, CORS when `CORS_ORIGINS` names origins, compress, fresh, etag, error
-/// handler, request timeout, responder, body parser), the session middleware registered as `session`, the
+/// handler, request timeout, responder, body parser), the session middleware registered as `session`, CSRF protection as `csrf`, the
 /// per-account submit lock as
 /// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
 /// controllers, every controller mounted, the login page at `/` with its files under
@@ -354,6 +355,9 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         .use_middleware(Responder::default())
         .use_middleware(BodyParser::default())
         .register_middleware("session", session)
+        // Forged cross-site posts refused on the routes that change state (registration,
+        // login); the origins allowed to call the API (`CORS_ORIGINS`) are trusted.
+        .register_middleware("csrf", csrf(config)?)
         .register_middleware(
             "submit_once",
             framework::when(names_an_account, submit_once),
@@ -409,6 +413,13 @@ fn health(stores: &Stores) -> Health {
             let sessions = Arc::clone(&sessions);
             async move { sessions.load("readiness-probe").await.map(drop) }
         })
+}
+
+/// CSRF protection for the POST routes: `Sec-Fetch-Site`, else `Origin`, must name this
+/// site or an origin of `CORS_ORIGINS`, whose pages may call the API with the session cookie.
+fn csrf(config: &Config) -> Result<Csrf, BuildError> {
+    Csrf::new(CsrfConfig::default().trusted_origins(AllowOrigin::list(&config.cors_origins)))
+        .map_err(|e| BuildError::new(format!("csrf: {e}")))
 }
 
 /// CORS for the origins of `CORS_ORIGINS`, with the session cookie (credentials): the API's

@@ -107,7 +107,7 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
     );
     // Each operation lists what it can answer: the handler's own errors (409 for a taken
     // account, 507 for a full memory store, 429 from the failed-login throttle), the submit lock's and the rate limits'
-    // 429, the body's 400/413/415, the request timeout's 503; every route takes the optional session cookie.
+    // 429, the body's 400/413/415, the request timeout's 503, CSRF's 403 on the POSTs; every route takes the optional session cookie.
     let statuses = |path: &str, method: &str| -> Vec<String> {
         doc["paths"][path][method]["responses"]
             .as_object()
@@ -118,11 +118,13 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
     };
     assert_eq!(
         statuses("/users/v1/me", "post"),
-        ["201", "400", "409", "413", "415", "429", "500", "503", "507"]
+        [
+            "201", "400", "403", "409", "413", "415", "429", "500", "503", "507"
+        ]
     );
     assert_eq!(
         statuses("/users/v1/login", "post"),
-        ["200", "400", "413", "415", "429", "500", "503"]
+        ["200", "400", "403", "413", "415", "429", "500", "503"]
     );
     assert_eq!(statuses("/users/v1/me", "get"), ["200", "500", "503"]);
     for (path, ops) in doc["paths"].as_object().unwrap() {

@@ -10,6 +10,7 @@
 //! | [`body_parser`] | JSON / form request bodies, gzip, size limits |
 //! | [`basic_auth`] | HTTP Basic authentication for internal tools |
 //! | [`cors`] | cross-origin reads: preflights answered, allowed origins named in the answer |
+//! | [`csrf`] | cross-site request forgery refused (`Sec-Fetch-Site`, `Origin`, or a double-submit token) |
 //! | [`security_headers`] | CSP, `nosniff`, referrer and framing policies, HSTS over HTTPS |
 //! | [`session`] | per-client sessions in memory or Redis |
 //! | [`concurrent_limiter`] | one request at a time per key (IP, header, body field…) |
@@ -36,7 +37,7 @@
 //! stats, security headers, cors, global and router concurrent limiters, compress, fresh,
 //! cache, etag, error handler, timeout,
 //! response size limiter, json picker, responder, renderer, body parser; then, on the routes
-//! that need them, basic auth or jwt, rate limiter, session, concurrent limiter, tracker. The
+//! that need them, csrf, basic auth or jwt, rate limiter, session, concurrent limiter, tracker. The
 //! [middleware chapter](crate::guide::middleware) gives the reason for each place. Static
 //! serve and the proxy are endpoints on a wildcard route
 //! ([`App::endpoint`](crate::App::endpoint), [`App::any`](crate::App::any)). Every component
@@ -52,6 +53,7 @@ pub mod cache;
 pub mod compress;
 pub mod concurrent_limiter;
 pub mod cors;
+pub mod csrf;
 pub mod defaults;
 pub mod error_handler;
 #[cfg(feature = "etag")]
