@@ -1,5 +1,5 @@
 //! Origins (RFC 6454: scheme, host, port): which ones a component lets in ([`AllowOrigin`],
-//! for CORS and WebSocket upgrades), and whether an `Origin` header is the request's own.
+//! for CORS, CSRF and WebSocket upgrades), and whether an `Origin` header is the request's own.
 //!
 //! The request's scheme is `https` when [`Context::is_https`](crate::Context::is_https) says so (TLS here, or a trusted
 //! proxy's `X-Forwarded-Proto`), else `http`. Its host and port are those of `Host`
@@ -87,13 +87,11 @@ impl std::fmt::Debug for AllowOrigin {
     }
 }
 
-#[cfg(any(test, feature = "websocket"))]
 /// The port a scheme implies when the authority names none.
 fn default_port(https: bool) -> u16 {
     if https { 443 } else { 80 }
 }
 
-#[cfg(any(test, feature = "websocket"))]
 /// Host and port of an authority without user information; `None` when it does not parse.
 fn host_and_port(authority: &str, https: bool) -> Option<(String, u16)> {
     if authority.contains('@') {
@@ -104,7 +102,6 @@ fn host_and_port(authority: &str, https: bool) -> Option<(String, u16)> {
     Some((authority.host().to_ascii_lowercase(), port))
 }
 
-#[cfg(feature = "websocket")]
 /// The host (and port) the request was made to: `Host`, or a trusted proxy's
 /// `X-Forwarded-Host`.
 fn own_host(ctx: &crate::Context) -> &str {
@@ -115,7 +112,6 @@ fn own_host(ctx: &crate::Context) -> &str {
         .map_or_else(|| ctx.host(), str::trim)
 }
 
-#[cfg(feature = "websocket")]
 /// Whether `origin`, an `Origin` header's value, is the request's own origin (see the
 /// [module](self)).
 pub(crate) fn is_same_origin(ctx: &crate::Context, origin: &[u8]) -> bool {
@@ -123,7 +119,6 @@ pub(crate) fn is_same_origin(ctx: &crate::Context, origin: &[u8]) -> bool {
         .is_ok_and(|origin| same_origin(origin, ctx.is_https(), own_host(ctx)))
 }
 
-#[cfg(any(test, feature = "websocket"))]
 /// Whether `origin` is `http(s)://<host>[:port]` for a request made with `https` to `host`.
 fn same_origin(origin: &str, https: bool, host: &str) -> bool {
     let Some((scheme, authority)) = origin.split_once("://") else {

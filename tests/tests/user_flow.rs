@@ -875,3 +875,43 @@ async fn security_headers_everywhere_and_cors_only_for_configured_origins() {
     assert!(other.headers().get("access-control-allow-origin").is_none());
     server.stop().await;
 }
+
+/// The user service refuses a forged registration and login, trusts its `CORS_ORIGINS`, and
+/// lets a client that sends neither header (curl, the other tests) through.
+#[tokio::test]
+async fn the_user_service_refuses_cross_site_posts_on_its_post_routes() {
+    let config = user_service::Config {
+        database_url: "memory".to_owned(),
+        cors_origins: vec!["https://app.example".to_owned()],
+        ..user_service::Config::default()
+    };
+    let stores = user_service::Stores::connect(&config)
+        .await
+        .expect("stores");
+    let service = common::start(user_service::build(&config, stores).expect("service")).await;
+    let client = common::browser();
+    let body = serde_json::json!({"account": "mallory", "password": "a".repeat(64)});
+    for path in ["/users/v1/me", "/users/v1/login"] {
+        let res = client
+            .post(service.url(path))
+            .header("sec-fetch-site", "cross-site")
+            .header("origin", "https://evil.example")
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), 403, "{path}");
+        let error: serde_json::Value = res.json().await.unwrap();
+        assert_eq!(error["category"], "framework-csrf", "{path}");
+    }
+    let trusted = client
+        .post(service.url("/users/v1/me"))
+        .header("sec-fetch-site", "cross-site")
+        .header("origin", "https://app.example")
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(trusted.status(), 201, "a CORS origin is trusted");
+    service.stop().await;
+}

@@ -104,6 +104,12 @@ pub struct Config {
     pub database_timeout: Duration,
     /// `DATABASE_ACQUIRE_TIMEOUT`: how long a call waits for a pooled connection. Default 2 s.
     pub database_acquire_timeout: Duration,
+    /// `REQUEST_TIMEOUT`: the deadline of a request's handling (its middleware and handler),
+    /// answered 503 when overrun. Default 20 s: above the 14 s a login can spend on the
+    /// backends' own deadlines in a row with the defaults (two database calls of 5 s, four
+    /// Redis commands of 1 s), so it fires only when something without a deadline of its own
+    /// hangs, and below the 30 s graceful shutdown grace.
+    pub request_timeout: Duration,
     /// `DRAIN_DELAY`: on SIGTERM, how long the service goes on serving while `/readyz` says
     /// 503, before it stops accepting (`0`, `5s`). Default 0: set it to the load balancer's
     /// probe period times its failure threshold (e.g. `5s` behind Kubernetes).
@@ -143,6 +149,7 @@ impl Default for Config {
             redis_probe_interval: Duration::from_secs(1),
             database_timeout: Duration::from_secs(5),
             database_acquire_timeout: Duration::from_secs(2),
+            request_timeout: Duration::from_secs(20),
             drain_delay: Duration::ZERO,
             trust_traces: true,
         }
@@ -320,6 +327,7 @@ impl Config {
                 "DATABASE_ACQUIRE_TIMEOUT",
                 &mut config.database_acquire_timeout,
             ),
+            ("REQUEST_TIMEOUT", &mut config.request_timeout),
         ] {
             if let Some(v) = lookup(name) {
                 *field = parse_duration(&v).map_err(|e| format!("{name}: {e}"))?;

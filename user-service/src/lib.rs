@@ -20,6 +20,7 @@ use framework::middleware::concurrent_limiter::{
     ConcurrentLimiter, ConcurrentLimiterConfig, Lock, MemoryLock,
 };
 use framework::middleware::cors::{AllowOrigin, Cors, CorsConfig};
+use framework::middleware::csrf::{Csrf, CsrfConfig};
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::etag::ETag;
 use framework::middleware::fresh::Fresh;
@@ -34,6 +35,7 @@ use framework::middleware::responder::Responder;
 use framework::middleware::security_headers::SecurityHeaders;
 use framework::middleware::session::{SessionConfig, SessionMiddleware, SessionStore};
 use framework::middleware::static_serve::{EmbeddedSource, StaticServe, StaticServeConfig};
+use framework::middleware::timeout::{Timeout, TimeoutConfig};
 use framework::middleware::trace::{Trace, TraceConfig};
 use framework::{App, BuildError, Service, SharedMiddleware};
 
@@ -285,7 +287,7 @@ fn page_config() -> StaticServeConfig {
 
 /// Builds the service: app middleware in the reference order (security headers, health
 /// probes, trace context, recover, logger, stats, CORS when `CORS_ORIGINS` names origins, compress, fresh, etag, error
-/// handler, responder, body parser), the session middleware registered as `session`, the
+/// handler, request timeout, responder, body parser), the session middleware registered as `session`, CSRF protection as `csrf`, the
 /// per-account submit lock as
 /// `submit_once`, and the per-IP rate limits as `token_rate` and `login_rate` for the
 /// controllers, every controller mounted, the login page at `/` with its files under
@@ -358,9 +360,14 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         .use_middleware(Fresh)
         .use_middleware(ETag)
         .use_middleware(ErrorHandler::default())
+        // Inside the error handler, so an overrun's 503 is answered in the client's format.
+        .use_middleware(request_timeout(config)?)
         .use_middleware(Responder::default())
         .use_middleware(BodyParser::default())
         .register_middleware("session", session)
+        // Forged cross-site posts refused on the routes that change state (registration,
+        // login); the origins allowed to call the API (`CORS_ORIGINS`) are trusted.
+        .register_middleware("csrf", csrf(config)?)
         .register_middleware(
             "submit_once",
             framework::when(names_an_account, submit_once),
@@ -391,6 +398,15 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
     Ok(app)
 }
 
+/// The deadline of every request's handling ([`Config::request_timeout`]), 503 when overrun.
+fn request_timeout(config: &Config) -> Result<Timeout, BuildError> {
+    Timeout::new(TimeoutConfig {
+        deadline: config.request_timeout,
+        ..TimeoutConfig::default()
+    })
+    .map_err(|e| BuildError::new(format!("REQUEST_TIMEOUT: {e}")))
+}
+
 /// `/livez` and `/readyz`: ready when the user store and the session store answer a read
 /// within a second (a lookup of an account and of a session id that do not exist: the same
 /// queries the service makes, so the same connections, pools and timeouts are tested), and
@@ -407,6 +423,13 @@ fn health(stores: &Stores) -> Health {
             let sessions = Arc::clone(&sessions);
             async move { sessions.load("readiness-probe").await.map(drop) }
         })
+}
+
+/// CSRF protection for the POST routes: `Sec-Fetch-Site`, else `Origin`, must name this
+/// site or an origin of `CORS_ORIGINS`, whose pages may call the API with the session cookie.
+fn csrf(config: &Config) -> Result<Csrf, BuildError> {
+    Csrf::new(CsrfConfig::default().trusted_origins(AllowOrigin::list(&config.cors_origins)))
+        .map_err(|e| BuildError::new(format!("csrf: {e}")))
 }
 
 /// CORS for the origins of `CORS_ORIGINS`, with the session cookie (credentials): the API's

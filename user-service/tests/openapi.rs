@@ -109,7 +109,7 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
     );
     // Each operation lists what it can answer: the handler's own errors (409 for a taken
     // account, 507 for a full memory store, 429 from the failed-login throttle), the submit lock's and the rate limits'
-    // 429, the body's 400/413/415; every route takes the optional session cookie.
+    // 429, the body's 400/413/415, the request timeout's 503, CSRF's 403 on the POSTs; every route takes the optional session cookie.
     let statuses = |path: &str, method: &str| -> Vec<String> {
         doc["paths"][path][method]["responses"]
             .as_object()
@@ -120,23 +120,25 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
     };
     assert_eq!(
         statuses("/users/v1/me", "post"),
-        ["201", "400", "409", "413", "415", "429", "500", "507"]
+        [
+            "201", "400", "403", "409", "413", "415", "429", "500", "503", "507"
+        ]
     );
     assert_eq!(
         statuses("/users/v1/login", "post"),
-        ["200", "400", "413", "415", "429", "500"]
+        ["200", "400", "403", "413", "415", "429", "500", "503"]
     );
-    assert_eq!(statuses("/users/v1/me", "get"), ["200", "500"]);
-    // The avatar: an upload needs a login (401) and is a multipart body of one image part
+    assert_eq!(statuses("/users/v1/me", "get"), ["200", "500", "503"]);
+    // The avatar: an upload is checked for CSRF (403), needs a login (401) and is a multipart body of one image part
     // (413, 415), 507 when the memory store is full; a read is 404 without an avatar, 400
     // for a name that is no account name, 412 and 416 from its preconditions and ranges.
     assert_eq!(
         statuses("/users/v1/me/avatar", "put"),
-        ["200", "400", "401", "413", "415", "500", "507"]
+        ["200", "400", "401", "403", "413", "415", "500", "503", "507"]
     );
     assert_eq!(
         statuses("/users/v1/avatar/{account}", "get"),
-        ["200", "400", "404", "412", "416", "500"]
+        ["200", "400", "404", "412", "416", "500", "503"]
     );
     let upload = &doc["paths"]["/users/v1/me/avatar"]["put"]["requestBody"]["content"];
     let form = &upload["multipart/form-data"];

@@ -10,9 +10,11 @@
 //! | [`body_parser`] | JSON / form request bodies, gzip, size limits |
 //! | [`basic_auth`] | HTTP Basic authentication for internal tools |
 //! | [`cors`] | cross-origin reads: preflights answered, allowed origins named in the answer |
+//! | [`csrf`] | cross-site request forgery refused (`Sec-Fetch-Site`, `Origin`, or a double-submit token) |
 //! | [`security_headers`] | CSP, `nosniff`, referrer and framing policies, HSTS over HTTPS |
 //! | [`session`] | per-client sessions in memory or Redis |
 //! | [`concurrent_limiter`] | one request at a time per key (IP, header, body field…) |
+//! | [`timeout`] | a deadline for the handler (503 when it overruns, its guards released), an idle timeout for streamed bodies |
 //! | [`logger`] | access log lines in a format of `{tags}` |
 //! | [`trace`] | W3C trace context: the client's trace joined or a new one, a span per request, passed on by the proxy |
 //! | [`stats`] | per-request figures (status, latency, sizes, in flight) to a hook |
@@ -33,9 +35,9 @@
 //!
 //! Reference order for an app, outermost (registered first) to innermost: health, trace, recover, logger,
 //! stats, security headers, cors, global and router concurrent limiters, compress, fresh,
-//! cache, etag, error handler,
+//! cache, etag, error handler, timeout,
 //! response size limiter, json picker, responder, renderer, body parser; then, on the routes
-//! that need them, basic auth or jwt, rate limiter, session, concurrent limiter, tracker. The
+//! that need them, csrf, basic auth or jwt, rate limiter, session, concurrent limiter, tracker. The
 //! [middleware chapter](crate::guide::middleware) gives the reason for each place. Static
 //! serve and the proxy are endpoints on a wildcard route
 //! ([`App::endpoint`](crate::App::endpoint), [`App::any`](crate::App::any)). Every component
@@ -51,6 +53,7 @@ pub mod cache;
 pub mod compress;
 pub mod concurrent_limiter;
 pub mod cors;
+pub mod csrf;
 pub mod defaults;
 pub mod error_handler;
 #[cfg(feature = "etag")]
@@ -79,6 +82,7 @@ pub mod session;
 #[cfg(feature = "static-serve")]
 pub mod static_serve;
 pub mod stats;
+pub mod timeout;
 pub mod trace;
 #[cfg(feature = "tracker")]
 pub mod tracker;

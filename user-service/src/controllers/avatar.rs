@@ -78,7 +78,7 @@ impl AvatarController {
     /// most 1 MiB, replacing any earlier avatar. 401 without a login; 413 for a larger image
     /// or a second part; 415 for an image of another format (its bytes decide, not its
     /// `Content-Type`); 507 when the memory store has no room (`MEMORY_AVATAR_BYTES`).
-    #[put("/v1/me/avatar", middleware(session), errors(401, 507))]
+    #[put("/v1/me/avatar", middleware(csrf, session), errors(401, 507))]
     pub async fn upload(
         &self,
         mut form: Multipart<AvatarForm>,

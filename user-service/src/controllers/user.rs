@@ -132,7 +132,7 @@ impl UserController {
     /// Registration: 201 with the user record; 409 when the account exists (ignoring case);
     /// 507 when the memory store is full (`MEMORY_USERS`).
     /// The digest is stored lowercase, so the client's hex case never matters.
-    #[post("/v1/me", middleware(submit_once), errors(409, 507))]
+    #[post("/v1/me", middleware(csrf, submit_once), errors(409, 507))]
     pub async fn register(&self, params: Json<UserParams>) -> Result<Created<User>> {
         let digest = params.password.to_ascii_lowercase();
         let user = self.store.create(&params.account, &digest).await?;
@@ -157,7 +157,7 @@ impl UserController {
     /// wrong, so each guess needs a new token. Success regenerates the session id and stores
     /// the account; every failure gets the same 400. Rate-limited per client IP (`login_rate`)
     /// before the failed-login limits are looked at.
-    #[post("/v1/login", middleware(login_rate, submit_once), errors(429))]
+    #[post("/v1/login", middleware(csrf, login_rate, submit_once), errors(429))]
     pub async fn login(&self, params: Json<UserParams>, ctx: &mut Context) -> Result<User> {
         no_store(ctx);
         let ip = ctx.real_ip();

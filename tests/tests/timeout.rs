@@ -1,0 +1,191 @@
+//! Timeout over a real socket: a handler just under the deadline is answered, one over it
+//! gets the 503 at the deadline; the keyed concurrent limiter's lock of an abandoned request is
+//! free for the next one at once; a streamed body that idles is cut and its keep-alive
+//! connection closed, while one that keeps producing outlives the deadline.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use framework::body::BodyStream;
+use framework::middleware::concurrent_limiter::{ConcurrentLimiter, ConcurrentLimiterConfig};
+use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::timeout::{Timeout, TimeoutConfig};
+use framework::{App, Context, Result, share};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const DEADLINE: Duration = Duration::from_millis(400);
+const IDLE: Duration = Duration::from_millis(300);
+
+async fn sleepy(ctx: &mut Context) -> Result<String> {
+    let ms: u64 = ctx.query("ms").and_then(|ms| ms.parse().ok()).unwrap_or(0);
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(format!("slept {ms} ms"))
+}
+
+/// Chunks every `?every=` ms, `?n=` of them, then (with `?stall`) silence for an hour.
+async fn ticking(ctx: &mut Context) -> Result {
+    let every = Duration::from_millis(ctx.query("every").and_then(|v| v.parse().ok()).unwrap());
+    let n: u32 = ctx.query("n").and_then(|v| v.parse().ok()).unwrap();
+    let stall = ctx.query("stall").is_some();
+    let chunks = framework::body::stream::unfold(0, move |i| async move {
+        if i == n {
+            if !stall {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+        if i > 0 {
+            tokio::time::sleep(every).await;
+        }
+        Some((
+            Ok::<_, std::io::Error>(Bytes::from(format!("tick {i}\n"))),
+            i + 1,
+        ))
+    });
+    ctx.set_body_stream(BodyStream::from_stream(chunks));
+    Ok(())
+}
+
+async fn server() -> common::Running {
+    let limiter = ConcurrentLimiter::new(ConcurrentLimiterConfig {
+        keys: vec!["h:x-account".into()],
+        ..ConcurrentLimiterConfig::default()
+    })
+    .unwrap();
+    let service = App::new()
+        .use_middleware(ErrorHandler::default())
+        .use_middleware(
+            Timeout::new(TimeoutConfig {
+                deadline: DEADLINE,
+                stream_idle: Some(IDLE),
+                ..TimeoutConfig::default()
+            })
+            .unwrap(),
+        )
+        .get("/sleep", sleepy)
+        .route_with(http::Method::GET, "/locked", vec![share(limiter)], sleepy)
+        .get("/ticks", ticking)
+        .build()
+        .unwrap();
+    common::start(service).await
+}
+
+#[tokio::test]
+async fn the_deadline_answers_503_at_the_deadline_and_not_before() {
+    let server = server().await;
+    let client = common::browser();
+    let res = client
+        .get(server.url("/sleep?ms=250"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.text().await.unwrap(), "slept 250 ms");
+
+    let started = Instant::now();
+    let res = client
+        .get(server.url("/sleep?ms=5000"))
+        .send()
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    assert_eq!(res.status(), 503);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(body["category"], "framework-timeout");
+    assert!(took >= DEADLINE, "{took:?}");
+    assert!(
+        took < Duration::from_secs(2),
+        "answered at the deadline: {took:?}"
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_timed_out_request_leaves_the_lock_to_the_next_one_at_once() {
+    let server = server().await;
+    let client = common::browser();
+    let res = client
+        .get(server.url("/locked?ms=60000"))
+        .header("x-account", "ada")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 503);
+    // Without the abandoned future's guard dropped, this would be 429 `submit too frequently`.
+    let started = Instant::now();
+    let res = client
+        .get(server.url("/locked?ms=0"))
+        .header("x-account", "ada")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert!(started.elapsed() < Duration::from_millis(200));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_stream_that_keeps_producing_outlives_the_deadline() {
+    let server = server().await;
+    // 6 chunks 150 ms apart: 750 ms in all, nearly twice the deadline, never idle 300 ms.
+    let res = common::browser()
+        .get(server.url("/ticks?every=150&n=6"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let text = res.text().await.unwrap();
+    assert_eq!(text.lines().count(), 6, "{text}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_idle_stream_is_cut_and_its_connection_closed() {
+    let server = server().await;
+    // Keep-alive: the socket reaches its end only if the server closes the connection.
+    let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    socket
+        .write_all(b"GET /ticks?every=50&n=2&stall HTTP/1.1\r\nHost: test\r\n\r\n")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut received = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), socket.read_to_end(&mut received))
+        .await
+        .expect("the server closes the connection when the stream idles")
+        .expect("read");
+    let took = started.elapsed();
+    let text = String::from_utf8_lossy(&received);
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert!(
+        text.contains("tick 0\n") && text.contains("tick 1\n"),
+        "{text}"
+    );
+    assert!(
+        !text.ends_with("0\r\n\r\n"),
+        "no final chunk: the body failed rather than ended: {text}"
+    );
+    assert!(took >= IDLE, "{took:?}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+
+    // The same through a client: the body fails after the chunks that came.
+    let mut res = common::browser()
+        .get(server.url("/ticks?every=50&n=1&stall"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let mut got = Vec::new();
+    let failure = loop {
+        match res.chunk().await {
+            Ok(Some(chunk)) => got.extend_from_slice(&chunk),
+            Ok(None) => panic!("the body ended normally"),
+            Err(err) => break err,
+        }
+    };
+    assert_eq!(got, b"tick 0\n");
+    assert!(failure.is_body() || failure.is_decode(), "{failure}");
+    server.stop().await;
+}
