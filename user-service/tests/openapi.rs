@@ -134,7 +134,9 @@ fn printed_and_served_documents_are_one_and_describe_the_endpoints() {
     // for a name that is no account name, 412 and 416 from its preconditions and ranges.
     assert_eq!(
         statuses("/users/v1/me/avatar", "put"),
-        ["200", "400", "401", "403", "413", "415", "500", "503", "507"]
+        [
+            "200", "400", "401", "403", "413", "415", "500", "503", "507"
+        ]
     );
     assert_eq!(
         statuses("/users/v1/avatar/{account}", "get"),
