@@ -696,21 +696,5 @@ async fn the_document_describes_each_reply() {
         "Option: 404"
     );
 
-    let path = common::temp_dir("replies-openapi").join("openapi.json");
-    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
-    match std::process::Command::new("openapi-spec-validator")
-        .arg(&path)
-        .output()
-    {
-        Ok(out) => assert!(
-            out.status.success(),
-            "openapi-spec-validator: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(_) if std::env::var_os("REQUIRE_ALL_TESTS").is_some() => {
-            panic!("openapi-spec-validator is not installed (pip install openapi-spec-validator)")
-        }
-        Err(_) => eprintln!("skipped: openapi-spec-validator is not installed"),
-    }
+    common::validate_openapi(&doc, "replies-openapi");
 }

@@ -572,23 +572,7 @@ async fn the_document_describes_the_typed_routes() {
     );
 
     // A third-party validator's verdict, when it is installed.
-    let path = common::temp_dir("openapi").join("openapi.json");
-    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
-    match std::process::Command::new("openapi-spec-validator")
-        .arg(&path)
-        .output()
-    {
-        Ok(out) => assert!(
-            out.status.success(),
-            "openapi-spec-validator: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-        Err(_) if std::env::var_os("REQUIRE_ALL_TESTS").is_some() => {
-            panic!("openapi-spec-validator is not installed (pip install openapi-spec-validator)")
-        }
-        Err(_) => eprintln!("skipped: openapi-spec-validator is not installed"),
-    }
+    common::validate_openapi(&doc, "openapi");
 }
 
 /// `#[state]` of a type the app did not provide: a 500 naming the type, not a panic.

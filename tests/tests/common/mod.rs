@@ -204,3 +204,28 @@ impl std::io::Write for SharedWriter {
         Ok(())
     }
 }
+
+/// A third-party validator's verdict on an OpenAPI document (`openapi-spec-validator` from
+/// PyPI): a failure panics with its output. Skipped with a line when it is not installed,
+/// unless `REQUIRE_ALL_TESTS` is set (CI), where that fails too.
+pub fn validate_openapi(doc: &serde_json::Value, name: &str) {
+    let dir = temp_dir(name);
+    let path = dir.join("openapi.json");
+    std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+    let out = std::process::Command::new("openapi-spec-validator")
+        .arg(&path)
+        .output();
+    let _ = std::fs::remove_dir_all(&dir);
+    match out {
+        Ok(out) => assert!(
+            out.status.success(),
+            "openapi-spec-validator: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(_) if std::env::var_os("REQUIRE_ALL_TESTS").is_some() => {
+            panic!("openapi-spec-validator is not installed (pip install openapi-spec-validator)")
+        }
+        Err(_) => eprintln!("skipped: openapi-spec-validator is not installed"),
+    }
+}
