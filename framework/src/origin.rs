@@ -104,7 +104,7 @@ fn host_and_port(authority: &str, https: bool) -> Option<(String, u16)> {
 
 /// The host (and port) the request was made to: `Host`, or a trusted proxy's
 /// `X-Forwarded-Host`.
-fn own_host(ctx: &crate::Context) -> &str {
+pub(crate) fn own_host(ctx: &crate::Context) -> &str {
     ctx.trusts_proxy()
         .then(|| ctx.header("x-forwarded-host"))
         .flatten()

@@ -11,6 +11,7 @@
 //! | [`basic_auth`] | HTTP Basic authentication for internal tools |
 //! | [`cors`] | cross-origin reads: preflights answered, allowed origins named in the answer |
 //! | [`csrf`] | cross-site request forgery refused (`Sec-Fetch-Site`, `Origin`, or a double-submit token) |
+//! | [`force_https`] | plain-HTTP requests redirected to HTTPS (308, path and query kept; a trusted proxy's `X-Forwarded-Proto` believed) |
 //! | [`security_headers`] | CSP, `nosniff`, referrer and framing policies, HSTS over HTTPS |
 //! | [`session`] | per-client sessions in memory or Redis |
 //! | [`concurrent_limiter`] | one request at a time per key (IP, header, body field…) |
@@ -33,7 +34,7 @@
 //! | `static_serve` | files from a directory or the binary (feature `static-serve`, default) |
 //! | `proxy` | a streaming reverse proxy with WebSocket (feature `proxy`, default) |
 //!
-//! Reference order for an app, outermost (registered first) to innermost: health, trace, recover, logger,
+//! Reference order for an app, outermost (registered first) to innermost: health, force https, trace, recover, logger,
 //! stats, security headers, cors, global and router concurrent limiters, compress, fresh,
 //! cache, etag, error handler, timeout,
 //! response size limiter, json picker, responder, renderer, body parser; then, on the routes
@@ -58,6 +59,7 @@ pub mod defaults;
 pub mod error_handler;
 #[cfg(feature = "etag")]
 pub mod etag;
+pub mod force_https;
 pub mod fresh;
 pub mod global_concurrent_limiter;
 pub mod health;
