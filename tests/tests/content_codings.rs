@@ -201,16 +201,13 @@ async fn request_bodies_are_decoded_in_every_coding_within_the_limit() {
         assert_eq!(status, 413, "{coding}: {body}");
         assert_eq!(body["category"], "framework-body-parser", "{coding}");
         // A bomb: 32 MiB of one byte, under the limit on the wire (gzip and deflate reach about
-        // 1000:1, brotli and zstd far more); decoding stops at the limit.
+        // 1000:1, brotli and zstd far more); decoding stops at the limit (that it reads no
+        // further than one byte past it: `body_parser`'s unit test with an endless input).
         let bomb = encode(coding, &vec![b'0'; 32 * 1024 * 1024]);
         assert!(bomb.len() < 51_200, "{coding}: {}", bomb.len());
-        let started = std::time::Instant::now();
-        let (status, _) = post(&server, coding, bomb).await;
+        let (status, body) = post(&server, coding, bomb).await;
         assert_eq!(status, 413, "{coding}");
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(5),
-            "{coding}"
-        );
+        assert_eq!(body["category"], "framework-body-parser", "{coding}");
         // Bytes that are not what the coding says: 400 naming it.
         let (status, body) = post(&server, coding, b"definitely not compressed".to_vec()).await;
         assert_eq!(status, 400, "{coding}");
