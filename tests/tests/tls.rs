@@ -6,7 +6,8 @@
 
 mod common;
 
-use std::path::PathBuf;
+use common::pki::Pki;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -16,101 +17,6 @@ use framework::middleware::security_headers::SecurityHeaders;
 use framework::tls::Tls;
 use framework::{App, Context, ServerLimits, Service};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// A certificate authority and a server certificate it signed, for `localhost` and
-/// 127.0.0.1, as PEM files in `dir`.
-struct Pki {
-    dir: PathBuf,
-    ca_pem: String,
-    ca: rcgen::Certificate,
-    ca_key: rcgen::KeyPair,
-}
-
-impl Pki {
-    fn new(name: &str) -> Self {
-        let dir = common::temp_dir(name);
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "test CA");
-        let ca = params.self_signed(&ca_key).unwrap();
-        Self {
-            dir,
-            ca_pem: ca.pem(),
-            ca,
-            ca_key,
-        }
-    }
-
-    /// A server certificate named `serial` (its common name), written to cert.pem / key.pem;
-    /// returns its DER, to recognise it in a handshake.
-    fn issue(&self, serial: &str) -> Vec<u8> {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let mut params =
-            rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-                .unwrap();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, serial);
-        let cert = params.signed_by(&key, &self.ca, &self.ca_key).unwrap();
-        // Written beside, then renamed: a reload never reads half a file.
-        for (name, text) in [("cert.pem", cert.pem()), ("key.pem", key.serialize_pem())] {
-            let temporary = self.dir.join(format!("{name}.new"));
-            std::fs::write(&temporary, text).unwrap();
-            std::fs::rename(&temporary, self.dir.join(name)).unwrap();
-        }
-        cert.der().to_vec()
-    }
-
-    fn cert(&self) -> PathBuf {
-        self.dir.join("cert.pem")
-    }
-
-    fn key(&self) -> PathBuf {
-        self.dir.join("key.pem")
-    }
-
-    fn client(&self, http1_only: bool) -> reqwest::Client {
-        let builder = reqwest::Client::builder()
-            .use_rustls_tls()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(reqwest::Certificate::from_pem(self.ca_pem.as_bytes()).unwrap());
-        let builder = if http1_only {
-            builder.http1_only()
-        } else {
-            builder
-        };
-        builder.build().unwrap()
-    }
-
-    /// The certificate the server shows a new handshake.
-    async fn presented(&self, addr: std::net::SocketAddr) -> Vec<u8> {
-        let tls = self.connect(addr).await;
-        tls.get_ref().1.peer_certificates().unwrap()[0].to_vec()
-    }
-
-    /// A TLS connection to the server (no ALPN: HTTP/1.1).
-    async fn connect(
-        &self,
-        addr: std::net::SocketAddr,
-    ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(self.ca.der().clone()).unwrap();
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-        connector.connect(name, tcp).await.unwrap()
-    }
-}
 
 /// `GET /` on an open HTTP/1.1 connection: true when answered "over tls".
 async fn answered_over(tls: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStream>) -> bool {
