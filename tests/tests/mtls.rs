@@ -358,3 +358,39 @@ async fn bad_client_auth_files_at_start_up_are_errors_naming_them() {
         .unwrap_err();
     assert!(err.to_string().contains("bad-crl.pem"), "{err}");
 }
+
+/// The user service with `TLS_CLIENT_CA`: a client without a certificate is refused, one with
+/// a certificate of the CA is served; a bad bundle stops the build with an error naming it.
+#[tokio::test]
+async fn the_user_service_asks_for_client_certificates_with_tls_client_ca() {
+    let pki = Pki::new("mtls-user-service");
+    let ca = files(&pki);
+    let config = |ca: &std::path::Path| {
+        user_service::Config::from_lookup(|k| match k {
+            "TLS_CERT" => Some(pki.cert().display().to_string()),
+            "TLS_KEY" => Some(pki.key().display().to_string()),
+            "TLS_CLIENT_CA" => Some(ca.display().to_string()),
+            _ => None,
+        })
+        .unwrap()
+    };
+    let service = user_service::build(&config(&ca), user_service::Stores::in_memory()).unwrap();
+    let server = common::start(service).await;
+    let livez = format!("https://localhost:{}/livez", server.addr.port());
+    assert!(pki.client(false).get(&livez).send().await.is_err());
+    let res = pki
+        .client_cert("ops", 1, VALID)
+        .reqwest(&pki, false)
+        .get(&livez)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    server.stop().await;
+
+    let missing = pki.dir.join("missing-ca.pem");
+    let err = user_service::build(&config(&missing), user_service::Stores::in_memory())
+        .err()
+        .expect("a missing bundle is an error");
+    assert!(err.to_string().contains("missing-ca.pem"), "{err}");
+}
