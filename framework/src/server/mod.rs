@@ -105,7 +105,7 @@ struct Serving {
 type ClientCertOf = Option<Arc<crate::tls::ClientCert>>;
 /// Without TLS there is none.
 #[cfg(not(feature = "tls"))]
-type ClientCertOf = ();
+type ClientCertOf = Option<Infallible>;
 
 /// Releases the place a connection's state keeps for upgrades, when dropped.
 struct ReleasePlace(Arc<ConnState>);
@@ -399,9 +399,7 @@ impl Service {
                         read_first,
                         http2,
                     ));
-                    serving
-                        .run(io, http2, handler(ClientCertOf::default()), state, &socket)
-                        .await;
+                    serving.run(io, http2, handler(None), state, &socket).await;
                 }
                 drop(release);
                 drop(ticket);

@@ -10,7 +10,8 @@
 //!   files are read again; new handshakes use the new certificate, open connections go on with
 //!   the one they shook hands with. A new file that does not load (unreadable, no certificate,
 //!   a key that does not match) is logged and the old certificate stays. [`Tls::reload`] does
-//!   the same on demand.
+//!   the same on demand. A reload starts rustls afresh, so TLS sessions from before it are not
+//!   resumed after it (a client makes one full handshake).
 //! - **Slow clients**: the handshake counts against the same limit as a request head
 //!   ([`ServerLimits::header_read_timeout`](crate::limits::ServerLimits)): a client that
 //!   stalls its handshake, or never starts one, is closed in time, and the open-connection
