@@ -4,7 +4,9 @@
 //! with no certificate, an expired one, or one from another CA, each with its TLS alert;
 //! optional client authentication serves an anonymous client with no identity; a reload of the
 //! CRL or of the CA bundle refuses a client it accepted before, on new connections; bad files
-//! are errors naming them, at start-up and on reload.
+//! are errors naming them, at start-up and on reload; a controller method takes the
+//! certificate as an argument. The user service's `TLS_CLIENT_CA` is tested in tls.rs, whose
+//! binary links the user service (its controllers would be mounted beside this file's).
 
 mod common;
 
@@ -13,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use common::pki::{ClientId, Pki, VALID, connect_with, get_on};
 use framework::middleware::responder::Responder;
-use framework::tls::{ClientAuth, Tls};
-use framework::{App, Context, Next, Result, Service, from_fn};
+use framework::tls::{ClientAuth, ClientCert, Tls};
+use framework::{App, Context, FromState, Next, Result, Service, controller, from_fn};
 use http::HeaderValue;
 use sha2::Digest;
 
@@ -364,38 +366,52 @@ async fn bad_client_auth_files_at_start_up_are_errors_naming_them() {
     assert!(framework::tls::ClientCert::from_der(&id.der[..id.der.len() - 1]).is_err());
 }
 
-/// The user service with `TLS_CLIENT_CA`: a client without a certificate is refused, one with
-/// a certificate of the CA is served; a bad bundle stops the build with an error naming it.
+/// What a controller method may take: the certificate, or an optional one.
+#[derive(FromState)]
+struct Identity;
+
+#[controller(prefix = "/typed")]
+impl Identity {
+    #[get("/required")]
+    async fn required(&self, cert: Arc<ClientCert>) -> String {
+        cert.common_name().unwrap_or_default().to_owned()
+    }
+
+    #[get("/optional")]
+    async fn optional(&self, cert: Option<Arc<ClientCert>>) -> String {
+        cert.map_or_else(|| "anonymous".to_owned(), |cert| cert.subject().to_owned())
+    }
+}
+
 #[tokio::test]
-async fn the_user_service_asks_for_client_certificates_with_tls_client_ca() {
-    let pki = Pki::new("mtls-user-service");
+async fn a_controller_method_takes_the_client_certificate_as_an_argument() {
+    let pki = Pki::new("mtls-typed");
     let ca = files(&pki);
-    let config = |ca: &std::path::Path| {
-        user_service::Config::from_lookup(|k| match k {
-            "TLS_CERT" => Some(pki.cert().display().to_string()),
-            "TLS_KEY" => Some(pki.key().display().to_string()),
-            "TLS_CLIENT_CA" => Some(ca.display().to_string()),
-            _ => None,
-        })
+    let tls = Tls::from_pem_files(pki.cert(), pki.key())
         .unwrap()
-    };
-    let service = user_service::build(&config(&ca), user_service::Stores::in_memory()).unwrap();
-    let server = common::start(service).await;
-    let livez = format!("https://localhost:{}/livez", server.addr.port());
-    assert!(pki.client(false).get(&livez).send().await.is_err());
-    let res = pki
-        .client_cert("ops", 1, VALID)
-        .reqwest(&pki, false)
-        .get(&livez)
+        .client_auth(ClientAuth::optional(&ca))
+        .unwrap();
+    // `App::new()` mounts the controller, with the error handler and the responder.
+    let server = common::start(App::new().tls(tls).build().unwrap()).await;
+    let at = |path: &str| format!("https://localhost:{}/typed/{path}", server.addr.port());
+
+    let anonymous = pki.client(false);
+    let res = anonymous.get(at("optional")).send().await.unwrap();
+    assert_eq!(res.text().await.unwrap(), "anonymous");
+    let res = anonymous
+        .get(at("required"))
+        .header("accept", "application/json")
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), 200);
-    server.stop().await;
+    assert_eq!(res.status(), 401);
+    let body: serde_json::Value = res.json().await.unwrap();
+    assert_eq!(body["category"], "framework-tls", "{body}");
 
-    let missing = pki.dir.join("missing-ca.pem");
-    let err = user_service::build(&config(&missing), user_service::Stores::in_memory())
-        .err()
-        .expect("a missing bundle is an error");
-    assert!(err.to_string().contains("missing-ca.pem"), "{err}");
+    let dave = pki.client_cert("dave", 4, VALID).reqwest(&pki, false);
+    let res = dave.get(at("required")).send().await.unwrap();
+    assert_eq!(res.text().await.unwrap(), "dave");
+    let res = dave.get(at("optional")).send().await.unwrap();
+    assert_eq!(res.text().await.unwrap(), "O=Example Clients,CN=dave");
+    server.stop().await;
 }

@@ -2,11 +2,12 @@
 //! over HTTP/1.1 and HTTP/2 by ALPN, `curl --cacert`, a certificate reload under load with no
 //! failed request (new handshakes get the new certificate, open connections keep theirs), a
 //! bad new file that leaves the old certificate in place, a reload on `SIGHUP`, and a stalled
-//! handshake closed within the request-head limit.
+//! handshake closed within the request-head limit; the user service over HTTPS, and with
+//! client certificates (`TLS_CLIENT_CA`; the rest of mTLS is in mtls.rs).
 
 mod common;
 
-use common::pki::Pki;
+use common::pki::{Pki, VALID};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -323,4 +324,41 @@ async fn the_user_service_serves_https_with_a_secure_session_cookie() {
         }
     }
     server.stop().await;
+}
+
+/// The user service with `TLS_CLIENT_CA`: a client without a certificate is refused, one with
+/// a certificate of the CA is served; a bad bundle stops the build with an error naming it.
+#[tokio::test]
+async fn the_user_service_asks_for_client_certificates_with_tls_client_ca() {
+    let pki = Pki::new("mtls-user-service");
+    pki.issue("user-service");
+    let ca = pki.write("clients-ca.pem", &pki.ca_pem);
+    let config = |ca: &std::path::Path| {
+        user_service::Config::from_lookup(|k| match k {
+            "TLS_CERT" => Some(pki.cert().display().to_string()),
+            "TLS_KEY" => Some(pki.key().display().to_string()),
+            "TLS_CLIENT_CA" => Some(ca.display().to_string()),
+            _ => None,
+        })
+        .unwrap()
+    };
+    let service = user_service::build(&config(&ca), user_service::Stores::in_memory()).unwrap();
+    let server = common::start(service).await;
+    let livez = format!("https://localhost:{}/livez", server.addr.port());
+    assert!(pki.client(false).get(&livez).send().await.is_err());
+    let res = pki
+        .client_cert("ops", 1, VALID)
+        .reqwest(&pki, false)
+        .get(&livez)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    server.stop().await;
+
+    let missing = pki.dir.join("missing-ca.pem");
+    let err = user_service::build(&config(&missing), user_service::Stores::in_memory())
+        .err()
+        .expect("a missing bundle is an error");
+    assert!(err.to_string().contains("missing-ca.pem"), "{err}");
 }

@@ -134,6 +134,28 @@ impl ClientCert {
     }
 }
 
+/// A controller method may take `cert: Arc<ClientCert>` (see [`crate::extract`]): the
+/// connection's verified client certificate. Without one (plain HTTP, no client
+/// authentication, or an optional certificate not shown) the answer is a **401**, category
+/// `framework-tls`; take `Option<Arc<ClientCert>>` where the certificate is optional.
+impl crate::extract::FromRequest for Arc<ClientCert> {
+    fn from_request(ctx: &mut crate::Context) -> Result<Self, crate::HttpError> {
+        ctx.client_cert().cloned().ok_or_else(|| {
+            crate::HttpError::with(
+                http::StatusCode::UNAUTHORIZED,
+                "framework-tls",
+                "a client certificate is required",
+            )
+        })
+    }
+}
+
+impl crate::extract::FromRequest for Option<Arc<ClientCert>> {
+    fn from_request(ctx: &mut crate::Context) -> Result<Self, crate::HttpError> {
+        Ok(ctx.client_cert().cloned())
+    }
+}
+
 /// A `DirectoryString` (RFC 5280 section 4.1.2.4) as text.
 fn directory_string(value: &Any) -> Option<String> {
     let text = match value.tag() {
