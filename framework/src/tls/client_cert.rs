@@ -20,7 +20,8 @@ use super::TlsError;
 /// Read once per connection, when the handshake completes, and shared by the connection's
 /// requests: [`Context::client_cert`](crate::Context::client_cert) hands out the same `Arc`.
 /// Only the leaf certificate is kept (the chain's intermediates, if the client sent any, are
-/// not).
+/// not). What it holds (the DER and the text read from it) is bounded by rustls' limit on a
+/// handshake message, 64 KiB, and only a certificate rustls verified is read.
 ///
 /// ```
 /// # fn demo(ctx: &framework::Context) {
