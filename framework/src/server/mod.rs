@@ -301,10 +301,10 @@ impl Service {
             let handler = move |client_cert: ClientCertOf| {
                 hyper::service::service_fn(move |request: http::Request<Incoming>| {
                     let guard = conn_state.request_started();
-                    // Only a request asking for an upgrade carries the connection's hold: a scan of
-                    // its few header names, nothing allocated for the others. Put in its
-                    // extensions once it is taken apart, so the request is not changed (and
-                    // copied) here.
+                    // Only a request asking for an upgrade carries the connection's hold: a
+                    // scan of its few header names, nothing allocated for the others. Put in
+                    // its extensions once it is taken apart, so the request is not changed
+                    // (and copied) here.
                     let service = Arc::clone(&service);
                     // An `Arc` count, when the client showed a certificate.
                     #[cfg(feature = "tls")]

@@ -65,9 +65,9 @@ impl ClientAuth {
     /// they list is refused. Every certificate of a client's chain below the trust anchor must
     /// be covered by a CRL of its issuer in the file; one that is not is refused (as by
     /// OpenSSL's CRL check; rustls sends the `unknown_ca` alert), so the file holds a CRL of
-    /// each CA that issues client certificates. A CRL past its `nextUpdate` still counts. Revoke a certificate by writing
-    /// a new file: it is read again with the certificate, and connections opened from then on
-    /// are checked against it.
+    /// each CA that issues client certificates. A CRL past its `nextUpdate` still counts.
+    /// Revoke a certificate by writing a new file: it is read again with the certificate, and
+    /// connections opened from then on are checked against it.
     #[must_use]
     pub fn crl(mut self, crl: impl AsRef<Path>) -> Self {
         self.crl = Some(crl.as_ref().to_owned());

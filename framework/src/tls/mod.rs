@@ -215,9 +215,9 @@ impl Tls {
         self
     }
 
-    /// Reads the files again (the certificate, the key and, with [`client_auth`](Self::client_auth),
-    /// the CA bundle and CRL): new handshakes use what they hold now. On an error everything
-    /// stays as it was.
+    /// Reads the files again (the certificate, the key and, with
+    /// [`client_auth`](Self::client_auth), the CA bundle and CRL): new handshakes use what
+    /// they hold now. On an error everything stays as it was.
     pub fn reload(&self) -> Result<(), TlsError> {
         let config = configure(&self.cert, &self.key, self.client_auth.as_ref())?;
         *self
