@@ -16,6 +16,7 @@
 //! | `cookies: &mut Cookies` | the request's cookie jar ([`Context::cookies`]); changes are sent as `Set-Cookie` | — |
 //! | `session: &mut Session` | the session middleware's session ([`FromContext`]) | 500: the middleware is not on the route |
 //! | `ctx: &mut Context` | the context itself, for anything else | — |
+//! | `cert: Arc<ClientCert>` (feature `tls`) | the connection's verified client certificate (`ctx.client_cert()`, `framework::tls::ClientCert`); `Option<Arc<ClientCert>>` when it may be absent | 401 `framework-tls` |
 //! | `form: Multipart` (feature `multipart`) | a `multipart/form-data` body, streamed part by part (`framework::multipart`) | 415 for another media type, 413 past a limit |
 //! | anything implementing [`FromRequest`] | your own code | your error |
 //!

@@ -2,11 +2,13 @@
 //! over HTTP/1.1 and HTTP/2 by ALPN, `curl --cacert`, a certificate reload under load with no
 //! failed request (new handshakes get the new certificate, open connections keep theirs), a
 //! bad new file that leaves the old certificate in place, a reload on `SIGHUP`, and a stalled
-//! handshake closed within the request-head limit.
+//! handshake closed within the request-head limit; the user service over HTTPS, and with
+//! client certificates (`TLS_CLIENT_CA`; the rest of mTLS is in mtls.rs).
 
 mod common;
 
-use std::path::PathBuf;
+use common::pki::{Pki, VALID};
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -16,101 +18,6 @@ use framework::middleware::security_headers::SecurityHeaders;
 use framework::tls::Tls;
 use framework::{App, Context, ServerLimits, Service};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// A certificate authority and a server certificate it signed, for `localhost` and
-/// 127.0.0.1, as PEM files in `dir`.
-struct Pki {
-    dir: PathBuf,
-    ca_pem: String,
-    ca: rcgen::Certificate,
-    ca_key: rcgen::KeyPair,
-}
-
-impl Pki {
-    fn new(name: &str) -> Self {
-        let dir = common::temp_dir(name);
-        let ca_key = rcgen::KeyPair::generate().unwrap();
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, "test CA");
-        let ca = params.self_signed(&ca_key).unwrap();
-        Self {
-            dir,
-            ca_pem: ca.pem(),
-            ca,
-            ca_key,
-        }
-    }
-
-    /// A server certificate named `serial` (its common name), written to cert.pem / key.pem;
-    /// returns its DER, to recognise it in a handshake.
-    fn issue(&self, serial: &str) -> Vec<u8> {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let mut params =
-            rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
-                .unwrap();
-        params
-            .distinguished_name
-            .push(rcgen::DnType::CommonName, serial);
-        let cert = params.signed_by(&key, &self.ca, &self.ca_key).unwrap();
-        // Written beside, then renamed: a reload never reads half a file.
-        for (name, text) in [("cert.pem", cert.pem()), ("key.pem", key.serialize_pem())] {
-            let temporary = self.dir.join(format!("{name}.new"));
-            std::fs::write(&temporary, text).unwrap();
-            std::fs::rename(&temporary, self.dir.join(name)).unwrap();
-        }
-        cert.der().to_vec()
-    }
-
-    fn cert(&self) -> PathBuf {
-        self.dir.join("cert.pem")
-    }
-
-    fn key(&self) -> PathBuf {
-        self.dir.join("key.pem")
-    }
-
-    fn client(&self, http1_only: bool) -> reqwest::Client {
-        let builder = reqwest::Client::builder()
-            .use_rustls_tls()
-            .tls_built_in_root_certs(false)
-            .add_root_certificate(reqwest::Certificate::from_pem(self.ca_pem.as_bytes()).unwrap());
-        let builder = if http1_only {
-            builder.http1_only()
-        } else {
-            builder
-        };
-        builder.build().unwrap()
-    }
-
-    /// The certificate the server shows a new handshake.
-    async fn presented(&self, addr: std::net::SocketAddr) -> Vec<u8> {
-        let tls = self.connect(addr).await;
-        tls.get_ref().1.peer_certificates().unwrap()[0].to_vec()
-    }
-
-    /// A TLS connection to the server (no ALPN: HTTP/1.1).
-    async fn connect(
-        &self,
-        addr: std::net::SocketAddr,
-    ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(self.ca.der().clone()).unwrap();
-        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-        let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-        connector.connect(name, tcp).await.unwrap()
-    }
-}
 
 /// `GET /` on an open HTTP/1.1 connection: true when answered "over tls".
 async fn answered_over(tls: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStream>) -> bool {
@@ -417,4 +324,41 @@ async fn the_user_service_serves_https_with_a_secure_session_cookie() {
         }
     }
     server.stop().await;
+}
+
+/// The user service with `TLS_CLIENT_CA`: a client without a certificate is refused, one with
+/// a certificate of the CA is served; a bad bundle stops the build with an error naming it.
+#[tokio::test]
+async fn the_user_service_asks_for_client_certificates_with_tls_client_ca() {
+    let pki = Pki::new("mtls-user-service");
+    pki.issue("user-service");
+    let ca = pki.write("clients-ca.pem", &pki.ca_pem);
+    let config = |ca: &std::path::Path| {
+        user_service::Config::from_lookup(|k| match k {
+            "TLS_CERT" => Some(pki.cert().display().to_string()),
+            "TLS_KEY" => Some(pki.key().display().to_string()),
+            "TLS_CLIENT_CA" => Some(ca.display().to_string()),
+            _ => None,
+        })
+        .unwrap()
+    };
+    let service = user_service::build(&config(&ca), user_service::Stores::in_memory()).unwrap();
+    let server = common::start(service).await;
+    let livez = format!("https://localhost:{}/livez", server.addr.port());
+    assert!(pki.client(false).get(&livez).send().await.is_err());
+    let res = pki
+        .client_cert("ops", 1, VALID)
+        .reqwest(&pki, false)
+        .get(&livez)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    server.stop().await;
+
+    let missing = pki.dir.join("missing-ca.pem");
+    let err = user_service::build(&config(&missing), user_service::Stores::in_memory())
+        .err()
+        .expect("a missing bundle is an error");
+    assert!(err.to_string().contains("missing-ca.pem"), "{err}");
 }

@@ -48,6 +48,11 @@ pub struct Config {
     /// service serves HTTPS on `BIND` (HTTP/2 and HTTP/1.1), reloading them on `SIGHUP` and
     /// when they change. Default unset: plain HTTP.
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// `TLS_CLIENT_CA` (with `TLS_CERT`): a PEM bundle of the CAs whose client certificates
+    /// the service accepts (mutual TLS), reloaded with the certificate; `TLS_CLIENT_AUTH`
+    /// says whether a client must show one (`required`, the default) or may (`optional`).
+    /// Default unset: no client certificates asked for. Here the path and whether required.
+    pub tls_client_ca: Option<(PathBuf, bool)>,
     /// `CORS_ORIGINS`: other origins whose pages may call the API with the session cookie
     /// (`https://app.example.com,https://admin.example.com`, scheme, host and port exactly as
     /// a browser sends them). Default none: only the service's own pages.
@@ -131,6 +136,7 @@ impl Default for Config {
             trust_proxy: framework::client_ip::TrustedProxies::None,
             session_secure: false,
             tls: None,
+            tls_client_ca: None,
             cors_origins: Vec::new(),
             login_limits: crate::throttle::LoginLimits::default(),
             token_rate: RateQuota::per_minute(60),
@@ -235,6 +241,25 @@ impl Config {
             (Some(cert), Some(key)) => config.tls = Some((cert.into(), key.into())),
             (None, None) => {}
             _ => return Err("TLS_CERT and TLS_KEY go together: set both, or neither".into()),
+        }
+        let required = match lookup("TLS_CLIENT_AUTH").as_deref() {
+            None | Some("required") => true,
+            Some("optional") => false,
+            Some(other) => {
+                return Err(format!(
+                    "TLS_CLIENT_AUTH: expected required or optional, got `{other}`"
+                ));
+            }
+        };
+        match lookup("TLS_CLIENT_CA").filter(|v| !v.is_empty()) {
+            Some(_) if config.tls.is_none() => {
+                return Err("TLS_CLIENT_CA needs TLS_CERT and TLS_KEY".into());
+            }
+            Some(ca) => config.tls_client_ca = Some((ca.into(), required)),
+            None if lookup("TLS_CLIENT_AUTH").is_some() => {
+                return Err("TLS_CLIENT_AUTH needs TLS_CLIENT_CA".into());
+            }
+            None => {}
         }
         // Over HTTPS the session cookie is `Secure` unless said otherwise.
         config.session_secure = config.tls.is_some();
@@ -423,6 +448,20 @@ mod tests {
         assert!(!tls(&[]).unwrap().session_secure);
         let err = tls(&[("TLS_CERT", "c.pem")]).unwrap_err();
         assert!(err.contains("TLS_CERT and TLS_KEY"), "{err}");
+
+        let files = [("TLS_CERT", "c.pem"), ("TLS_KEY", "k.pem")];
+        let with = |more: &[(&'static str, &'static str)]| tls(&[&files[..], more].concat());
+        assert_eq!(with(&[]).unwrap().tls_client_ca, None);
+        let c = with(&[("TLS_CLIENT_CA", "ca.pem")]).unwrap();
+        assert_eq!(c.tls_client_ca, Some(("ca.pem".into(), true)));
+        let c = with(&[("TLS_CLIENT_CA", "ca.pem"), ("TLS_CLIENT_AUTH", "optional")]).unwrap();
+        assert_eq!(c.tls_client_ca, Some(("ca.pem".into(), false)));
+        let err = with(&[("TLS_CLIENT_CA", "ca.pem"), ("TLS_CLIENT_AUTH", "maybe")]).unwrap_err();
+        assert!(err.starts_with("TLS_CLIENT_AUTH: expected"), "{err}");
+        let err = with(&[("TLS_CLIENT_AUTH", "optional")]).unwrap_err();
+        assert_eq!(err, "TLS_CLIENT_AUTH needs TLS_CLIENT_CA");
+        let err = tls(&[("TLS_CLIENT_CA", "ca.pem")]).unwrap_err();
+        assert_eq!(err, "TLS_CLIENT_CA needs TLS_CERT and TLS_KEY");
     }
 
     #[test]

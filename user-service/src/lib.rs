@@ -327,8 +327,18 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         ..framework::ServerLimits::default()
     });
     if let Some((cert, key)) = &config.tls {
-        let tls = framework::tls::Tls::from_pem_files(cert, key)
+        let mut tls = framework::tls::Tls::from_pem_files(cert, key)
             .map_err(|e| BuildError::new(format!("TLS: {e}")))?;
+        if let Some((ca, required)) = &config.tls_client_ca {
+            let auth = if *required {
+                framework::tls::ClientAuth::required(ca)
+            } else {
+                framework::tls::ClientAuth::optional(ca)
+            };
+            tls = tls
+                .client_auth(auth)
+                .map_err(|e| BuildError::new(format!("TLS_CLIENT_CA: {e}")))?;
+        }
         app = app.tls(tls);
     }
     let app = app

@@ -20,7 +20,8 @@ const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 DATABASE_URL [sqlite://users.db?mode=rwc; memory; postgres://…], DATABASE_MAX_CONNECTIONS [10], \
 MEMORY_USERS [100000, with DATABASE_URL=memory], MEMORY_AVATAR_BYTES [67108864, with DATABASE_URL=memory], \
 REDIS_URL [unset: sessions in memory], SESSION_KEY_PREFIX [session:], SESSION_STORE [server; cookie, with SESSION_KEY], TLS_CERT / TLS_KEY [unset: \
-plain HTTP], SESSION_SECURE [true with TLS, else false], \
+plain HTTP], TLS_CLIENT_CA [unset: no client certificates] / TLS_CLIENT_AUTH [required; optional], \
+SESSION_SECURE [true with TLS, else false], \
 CORS_ORIGINS [none], TRUST_PROXY [false], USER_STORE_KEY / USER_STORE_KEY_FILE / USER_STORE_PREVIOUS_KEYS, \
 TOKEN_RATE_LIMIT [60/1m], LOGIN_RATE_LIMIT [60/1m], DRAIN_DELAY [0], TRUST_TRACES [true], \
 RUST_LOG [info]. See the README."

@@ -71,6 +71,9 @@ pub struct Context {
     committed: bool,
     /// The request came over the server's own TLS.
     tls: bool,
+    /// The connection's verified client certificate ([`Context::client_cert`]).
+    #[cfg(feature = "tls")]
+    client_cert: Option<Arc<crate::tls::ClientCert>>,
     /// When the first middleware that measures time started the clock
     /// ([`Context::start_clock`]).
     clock: Option<std::time::Instant>,
@@ -120,6 +123,8 @@ impl Context {
             body_stream: None,
             committed: false,
             tls: false,
+            #[cfg(feature = "tls")]
+            client_cert: None,
             clock: None,
             values: ManuallyDrop::new(Vec::new()),
             data: ManuallyDrop::new(TypedData::default()),
@@ -132,6 +137,12 @@ impl Context {
     #[cfg_attr(not(feature = "tls"), allow(dead_code))]
     pub(crate) fn set_tls(&mut self) {
         self.tls = true;
+    }
+
+    /// The connection's verified client certificate.
+    #[cfg(feature = "tls")]
+    pub(crate) fn set_client_cert(&mut self, cert: Arc<crate::tls::ClientCert>) {
+        self.client_cert = Some(cert);
     }
 
     pub(crate) fn set_route(&mut self, route: &Arc<RouteMeta>, params: Params) {

@@ -96,6 +96,17 @@ impl Context {
                     .header("x-forwarded-proto")
                     .is_some_and(|p| p.eq_ignore_ascii_case("https"))
     }
+    /// The client certificate the client showed in its TLS handshake, verified against the
+    /// CA bundle of [`Tls::client_auth`](crate::tls::Tls::client_auth); `None` over plain
+    /// HTTP, without client authentication, or when an optional certificate was not shown.
+    /// Read once per connection and shared by its requests: clone the `Arc` to keep it.
+    ///
+    /// A certificate a proxy in front checked (and passed on in a header) is not seen here:
+    /// the connection's own handshake is the only source.
+    #[cfg(feature = "tls")]
+    pub fn client_cert(&self) -> Option<&std::sync::Arc<crate::tls::ClientCert>> {
+        self.client_cert.as_ref()
+    }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {
         // Only visible ASCII gets here (validated or generated).

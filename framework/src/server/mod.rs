@@ -100,6 +100,13 @@ struct Serving {
     _sweeper: reaper::Sweeper,
 }
 
+/// A connection's verified client certificate, handed to each of its requests.
+#[cfg(feature = "tls")]
+type ClientCertOf = Option<Arc<crate::tls::ClientCert>>;
+/// Without TLS there is none.
+#[cfg(not(feature = "tls"))]
+type ClientCertOf = Option<Infallible>;
+
 /// Releases the place a connection's state keeps for upgrades, when dropped.
 struct ReleasePlace(Arc<ConnState>);
 
@@ -199,7 +206,7 @@ impl Service {
         // The acceptor, and the reload watch for as long as the server runs.
         #[cfg(feature = "tls")]
         let (tls, _tls_watch) = match &self.tls {
-            Some(tls) => (Some(tls.acceptor()), Some(tls.watch())),
+            Some(tls) => (Some(tls.clone()), Some(tls.watch())),
             None => (None, None),
         };
         #[cfg(not(feature = "tls"))]
@@ -289,46 +296,60 @@ impl Service {
             let body_timeout = limits.body_read_timeout;
             let body_min_rate = limits.body_min_rate;
             let over_tls = tls.is_some();
-            let handler = hyper::service::service_fn(move |request: http::Request<Incoming>| {
-                let guard = conn_state.request_started();
-                // Only a request asking for an upgrade carries the connection's hold: a scan of
-                // its few header names, nothing allocated for the others. Put in its
-                // extensions once it is taken apart, so the request is not changed (and
-                // copied) here.
-                let service = Arc::clone(&service);
-                async move {
-                    if let Some(refused) = check_host(&request) {
-                        return Ok::<_, Infallible>(refused.map(|body| ConnBody::new(body, guard)));
+            // Made once the connection's TLS handshake (if any) has told who the client is.
+            #[cfg_attr(not(feature = "tls"), allow(unused_variables))]
+            let handler = move |client_cert: ClientCertOf| {
+                hyper::service::service_fn(move |request: http::Request<Incoming>| {
+                    let guard = conn_state.request_started();
+                    // Only a request asking for an upgrade carries the connection's hold: a
+                    // scan of its few header names, nothing allocated for the others. Put in
+                    // its extensions once it is taken apart, so the request is not changed
+                    // (and copied) here.
+                    let service = Arc::clone(&service);
+                    // An `Arc` count, when the client showed a certificate.
+                    #[cfg(feature = "tls")]
+                    let client_cert = client_cert.clone();
+                    async move {
+                        if let Some(refused) = check_host(&request) {
+                            return Ok::<_, Infallible>(
+                                refused.map(|body| ConnBody::new(body, guard)),
+                            );
+                        }
+                        // Taken apart here, not passed on whole: each move of a request copies
+                        // a few hundred bytes.
+                        let (mut parts, body) = request.into_parts();
+                        // Only a request asking for an upgrade (hyper gave it an `OnUpgrade`)
+                        // carries the connection's hold; for the others this looks at an empty
+                        // map.
+                        if parts
+                            .extensions
+                            .get::<hyper::upgrade::OnUpgrade>()
+                            .is_some()
+                        {
+                            parts.extensions.insert(guard.upgrade_hold());
+                        }
+                        let body = RequestBody::incoming(body, body_timeout, body_min_rate);
+                        let mut ctx = service.context(parts, body, peer);
+                        if over_tls {
+                            ctx.set_tls();
+                            #[cfg(feature = "tls")]
+                            if let Some(cert) = client_cert {
+                                ctx.set_client_cert(cert);
+                            }
+                        }
+                        // While draining, an HTTP/1 answer carries `Connection: close`: set where
+                        // the response is made (`Context::take_response`), since changing it here
+                        // would cost every request a move of the response.
+                        let response = service.respond(&mut ctx).await;
+                        Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
                     }
-                    // Taken apart here, not passed on whole: each move of a request copies
-                    // a few hundred bytes.
-                    let (mut parts, body) = request.into_parts();
-                    // Only a request asking for an upgrade (hyper gave it an `OnUpgrade`)
-                    // carries the connection's hold; for the others this looks at an empty
-                    // map.
-                    if parts
-                        .extensions
-                        .get::<hyper::upgrade::OnUpgrade>()
-                        .is_some()
-                    {
-                        parts.extensions.insert(guard.upgrade_hold());
-                    }
-                    let body = RequestBody::incoming(body, body_timeout, body_min_rate);
-                    let mut ctx = service.context(parts, body, peer);
-                    if over_tls {
-                        ctx.set_tls();
-                    }
-                    // While draining, an HTTP/1 answer carries `Connection: close`: set where
-                    // the response is made (`Context::take_response`), since changing it here
-                    // would cost every request a move of the response.
-                    let response = service.respond(&mut ctx).await;
-                    Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
-                }
-            });
+                })
+            };
             let serving = Arc::clone(&serving);
             #[cfg(feature = "tls")]
-            if let Some(acceptor) = &tls {
-                let acceptor = acceptor.clone();
+            if let Some(tls) = &tls {
+                let acceptor = tls.acceptor();
+                let asks_for_client_certs = tls.asks_for_client_certs();
                 tokio::spawn(async move {
                     let socket = Arc::new(stream);
                     let tracked = TrackedStream::new(
@@ -340,11 +361,29 @@ impl Service {
                     if let Some((stream, http2)) =
                         connection::handshake(&acceptor, tracked, &state).await
                     {
-                        // The watch sees the client's end of the TCP stream under TLS too; a
-                        // close_notify alert without it is left to hyper.
-                        serving
-                            .run(TokioIo::new(stream), http2, handler, state, &socket)
-                            .await;
+                        let client_cert = if asks_for_client_certs {
+                            crate::tls::peer_identity(stream.get_ref().1)
+                        } else {
+                            Ok(None)
+                        };
+                        match client_cert {
+                            // The watch sees the client's end of the TCP stream under TLS
+                            // too; a close_notify alert without it is left to hyper.
+                            Ok(client_cert) => {
+                                serving
+                                    .run(
+                                        TokioIo::new(stream),
+                                        http2,
+                                        handler(client_cert),
+                                        state,
+                                        &socket,
+                                    )
+                                    .await;
+                            }
+                            // Verified by rustls but not readable here: not served with no
+                            // identity, which would pass it for a client that showed none.
+                            Err(err) => tracing::warn!(%err, "client certificate refused"),
+                        }
                     }
                     drop(release);
                     drop(ticket);
@@ -360,7 +399,7 @@ impl Service {
                         read_first,
                         http2,
                     ));
-                    serving.run(io, http2, handler, state, &socket).await;
+                    serving.run(io, http2, handler(None), state, &socket).await;
                 }
                 drop(release);
                 drop(ticket);

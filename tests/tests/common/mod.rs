@@ -4,6 +4,7 @@
 
 pub mod backends;
 pub mod chrome;
+pub mod pki;
 pub mod proxy;
 
 use std::net::SocketAddr;

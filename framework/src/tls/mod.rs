@@ -10,13 +10,20 @@
 //!   files are read again; new handshakes use the new certificate, open connections go on with
 //!   the one they shook hands with. A new file that does not load (unreadable, no certificate,
 //!   a key that does not match) is logged and the old certificate stays. [`Tls::reload`] does
-//!   the same on demand.
+//!   the same on demand. A reload starts rustls afresh, so TLS sessions from before it are not
+//!   resumed after it (a client makes one full handshake).
 //! - **Slow clients**: the handshake counts against the same limit as a request head
 //!   ([`ServerLimits::header_read_timeout`](crate::limits::ServerLimits)): a client that
 //!   stalls its handshake, or never starts one, is closed in time, and the open-connection
 //!   limit counts TLS connections as any other.
 //! - The context knows the request came over TLS ([`Context::is_https`](crate::Context::is_https)),
 //!   so security headers send HSTS.
+//! - **Client certificates (mTLS)**: [`Tls::client_auth`] with a [`ClientAuth`] asks clients for
+//!   a certificate from a CA bundle (required or optional, with revocation lists if wanted); the
+//!   verified client's identity, a [`ClientCert`], is read once per connection and handlers and
+//!   middleware get it from [`Context::client_cert`](crate::Context::client_cert). The CA bundle
+//!   and revocation lists are reloaded with the certificate, the same way: a file that does not
+//!   load is logged and the old ones stay.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -28,6 +35,36 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! With client certificates, a handler that names the client:
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use framework::tls::{ClientAuth, Tls};
+//! use framework::{Context, HttpError};
+//!
+//! let tls = Tls::from_pem_files("cert.pem", "key.pem")?
+//!     .client_auth(ClientAuth::required("clients-ca.pem"))?;
+//! let service = framework::App::new()
+//!     .tls(tls)
+//!     .get("/whoami", |ctx: &mut Context| {
+//!         let who = ctx.client_cert().map(|cert| cert.subject().to_owned());
+//!         async move {
+//!             who.ok_or_else(|| {
+//!                 HttpError::new("no client certificate")
+//!                     .with_status(http::StatusCode::UNAUTHORIZED)
+//!                     .into()
+//!             })
+//!         }
+//!     })
+//!     .build()?;
+//! service.listen("127.0.0.1:3443").await?;
+//! # Ok(())
+//! # }
+//! ```
+
+mod client_auth;
+mod client_cert;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
@@ -36,8 +73,12 @@ use std::time::{Duration, SystemTime};
 use rustls::ServerConfig;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
-use rustls::server::{ClientHello, ResolvesServerCert};
-use rustls::sign::CertifiedKey;
+use rustls::server::WebPkiClientVerifier;
+use rustls::sign::{CertifiedKey, SingleCertAndKey};
+
+pub use client_auth::ClientAuth;
+pub use client_cert::ClientCert;
+pub(crate) use client_cert::peer_identity;
 
 /// Why TLS material could not be used: which file, and what is wrong with it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,13 +95,17 @@ impl std::error::Error for TlsError {}
 /// How often the files are looked at for changes, by default.
 const DEFAULT_RELOAD_EVERY: Duration = Duration::from_secs(5);
 
-/// A certificate chain and key from PEM files, reloadable: see the [module](self).
+/// A certificate chain and key from PEM files, and optionally the CA bundle client
+/// certificates are checked against; reloadable: see the [module](self).
 #[derive(Clone)]
 pub struct Tls {
     cert: PathBuf,
     key: PathBuf,
-    resolver: Arc<Resolver>,
-    config: Arc<ServerConfig>,
+    client_auth: Option<ClientAuth>,
+    /// What new handshakes use: a whole new config on each reload. Its resumption store goes
+    /// with it, so a session from before a reload (from a client the new CA bundle or CRL
+    /// refuses, say) cannot be resumed after it.
+    current: Arc<RwLock<Arc<ServerConfig>>>,
     reload_every: Duration,
 }
 
@@ -69,25 +114,9 @@ impl std::fmt::Debug for Tls {
         f.debug_struct("Tls")
             .field("cert", &self.cert)
             .field("key", &self.key)
+            .field("client_auth", &self.client_auth)
             .field("reload_every", &self.reload_every)
             .finish_non_exhaustive()
-    }
-}
-
-/// The certificate new handshakes get: swapped on reload.
-#[derive(Debug)]
-struct Resolver {
-    current: RwLock<Arc<CertifiedKey>>,
-}
-
-impl ResolvesServerCert for Resolver {
-    fn resolve(&self, _hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
-        // Held for a clone of an `Arc`; a poisoned lock still holds a whole certificate.
-        let current = self
-            .current
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Some(Arc::clone(&current))
     }
 }
 
@@ -123,37 +152,60 @@ fn load(cert: &Path, key: &Path) -> Result<CertifiedKey, TlsError> {
     Ok(certified)
 }
 
-/// What identifies a version of the files: their sizes and modification times.
-fn stamp(cert: &Path, key: &Path) -> Option<[(u64, SystemTime); 2]> {
-    let one = |path: &Path| {
-        let meta = std::fs::metadata(path).ok()?;
-        Some((meta.len(), meta.modified().ok()?))
+/// Reads every file and builds the server's TLS settings from them.
+fn configure(
+    cert: &Path,
+    key: &Path,
+    client_auth: Option<&ClientAuth>,
+) -> Result<ServerConfig, TlsError> {
+    let certified = load(cert, key)?;
+    let verifier = match client_auth {
+        Some(client_auth) => client_auth.verifier()?,
+        None => WebPkiClientVerifier::no_client_auth(),
     };
-    Some([one(cert)?, one(key)?])
+    let mut config = ServerConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| TlsError(format!("TLS settings: {e}")))?
+        .with_client_cert_verifier(verifier)
+        .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// What identifies a version of the files: their sizes and modification times.
+fn stamp<'a>(files: impl Iterator<Item = &'a Path>) -> Option<Vec<(u64, SystemTime)>> {
+    files
+        .map(|path| {
+            let meta = std::fs::metadata(path).ok()?;
+            Some((meta.len(), meta.modified().ok()?))
+        })
+        .collect()
 }
 
 impl Tls {
     /// The certificate chain (leaf first) and private key (PKCS#8, PKCS#1 or SEC1) in these
-    /// PEM files, checked to belong together.
+    /// PEM files, checked to belong together. No client certificates are asked for.
     pub fn from_pem_files(cert: impl AsRef<Path>, key: impl AsRef<Path>) -> Result<Self, TlsError> {
         let (cert, key) = (cert.as_ref().to_owned(), key.as_ref().to_owned());
-        let certified = load(&cert, &key)?;
-        let resolver = Arc::new(Resolver {
-            current: RwLock::new(Arc::new(certified)),
-        });
-        let mut config = ServerConfig::builder_with_provider(provider())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| TlsError(format!("TLS settings: {e}")))?
-            .with_no_client_auth()
-            .with_cert_resolver(Arc::clone(&resolver) as Arc<dyn ResolvesServerCert>);
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        let config = configure(&cert, &key, None)?;
         Ok(Self {
             cert,
             key,
-            resolver,
-            config: Arc::new(config),
+            client_auth: None,
+            current: Arc::new(RwLock::new(Arc::new(config))),
             reload_every: DEFAULT_RELOAD_EVERY,
         })
+    }
+
+    /// Asks clients for a certificate and checks it as `client_auth` says (see
+    /// [`ClientAuth`]). Its files are read now: one that does not load is an error naming it.
+    /// From then on they are reloaded with the certificate.
+    pub fn client_auth(mut self, client_auth: ClientAuth) -> Result<Self, TlsError> {
+        let config = configure(&self.cert, &self.key, Some(&client_auth))?;
+        self.client_auth = Some(client_auth);
+        // A new lock: a clone of this `Tls` made before keeps its own settings.
+        self.current = Arc::new(RwLock::new(Arc::new(config)));
+        Ok(self)
     }
 
     /// How often the files are looked at for a change (default 5 s).
@@ -163,21 +215,38 @@ impl Tls {
         self
     }
 
-    /// Reads the files again: new handshakes use what they hold now. On an error the current
-    /// certificate stays.
+    /// Reads the files again (the certificate, the key and, with
+    /// [`client_auth`](Self::client_auth), the CA bundle and CRL): new handshakes use what
+    /// they hold now. On an error everything stays as it was.
     pub fn reload(&self) -> Result<(), TlsError> {
-        let certified = load(&self.cert, &self.key)?;
+        let config = configure(&self.cert, &self.key, self.client_auth.as_ref())?;
         *self
-            .resolver
             .current
             .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(certified);
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(config);
         Ok(())
     }
 
-    /// The acceptor of the server's connections.
+    /// Every file the settings are read from.
+    fn files(&self) -> impl Iterator<Item = &Path> {
+        [self.cert.as_path(), self.key.as_path()]
+            .into_iter()
+            .chain(self.client_auth.iter().flat_map(ClientAuth::files))
+    }
+
+    /// Whether the server asks clients for certificates.
+    pub(crate) fn asks_for_client_certs(&self) -> bool {
+        self.client_auth.is_some()
+    }
+
+    /// The acceptor of a new connection, with the settings of the last reload.
     pub(crate) fn acceptor(&self) -> tokio_rustls::TlsAcceptor {
-        tokio_rustls::TlsAcceptor::from(Arc::clone(&self.config))
+        // Held for a clone of an `Arc`; a poisoned lock still holds a whole config.
+        let current = self
+            .current
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        tokio_rustls::TlsAcceptor::from(Arc::clone(&current))
     }
 
     /// Reloads on `SIGHUP` and when the files change, until the guard is dropped (when the
@@ -190,7 +259,7 @@ impl Tls {
         let mut hangup =
             tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
         WatchGuard(tokio::spawn(async move {
-            let mut seen = stamp(&tls.cert, &tls.key);
+            let mut seen = stamp(tls.files());
             let mut tick = tokio::time::interval(tls.reload_every);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             tick.tick().await;
@@ -207,7 +276,7 @@ impl Tls {
                 let why = tokio::select! {
                     _ = signalled => "SIGHUP",
                     _ = tick.tick() => {
-                        let now = stamp(&tls.cert, &tls.key);
+                        let now = stamp(tls.files());
                         if now.is_none() || now == seen {
                             continue;
                         }
