@@ -97,7 +97,7 @@ async fn until_answering(addr: std::net::SocketAddr) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_under_socket_activation_loses_no_request() {
-    const RESTARTS: usize = 10;
+    const RESTARTS: usize = 20;
     const CLIENTS: usize = 2;
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let addr = listener.local_addr().unwrap();
