@@ -214,8 +214,6 @@ impl Service {
             Some(tls) => (Some(tls.acceptor()), Some(tls.watch())),
             None => (None, None),
         };
-        #[cfg(not(feature = "tls"))]
-        let tls: Option<std::convert::Infallible> = None;
         let service = Arc::new(self);
         let mut h2 = http2::Builder::new(TokioExecutor::new());
         // WebSockets over HTTP/2 (RFC 8441): clients may send an extended CONNECT.
