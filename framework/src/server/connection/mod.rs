@@ -185,7 +185,9 @@ impl ConnState {
         }
         if let Some(since) = self.clock.shutdown_started() {
             if !self.is_fresh() {
-                return Some("idle while shutting down");
+                // A response hyper has not written out yet (a slow reader) is left to finish.
+                return (!self.unflushed.load(Ordering::Relaxed))
+                    .then_some("idle while shutting down");
             }
             if now >= since.saturating_add(millis(FIRST_REQUEST_GRACE)) {
                 return Some("no first request in the shutdown grace");
@@ -350,6 +352,37 @@ mod tests {
         assert_eq!(
             state.expire(1240, &limits()),
             Some("idle connection timed out")
+        );
+    }
+
+    /// Once the server shuts down, a connection that served a request and is idle closes at
+    /// the next sweep (unless a response is still being written), and one that has not
+    /// started its first request gets `FIRST_REQUEST_GRACE` from the shutdown, and no more.
+    #[test]
+    fn shutting_down_closes_the_idle_at_once_and_the_fresh_after_the_grace() {
+        let limits = ServerLimits {
+            header_read_timeout: Duration::from_secs(60),
+            keep_alive_timeout: Duration::from_secs(60),
+            ..ServerLimits::default()
+        };
+        let clock = Arc::new(Clock::new(&limits));
+        let fresh = ConnState::new(Arc::clone(&clock));
+        let idle = Arc::new(ConnState::new(Arc::clone(&clock)));
+        drop(idle.request_started());
+        let writing = Arc::new(ConnState::new(Arc::clone(&clock)));
+        drop(writing.request_started());
+        writing.unflushed.store(true, Ordering::Relaxed);
+        assert_eq!(idle.expire(10, &limits), None, "idle well within its timeout");
+
+        clock.begin_shutdown();
+        let since = clock.shutdown_started().expect("shutting down");
+        assert_eq!(idle.expire(since, &limits), Some("idle while shutting down"));
+        assert_eq!(writing.expire(since, &limits), None);
+        let grace = millis(FIRST_REQUEST_GRACE);
+        assert_eq!(fresh.expire(since + grace - 1, &limits), None);
+        assert_eq!(
+            fresh.expire(since + grace, &limits),
+            Some("no first request in the shutdown grace")
         );
     }
 
