@@ -54,8 +54,11 @@
 //! [`listenfd`](https://docs.rs/listenfd) crate) lets the process restart without refusing a
 //! connection: while none is running, new connections wait in the socket's backlog, and the
 //! next process accepts them. A graceful shutdown answers every connection it had accepted,
-//! including one whose first request had not arrived yet (given a second for it). The guide's
-//! deployment chapter has a systemd unit pair.
+//! including one whose first request had not arrived yet (given a second for it). Clients that
+//! keep connections alive also need a short
+//! [`ServerLimits::drain_delay`](crate::ServerLimits::drain_delay), so that none reuses an idle
+//! connection as the process stops. The guide's deployment chapter has a systemd unit pair and
+//! the measured figures.
 
 use std::fmt;
 use std::io;

@@ -372,11 +372,18 @@ mod tests {
         let writing = Arc::new(ConnState::new(Arc::clone(&clock)));
         drop(writing.request_started());
         writing.unflushed.store(true, Ordering::Relaxed);
-        assert_eq!(idle.expire(10, &limits), None, "idle well within its timeout");
+        assert_eq!(
+            idle.expire(10, &limits),
+            None,
+            "idle well within its timeout"
+        );
 
         clock.begin_shutdown();
         let since = clock.shutdown_started().expect("shutting down");
-        assert_eq!(idle.expire(since, &limits), Some("idle while shutting down"));
+        assert_eq!(
+            idle.expire(since, &limits),
+            Some("idle while shutting down")
+        );
         assert_eq!(writing.expire(since, &limits), None);
         let grace = millis(FIRST_REQUEST_GRACE);
         assert_eq!(fresh.expire(since + grace - 1, &limits), None);
