@@ -2,7 +2,7 @@
 //! over HTTP/1.1 and HTTP/2 by ALPN, `curl --cacert`, a certificate reload under load with no
 //! failed request (new handshakes get the new certificate, open connections keep theirs), a
 //! bad new file that leaves the old certificate in place, a reload on `SIGHUP`, and a stalled
-//! handshake closed within the request-head limit.
+//! handshake closed within the request-head limit; TLS over a Unix-domain socket.
 
 mod common;
 
@@ -96,6 +96,15 @@ impl Pki {
         &self,
         addr: std::net::SocketAddr,
     ) -> tokio_rustls::client::TlsStream<tokio::net::TcpStream> {
+        self.connect_over(tokio::net::TcpStream::connect(addr).await.unwrap())
+            .await
+    }
+
+    /// TLS (no ALPN: HTTP/1.1) over a connected `stream`.
+    async fn connect_over<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+        &self,
+        stream: S,
+    ) -> tokio_rustls::client::TlsStream<S> {
         let mut roots = rustls::RootCertStore::empty();
         roots.add(self.ca.der().clone()).unwrap();
         let config = rustls::ClientConfig::builder_with_provider(Arc::new(
@@ -106,14 +115,15 @@ impl Pki {
         .with_root_certificates(roots)
         .with_no_client_auth();
         let connector = tokio_rustls::TlsConnector::from(Arc::new(config));
-        let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
         let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
-        connector.connect(name, tcp).await.unwrap()
+        connector.connect(name, stream).await.unwrap()
     }
 }
 
 /// `GET /` on an open HTTP/1.1 connection: true when answered "over tls".
-async fn answered_over(tls: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStream>) -> bool {
+async fn answered_over<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    tls: &mut tokio_rustls::client::TlsStream<S>,
+) -> bool {
     tls.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .await
         .unwrap();
@@ -143,6 +153,30 @@ fn service(tls: Tls) -> Service {
         })
         .build()
         .expect("app builds")
+}
+
+/// TLS works the same over a Unix-domain socket: the handshake, the request, `is_https`.
+#[cfg(unix)]
+#[tokio::test]
+async fn https_over_a_unix_socket() {
+    let pki = Pki::new("tls-unix");
+    pki.issue("first");
+    let path = pki.dir.join("https.sock");
+    let listener = framework::listener::Listener::unix(&path).await.unwrap();
+    let service = service(Tls::from_pem_files(pki.cert(), pki.key()).unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(service.serve_with_shutdown(listener, async {
+        let _ = stopped.await;
+    }));
+    let stream = tokio::net::UnixStream::connect(&path).await.unwrap();
+    let mut tls = pki.connect_over(stream).await;
+    assert!(
+        answered_over(&mut tls).await,
+        "no answer over TLS on the socket"
+    );
+    drop(tls);
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
 }
 
 fn url(server: &common::Running, path: &str) -> String {
