@@ -1,7 +1,8 @@
 //! Serving on a Unix-domain socket, over real sockets: requests answered, the socket file's
 //! mode, a stale file replaced, a live socket and a regular file left alone, the file removed on
-//! graceful shutdown; the peer as the handler, the access log and the client IP see it. And the
-//! first request of a connection accepted just before a graceful shutdown, over TCP.
+//! graceful shutdown; the peer as the handler, the access log and the client IP see it; the
+//! user service with `BIND=unix:…`. And the first request of a connection accepted just before
+//! a graceful shutdown, over TCP.
 
 #![cfg(unix)]
 
@@ -278,4 +279,34 @@ async fn a_connection_accepted_before_shutdown_gets_its_first_request_answered()
         start.elapsed()
     );
     task.await.unwrap().unwrap();
+}
+
+/// The user service with `BIND=unix:<path>`: it answers on the socket, with its mode, and
+/// removes the file when SIGTERM stops it.
+#[tokio::test]
+async fn the_user_service_serves_on_a_unix_socket_and_removes_it_on_sigterm() {
+    let path = socket_path("unix-user-service");
+    let mut child = std::process::Command::new(common::backends::service_binary())
+        .env("BIND", format!("unix:{}", path.display()))
+        .env("DATABASE_URL", "memory")
+        .env("RUST_LOG", "error")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("start user-service");
+    assert!(
+        common::eventually(|| path.exists()).await,
+        "no socket file at {}",
+        path.display()
+    );
+    // Answered: the file has its mode (set before the service serves).
+    let answer = unix_request(&path, &get("/livez", "")).await;
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert_eq!(mode(&path), 0o660);
+    common::backends::signal(child.id(), "TERM");
+    let status = tokio::task::spawn_blocking(move || child.wait())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(status.success(), "{status}");
+    assert!(!path.exists(), "the socket file outlived the service");
 }
