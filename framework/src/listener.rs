@@ -36,9 +36,10 @@
 //! socket there meanwhile. A `UnixListener` passed in, or an inherited one, is the caller's or
 //! the supervisor's: its file is left as it is.
 //!
-//! A request over a Unix socket has no IP peer. [`Context::remote_addr`](crate::Context::remote_addr)
-//! then gives [`UNIX_PEER_ADDR`], the loopback address with port 0: a Unix-socket peer is a
-//! process on this host, as a loopback peer is, so the client IP, the proxy trust
+//! A request over a Unix socket has no IP peer.
+//! [`Context::remote_addr`](crate::Context::remote_addr) then gives [`UNIX_PEER_ADDR`], the
+//! loopback address with port 0: a Unix-socket peer is a process on this host, as a loopback
+//! peer is, so the client IP, the proxy trust
 //! ([`App::trusted_proxies`](crate::App::trusted_proxies)) and the limiters treat it as they
 //! treat nginx on the same host connecting to `127.0.0.1`. Behind nginx on a Unix socket,
 //! trust it with `TrustedProxies::Hops(1)`, or with networks that include `127.0.0.1`, and

@@ -3,10 +3,11 @@
 use std::io;
 use std::sync::atomic::Ordering;
 
+use bytes::Bytes;
+
 use super::driver::Signal;
 use super::socket::Socket;
 use super::*;
-use bytes::Bytes;
 
 /// The HTTP/2 connection preface (RFC 9113 section 3.4), which a prior-knowledge client sends
 /// first.
@@ -27,9 +28,10 @@ async fn must_close(state: &ConnState) {
 }
 
 /// The TLS handshake of a new connection, over its tracked socket; then which protocol it
-/// speaks, by ALPN (`h2`, else HTTP/1.1). `None` when the handshake failed, or a signal came
-/// first: a forced shutdown, or the sweep finding the request head late, since the head timer runs from
-/// the accept, so a handshake that stalls (or never starts) is closed like a slow request head.
+/// speaks, by ALPN (`h2`, else HTTP/1.1). `None` when the handshake failed, or [`must_close`]
+/// came first: a forced shutdown, or the sweep finding the request head late, since the head
+/// timer runs from the accept, so a handshake that stalls (or never starts) is closed like a
+/// slow request head.
 #[cfg(feature = "tls")]
 pub(crate) async fn handshake<S: Socket>(
     acceptor: &tokio_rustls::TlsAcceptor,
