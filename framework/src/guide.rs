@@ -13,7 +13,8 @@
 //! 7. [Sessions](sessions): the session middleware, in memory or in Redis.
 //! 8. [Testing](testing): `TestClient`, a real socket, tests that need a database.
 //! 9. [Deployment](deployment): PostgreSQL, Redis, proxies, shutdown, server limits, HTTPS and
-//!    client certificates (mTLS), health, metrics, traces.
+//!    client certificates (mTLS), HTTPS only, Unix sockets and socket activation, health,
+//!    metrics, traces.
 //! 10. [Streaming](streaming): `BodyStream`, the crates it needs (re-exported), what it holds;
 //!     server-sent events (`Sse`) and JSON lines (`JsonLines`).
 //! 11. [Typed handlers and API docs](typed_handlers): arguments made from the request (`Json`,

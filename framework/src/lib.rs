@@ -17,6 +17,7 @@ pub mod guide;
 pub mod handler;
 pub mod header;
 mod limits;
+pub mod listener;
 pub mod middleware;
 #[cfg(feature = "multipart")]
 pub mod multipart;

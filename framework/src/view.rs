@@ -22,6 +22,7 @@ pub struct RequestView {
     pub(crate) version: Version,
     pub(crate) request_id: HeaderValue,
     pub(crate) remote_addr: SocketAddr,
+    pub(crate) unix_peer: Option<crate::listener::UnixPeer>,
     pub(crate) real_ip: IpAddr,
     pub(crate) route: Option<Arc<RouteMeta>>,
 }
@@ -47,9 +48,13 @@ impl RequestView {
     pub fn request_id(&self) -> &str {
         self.request_id.to_str().unwrap_or("")
     }
-    /// The peer's socket address.
+    /// The peer's socket address ([`Context::remote_addr`](crate::Context::remote_addr)).
     pub fn remote_addr(&self) -> SocketAddr {
         self.remote_addr
+    }
+    /// The peer process over a Unix socket ([`Context::unix_peer`](crate::Context::unix_peer)).
+    pub fn unix_peer(&self) -> Option<crate::listener::UnixPeer> {
+        self.unix_peer
     }
     /// The real client IP ([`Context::real_ip`](crate::Context::real_ip)).
     pub fn real_ip(&self) -> IpAddr {

@@ -2,8 +2,9 @@
 //! over HTTP/1.1 and HTTP/2 by ALPN, `curl --cacert`, a certificate reload under load with no
 //! failed request (new handshakes get the new certificate, open connections keep theirs), a
 //! bad new file that leaves the old certificate in place, a reload on `SIGHUP`, and a stalled
-//! handshake closed within the request-head limit; the user service over HTTPS, and with
-//! client certificates (`TLS_CLIENT_CA`; the rest of mTLS is in mtls.rs).
+//! handshake closed within the request-head limit; TLS over a Unix-domain socket; the user
+//! service over HTTPS, and with client certificates (`TLS_CLIENT_CA`; the rest of mTLS is in
+//! mtls.rs).
 
 mod common;
 
@@ -20,7 +21,9 @@ use framework::{App, Context, ServerLimits, Service};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// `GET /` on an open HTTP/1.1 connection: true when answered "over tls".
-async fn answered_over(tls: &mut tokio_rustls::client::TlsStream<tokio::net::TcpStream>) -> bool {
+async fn answered_over<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+    tls: &mut tokio_rustls::client::TlsStream<S>,
+) -> bool {
     tls.write_all(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .await
         .unwrap();
@@ -50,6 +53,30 @@ fn service(tls: Tls) -> Service {
         })
         .build()
         .expect("app builds")
+}
+
+/// TLS works the same over a Unix-domain socket: the handshake, the request, `is_https`.
+#[cfg(unix)]
+#[tokio::test]
+async fn https_over_a_unix_socket() {
+    let pki = Pki::new("tls-unix");
+    pki.issue("first");
+    let path = pki.dir.join("https.sock");
+    let listener = framework::listener::Listener::unix(&path).await.unwrap();
+    let service = service(Tls::from_pem_files(pki.cert(), pki.key()).unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(service.serve_with_shutdown(listener, async {
+        let _ = stopped.await;
+    }));
+    let stream = tokio::net::UnixStream::connect(&path).await.unwrap();
+    let mut tls = pki.connect_over(stream).await;
+    assert!(
+        answered_over(&mut tls).await,
+        "no answer over TLS on the socket"
+    );
+    drop(tls);
+    stop.send(()).unwrap();
+    server.await.unwrap().unwrap();
 }
 
 fn url(server: &common::Running, path: &str) -> String {

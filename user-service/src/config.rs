@@ -34,8 +34,11 @@ impl Eq for SessionCookieKeys {}
 /// Service settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// `BIND`: address to listen on. Default `127.0.0.1:3000`.
-    pub bind: SocketAddr,
+    /// `BIND`: where to listen. Default `127.0.0.1:3000`. `unix:/run/user-service/http.sock`
+    /// serves on a Unix-domain socket (mode `0o660`, removed on shutdown); `fd:0` on the first
+    /// socket systemd (or `systemfd`) passes, for socket activation
+    /// ([`framework::listener`]).
+    pub bind: framework::listener::ListenAddr,
     /// `RUST_LOG`: tracing filter. Default `info`.
     pub log: String,
     /// `TRUST_PROXY`: the proxies in front of the service whose `X-Forwarded-For` is believed:
@@ -131,7 +134,7 @@ pub const DEFAULT_DATABASE_URL: &str = "sqlite://users.db?mode=rwc";
 impl Default for Config {
     fn default() -> Self {
         Self {
-            bind: SocketAddr::from(([127, 0, 0, 1], 3000)),
+            bind: framework::listener::ListenAddr::Tcp(SocketAddr::from(([127, 0, 0, 1], 3000))),
             log: "info".to_owned(),
             trust_proxy: framework::client_ip::TrustedProxies::None,
             session_secure: false,
@@ -224,9 +227,7 @@ impl Config {
     pub fn from_lookup(lookup: impl Fn(&str) -> Option<String>) -> Result<Self, String> {
         let mut config = Self::default();
         if let Some(bind) = lookup("BIND") {
-            config.bind = bind
-                .parse()
-                .map_err(|e| format!("BIND=`{bind}` is not an address like 127.0.0.1:3000: {e}"))?;
+            config.bind = bind.parse().map_err(|e| format!("BIND: {e}"))?;
         }
         if let Some(log) = lookup("RUST_LOG") {
             config.log = log;
@@ -410,7 +411,22 @@ mod tests {
             _ => None,
         })
         .unwrap();
-        assert_eq!(c.bind.port(), 8080);
+        assert_eq!(
+            c.bind,
+            framework::listener::ListenAddr::Tcp(SocketAddr::from(([0, 0, 0, 0], 8080)))
+        );
+        let unix = Config::from_lookup(|k| (k == "BIND").then(|| "unix:/run/u.sock".into()));
+        assert_eq!(
+            unix.unwrap().bind,
+            framework::listener::ListenAddr::Unix("/run/u.sock".into())
+        );
+        let fd = Config::from_lookup(|k| (k == "BIND").then(|| "fd:0".into()));
+        assert_eq!(
+            fd.unwrap().bind,
+            framework::listener::ListenAddr::Inherited(0)
+        );
+        assert!(Config::from_lookup(|k| (k == "BIND").then(|| "unix:".into())).is_err());
+        assert!(Config::from_lookup(|k| (k == "BIND").then(|| "fd:x".into())).is_err());
         assert_eq!(c.trust_proxy, framework::client_ip::TrustedProxies::Hops(1));
         let c = Config::from_lookup(|k| (k == "TRUST_PROXY").then(|| "2".into())).unwrap();
         assert_eq!(c.trust_proxy, framework::client_ip::TrustedProxies::Hops(2));

@@ -16,7 +16,8 @@ const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(15);
 #[command(
     name = "user-service",
     version,
-    after_help = "Settings come from the environment (defaults in brackets): BIND [127.0.0.1:3000], \
+    after_help = "Settings come from the environment (defaults in brackets): BIND [127.0.0.1:3000; \
+unix:/path/to.sock; fd:0, a socket passed by systemd], \
 DATABASE_URL [sqlite://users.db?mode=rwc; memory; postgres://…], DATABASE_MAX_CONNECTIONS [10], \
 MEMORY_USERS [100000, with DATABASE_URL=memory], MEMORY_AVATAR_BYTES [67108864, with DATABASE_URL=memory], \
 REDIS_URL [unset: sessions in memory], SESSION_KEY_PREFIX [session:], SESSION_STORE [server; cookie, with SESSION_KEY], TLS_CERT / TLS_KEY [unset: \
@@ -162,21 +163,25 @@ async fn main() -> ExitCode {
         print!("{}", service.route_table());
         return ExitCode::SUCCESS;
     }
-    let listener = match tokio::net::TcpListener::bind(config.bind).await {
+    let listener = match config.bind.bind().await {
         Ok(listener) => listener,
         Err(e) => {
             eprintln!("user-service: cannot listen on {}: {e}", config.bind);
             return ExitCode::FAILURE;
         }
     };
-    // The bound address, so `BIND=127.0.0.1:0` says which port it got.
-    let address = listener.local_addr().unwrap_or(config.bind);
+    // Where it is reached: the bound port for `BIND=127.0.0.1:0`, the socket's path, or the
+    // inherited socket's address.
+    let address = match listener.tcp_addr() {
+        Some(addr) => addr.to_string(),
+        None => listener.to_string(),
+    };
     let scheme = if config.tls.is_some() {
         "https"
     } else {
         "http"
     };
-    tracing::info!(%address, scheme, stores = %description, "listening");
+    tracing::info!(%address, bind = %config.bind, scheme, stores = %description, "listening");
     match service.serve(listener).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

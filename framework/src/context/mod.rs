@@ -54,6 +54,8 @@ pub struct Context {
     headers: ManuallyDrop<HeaderMap>,
     extensions: http::Extensions,
     remote_addr: SocketAddr,
+    /// The peer process, for a request over a Unix socket.
+    unix_peer: Option<crate::listener::UnixPeer>,
     /// Taken out (`None`) when the response is made.
     request_id: Option<HeaderValue>,
     params: Params,
@@ -111,6 +113,7 @@ impl Context {
             headers: ManuallyDrop::new(parts.headers),
             extensions: parts.extensions,
             remote_addr,
+            unix_peer: None,
             request_id: Some(request_id),
             params: Params::default(),
             route: None,
@@ -143,6 +146,12 @@ impl Context {
     #[cfg(feature = "tls")]
     pub(crate) fn set_client_cert(&mut self, cert: Arc<crate::tls::ClientCert>) {
         self.client_cert = Some(cert);
+    }
+
+    /// The request came over a Unix socket, from this process.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    pub(crate) fn set_unix_peer(&mut self, peer: crate::listener::UnixPeer) {
+        self.unix_peer = Some(peer);
     }
 
     pub(crate) fn set_route(&mut self, route: &Arc<RouteMeta>, params: Params) {

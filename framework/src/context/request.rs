@@ -64,9 +64,16 @@ impl Context {
             .or_else(|| self.uri.host())
             .unwrap_or("")
     }
-    /// The peer's socket address.
+    /// The peer's socket address. Over a Unix socket, which has none,
+    /// [`UNIX_PEER_ADDR`](crate::listener::UNIX_PEER_ADDR) (`127.0.0.1:0`): the peer is a
+    /// process on this host, and [`unix_peer`](Self::unix_peer) says which.
     pub fn remote_addr(&self) -> SocketAddr {
         self.remote_addr
+    }
+    /// The peer process (user, group, pid) when the request came over a Unix socket
+    /// ([`framework::listener`](crate::listener)); `None` over TCP.
+    pub fn unix_peer(&self) -> Option<crate::listener::UnixPeer> {
+        self.unix_peer
     }
     /// The real client IP: the peer address, or behind trusted proxies the client they name
     /// (counted from the right of `X-Forwarded-For`; see [`crate::client_ip`]).
@@ -144,6 +151,7 @@ impl Context {
             version: self.version,
             request_id: self.request_id_value().clone(),
             remote_addr: self.remote_addr,
+            unix_peer: self.unix_peer,
             real_ip: self.real_ip(),
             route: self.route.clone(),
         }

@@ -1,10 +1,12 @@
-//! Serving a [`Service`] on a TCP listener with hyper 1.x.
+//! Serving a [`Service`] on a TCP or Unix-domain listener with hyper 1.x.
 //!
 //! HTTP/1.1 with keep-alive and HTTP/2 (prior knowledge) on the same port: a connection whose
 //! first bytes are the HTTP/2 preface is served by hyper's HTTP/2 connection, any other by its
 //! HTTP/1 connection (with upgrades), each driven directly rather than through hyper-util's
 //! auto connection, whose rewinding reader every read would pass through. Accepted sockets set
-//! `TCP_NODELAY`, so small responses do not wait on Nagle's algorithm.
+//! `TCP_NODELAY`, so small responses do not wait on Nagle's algorithm. The connection code is
+//! generic over the socket ([`connection::Socket`]), compiled once for TCP and once for Unix
+//! sockets ([`crate::listener`]), so the TCP path has no dispatch.
 //!
 //! Slow and idle clients are bounded by [`ServerLimits`] (set with
 //! [`App::server_limits`](crate::App::server_limits)): a connection whose request head is late
@@ -20,9 +22,12 @@
 //! On the shutdown signal the server first drains for
 //! [`ServerLimits::drain_delay`] (default none): it says so to readiness probes
 //! ([`Context::is_draining`](crate::Context::is_draining)) and asks HTTP/1 clients to close
-//! (`Connection: close`) while it goes on serving. Then it stops accepting, closes at once every connection with
-//! nothing in progress (idle, or a request head not yet complete), lets requests being handled
-//! finish for up to `shutdown_timeout`, then closes what is left and returns.
+//! (`Connection: close`) while it goes on serving. Then it stops accepting, closes at once every
+//! connection with nothing in progress (idle, or a request head not yet complete) except one
+//! that has not started its first request, which gets a second to start it
+//! ([`connection::FIRST_REQUEST_GRACE`]: a client that connected before the stop sent its
+//! request), lets requests being handled finish for up to `shutdown_timeout`, then closes
+//! what is left and returns.
 //!
 //! An HTTP/1.1 request without exactly one `Host` header is answered 400 before it reaches the
 //! app (RFC 9112 section 3.2: a server must refuse it; two `Host` headers let a proxy and the
@@ -34,6 +39,7 @@ mod reaper;
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -41,16 +47,18 @@ use std::time::Duration;
 use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use tokio::net::TcpListener;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::body::{RequestBody, ResponseBody};
 use crate::service::Service;
 
 use crate::limits::ServerLimits;
+#[cfg(unix)]
+use crate::listener::UNIX_PEER_ADDR;
+use crate::listener::{Accepted, Listener};
 #[cfg(feature = "websocket")]
 pub(crate) use connection::UpgradeHold;
-use connection::{ConnBody, ConnState, TrackedStream};
+use connection::{ConnBody, ConnState, Socket, TrackedStream};
 
 /// The open connections, so shutdown can reach each one.
 #[derive(Default)]
@@ -121,13 +129,13 @@ impl Serving {
     /// HTTP/1 until it ends. HTTP/2 reads all the time (frames, pings) and resets streams
     /// itself: no watch, and its reads and writes take tokio's cooperative budget. HTTP/1 is
     /// watched for the client leaving mid-request ([`connection::drive`]) through `socket`.
-    async fn run<I, S>(
+    async fn run<I, S, K: Socket>(
         &self,
         io: I,
         http2: bool,
         handler: S,
         state: Arc<ConnState>,
-        socket: &tokio::net::TcpStream,
+        socket: &K,
     ) where
         I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
         S: hyper::service::HttpService<Incoming, ResBody = ConnBody> + Send,
@@ -142,7 +150,7 @@ impl Serving {
         let _open = crate::telemetry::counters().connection_opened(protocol);
         if http2 {
             let connection = self.http2.serve_connection(io, handler);
-            connection::drive(connection, state, &self.limits, None).await;
+            connection::drive(connection, state, &self.limits, None::<&K>).await;
         } else {
             let connection = self.http1.serve_connection(io, handler).with_upgrades();
             connection::drive(connection, state, &self.limits, Some(socket)).await;
@@ -167,7 +175,10 @@ impl Drop for Ticket {
 impl Service {
     /// Binds `addr`, says where it listens (on stderr: `listening on http://127.0.0.1:3000`),
     /// and serves until SIGINT or SIGTERM: the short way for a program that needs no more
-    /// control over its socket than that. A bind failure names the address.
+    /// control over its socket than that. `addr` is `host:port`, `unix:/path/to.sock` (a
+    /// Unix-domain socket, mode `0o660`, removed when the server stops) or `fd:0` (a socket
+    /// passed by systemd or `systemfd`): see [`framework::listener`](crate::listener). A bind
+    /// failure names the address.
     ///
     /// ```no_run
     /// # async fn run() -> std::io::Result<()> {
@@ -176,24 +187,25 @@ impl Service {
     /// # }
     /// ```
     pub async fn listen(self, addr: &str) -> std::io::Result<()> {
-        let listener = TcpListener::bind(addr)
-            .await
-            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot listen on {addr}: {e}")))?;
-        eprintln!("listening on http://{}", listener.local_addr()?);
+        let listener = Listener::bind(addr).await?;
+        eprintln!("listening on {listener}");
         self.serve(listener).await
     }
 
-    /// Serves until SIGINT or SIGTERM, then shuts down gracefully.
-    pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
+    /// Serves until SIGINT or SIGTERM, then shuts down gracefully. `listener` is a tokio
+    /// `TcpListener` or `UnixListener`, or a [`Listener`](crate::listener::Listener) (a Unix
+    /// socket with its mode, an inherited socket).
+    pub async fn serve(self, listener: impl Into<Listener>) -> std::io::Result<()> {
         self.serve_with_shutdown(listener, shutdown_signal()).await
     }
 
     /// Serves until `signal` completes, then shuts down gracefully.
     pub async fn serve_with_shutdown(
         self,
-        listener: TcpListener,
+        listener: impl Into<Listener>,
         signal: impl Future<Output = ()>,
     ) -> std::io::Result<()> {
+        let listener = listener.into();
         let limits = Arc::new(self.limits.clone());
         let max = u32::try_from(limits.max_connections.max(1)).unwrap_or(u32::MAX >> 3);
         let slots = Arc::new(Semaphore::new(max as usize));
@@ -209,8 +221,6 @@ impl Service {
             Some(tls) => (Some(tls.clone()), Some(tls.watch())),
             None => (None, None),
         };
-        #[cfg(not(feature = "tls"))]
-        let tls: Option<std::convert::Infallible> = None;
         let service = Arc::new(self);
         let mut h2 = http2::Builder::new(TokioExecutor::new());
         // WebSockets over HTTP/2 (RFC 8441): clients may send an extended CONNECT.
@@ -248,6 +258,14 @@ impl Service {
             }
         };
         let mut signal = std::pin::pin!(drained);
+        let accepting = Accepting {
+            service,
+            serving,
+            registry: Arc::clone(&registry),
+            clock: Arc::clone(&clock),
+            #[cfg(feature = "tls")]
+            tls,
+        };
         loop {
             // `biased`, the signal first: it is polled before anything is accepted, so a
             // signal future that registers its handler on first poll (as `tokio::signal`'s do)
@@ -263,11 +281,11 @@ impl Service {
                     Err(_) => break,
                 },
             };
-            let (mut stream, peer) = tokio::select! {
+            let accepted = tokio::select! {
                 biased;
                 () = &mut signal => break,
                 accepted = listener.accept() => match accepted {
-                    Ok(pair) => pair,
+                    Ok(accepted) => accepted,
                     Err(err) => {
                         // EMFILE and friends: back off instead of spinning or giving up.
                         tracing::warn!(%err, "accept failed");
@@ -276,137 +294,26 @@ impl Service {
                     }
                 },
             };
-            if let Err(err) = stream.set_nodelay(true) {
-                tracing::debug!(%err, "set TCP_NODELAY failed");
-            }
-            let state = Arc::new(ConnState::new(Arc::clone(&clock)));
-            let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
-            registry.lock().insert(id, Arc::clone(&state));
-            let ticket = Arc::new(Ticket {
-                id,
-                registry: Arc::clone(&registry),
-                _permit: permit,
-            });
-            state.set_place(Arc::clone(&ticket) as Arc<dyn std::any::Any + Send + Sync>);
-            // Gives the place kept in the state up when the connection's task ends, however it
-            // ends (the state is in the registry, which the place's drop leaves).
-            let release = ReleasePlace(Arc::clone(&state));
-            let service = Arc::clone(&service);
-            let conn_state = Arc::clone(&state);
-            let body_timeout = limits.body_read_timeout;
-            let body_min_rate = limits.body_min_rate;
-            let over_tls = tls.is_some();
-            // Made once the connection's TLS handshake (if any) has told who the client is.
-            #[cfg_attr(not(feature = "tls"), allow(unused_variables))]
-            let handler = move |client_cert: ClientCertOf| {
-                hyper::service::service_fn(move |request: http::Request<Incoming>| {
-                    let guard = conn_state.request_started();
-                    // Only a request asking for an upgrade carries the connection's hold: a
-                    // scan of its few header names, nothing allocated for the others. Put in
-                    // its extensions once it is taken apart, so the request is not changed
-                    // (and copied) here.
-                    let service = Arc::clone(&service);
-                    // An `Arc` count, when the client showed a certificate.
-                    #[cfg(feature = "tls")]
-                    let client_cert = client_cert.clone();
-                    async move {
-                        if let Some(refused) = check_host(&request) {
-                            return Ok::<_, Infallible>(
-                                refused.map(|body| ConnBody::new(body, guard)),
-                            );
-                        }
-                        // Taken apart here, not passed on whole: each move of a request copies
-                        // a few hundred bytes.
-                        let (mut parts, body) = request.into_parts();
-                        // Only a request asking for an upgrade (hyper gave it an `OnUpgrade`)
-                        // carries the connection's hold; for the others this looks at an empty
-                        // map.
-                        if parts
-                            .extensions
-                            .get::<hyper::upgrade::OnUpgrade>()
-                            .is_some()
-                        {
-                            parts.extensions.insert(guard.upgrade_hold());
-                        }
-                        let body = RequestBody::incoming(body, body_timeout, body_min_rate);
-                        let mut ctx = service.context(parts, body, peer);
-                        if over_tls {
-                            ctx.set_tls();
-                            #[cfg(feature = "tls")]
-                            if let Some(cert) = client_cert {
-                                ctx.set_client_cert(cert);
-                            }
-                        }
-                        // While draining, an HTTP/1 answer carries `Connection: close`: set where
-                        // the response is made (`Context::take_response`), since changing it here
-                        // would cost every request a move of the response.
-                        let response = service.respond(&mut ctx).await;
-                        Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
+            match accepted {
+                Accepted::Tcp(stream, peer) => {
+                    if let Err(err) = stream.set_nodelay(true) {
+                        tracing::debug!(%err, "set TCP_NODELAY failed");
                     }
-                })
-            };
-            let serving = Arc::clone(&serving);
-            #[cfg(feature = "tls")]
-            if let Some(tls) = &tls {
-                let acceptor = tls.acceptor();
-                let asks_for_client_certs = tls.asks_for_client_certs();
-                tokio::spawn(async move {
-                    let socket = Arc::new(stream);
-                    let tracked = TrackedStream::new(
-                        Arc::clone(&socket),
-                        Arc::clone(&state),
-                        bytes::Bytes::new(),
-                        false,
-                    );
-                    if let Some((stream, http2)) =
-                        connection::handshake(&acceptor, tracked, &state).await
-                    {
-                        let client_cert = if asks_for_client_certs {
-                            crate::tls::peer_identity(stream.get_ref().1)
-                        } else {
-                            Ok(None)
-                        };
-                        match client_cert {
-                            // The watch sees the client's end of the TCP stream under TLS
-                            // too; a close_notify alert without it is left to hyper.
-                            Ok(client_cert) => {
-                                serving
-                                    .run(
-                                        TokioIo::new(stream),
-                                        http2,
-                                        handler(client_cert),
-                                        state,
-                                        &socket,
-                                    )
-                                    .await;
-                            }
-                            // Verified by rustls but not readable here: not served with no
-                            // identity, which would pass it for a client that showed none.
-                            Err(err) => tracing::warn!(%err, "client certificate refused"),
-                        }
-                    }
-                    drop(release);
-                    drop(ticket);
-                });
-                continue;
-            }
-            tokio::spawn(async move {
-                if let Some((read_first, http2)) = connection::detect(&mut stream, &state).await {
-                    let socket = Arc::new(stream);
-                    let io = TokioIo::new(TrackedStream::new(
-                        Arc::clone(&socket),
-                        Arc::clone(&state),
-                        read_first,
-                        http2,
-                    ));
-                    serving.run(io, http2, handler(None), state, &socket).await;
+                    accepting.spawn(stream, peer, None, permit);
                 }
-                drop(release);
-                drop(ticket);
-            });
+                #[cfg(unix)]
+                Accepted::Unix(stream) => {
+                    let unix_peer = crate::listener::UnixPeer::of(&stream);
+                    accepting.spawn(stream, UNIX_PEER_ADDR, unix_peer, permit);
+                }
+            }
         }
+        // Stopped accepting: new connections wait in the backlog of an inherited socket (for
+        // the next process), and the file of a Unix socket bound here is removed.
         drop(listener);
-        // Idle and half-received connections close now; the others finish their requests.
+        clock.begin_shutdown();
+        // Idle and half-received connections close now; the others finish their requests,
+        // and those that have not started their first request get a grace to start it.
         registry.signal_all(false);
         let all = Arc::clone(&slots).acquire_many_owned(max);
         if tokio::time::timeout(limits.shutdown_timeout, all)
@@ -422,6 +329,157 @@ impl Service {
             let _ = tokio::time::timeout(Duration::from_secs(1), all).await;
         }
         Ok(())
+    }
+}
+
+/// What the accept loop hands each new connection.
+struct Accepting {
+    service: Arc<Service>,
+    serving: Arc<Serving>,
+    registry: Arc<Registry>,
+    clock: Arc<reaper::Clock>,
+    /// The server's TLS: a new connection takes the acceptor of the last reload.
+    #[cfg(feature = "tls")]
+    tls: Option<crate::tls::Tls>,
+}
+
+impl Accepting {
+    /// Registers the connection and spawns its task: TLS if configured, then HTTP/1 or
+    /// HTTP/2, over a TCP or a Unix socket alike.
+    fn spawn<S: Socket>(
+        &self,
+        mut stream: S,
+        peer: SocketAddr,
+        unix_peer: Option<crate::listener::UnixPeer>,
+        permit: OwnedSemaphorePermit,
+    ) {
+        let registry = &self.registry;
+        let state = Arc::new(ConnState::new(Arc::clone(&self.clock)));
+        let id = registry.next_id.fetch_add(1, Ordering::Relaxed);
+        registry.lock().insert(id, Arc::clone(&state));
+        let ticket = Arc::new(Ticket {
+            id,
+            registry: Arc::clone(registry),
+            _permit: permit,
+        });
+        state.set_place(Arc::clone(&ticket) as Arc<dyn std::any::Any + Send + Sync>);
+        // Gives the place kept in the state up when the connection's task ends, however it
+        // ends (the state is in the registry, which the place's drop leaves).
+        let release = ReleasePlace(Arc::clone(&state));
+        let service = Arc::clone(&self.service);
+        let conn_state = Arc::clone(&state);
+        let limits = &self.serving.limits;
+        let body_timeout = limits.body_read_timeout;
+        let body_min_rate = limits.body_min_rate;
+        #[cfg(feature = "tls")]
+        let over_tls = self.tls.is_some();
+        #[cfg(not(feature = "tls"))]
+        let over_tls = false;
+        // Made once the connection's TLS handshake (if any) has told who the client is.
+        #[cfg_attr(not(feature = "tls"), allow(unused_variables))]
+        let handler = move |client_cert: ClientCertOf| {
+            hyper::service::service_fn(move |request: http::Request<Incoming>| {
+                let guard = conn_state.request_started();
+                let service = Arc::clone(&service);
+                // An `Arc` count, when the client showed a certificate.
+                #[cfg(feature = "tls")]
+                let client_cert = client_cert.clone();
+                async move {
+                    if let Some(refused) = check_host(&request) {
+                        return Ok::<_, Infallible>(refused.map(|body| ConnBody::new(body, guard)));
+                    }
+                    // Taken apart here, not passed on whole: each move of a request copies
+                    // a few hundred bytes.
+                    let (mut parts, body) = request.into_parts();
+                    // Only a request asking for an upgrade (hyper gave it an `OnUpgrade`)
+                    // carries the connection's hold; for the others this looks at an empty
+                    // map.
+                    if parts
+                        .extensions
+                        .get::<hyper::upgrade::OnUpgrade>()
+                        .is_some()
+                    {
+                        parts.extensions.insert(guard.upgrade_hold());
+                    }
+                    let body = RequestBody::incoming(body, body_timeout, body_min_rate);
+                    let mut ctx = service.context(parts, body, peer);
+                    if over_tls {
+                        ctx.set_tls();
+                        #[cfg(feature = "tls")]
+                        if let Some(cert) = client_cert {
+                            ctx.set_client_cert(cert);
+                        }
+                    }
+                    if let Some(unix_peer) = unix_peer {
+                        ctx.set_unix_peer(unix_peer);
+                    }
+                    // While draining, an HTTP/1 answer carries `Connection: close`: set where
+                    // the response is made (`Context::take_response`), since changing it here
+                    // would cost every request a move of the response.
+                    let response = service.respond(&mut ctx).await;
+                    Ok::<_, Infallible>(response.map(|body| ConnBody::new(body, guard)))
+                }
+            })
+        };
+        let serving = Arc::clone(&self.serving);
+        #[cfg(feature = "tls")]
+        if let Some(tls) = &self.tls {
+            let acceptor = tls.acceptor();
+            let asks_for_client_certs = tls.asks_for_client_certs();
+            tokio::spawn(async move {
+                let socket = Arc::new(stream);
+                let tracked = TrackedStream::new(
+                    Arc::clone(&socket),
+                    Arc::clone(&state),
+                    bytes::Bytes::new(),
+                    false,
+                );
+                if let Some((stream, http2)) =
+                    connection::handshake(&acceptor, tracked, &state).await
+                {
+                    let client_cert = if asks_for_client_certs {
+                        crate::tls::peer_identity(stream.get_ref().1)
+                    } else {
+                        Ok(None)
+                    };
+                    match client_cert {
+                        // The watch sees the client's end of the socket under TLS too; a
+                        // close_notify alert without it is left to hyper.
+                        Ok(client_cert) => {
+                            serving
+                                .run(
+                                    TokioIo::new(stream),
+                                    http2,
+                                    handler(client_cert),
+                                    state,
+                                    &*socket,
+                                )
+                                .await;
+                        }
+                        // Verified by rustls but not readable here: not served with no
+                        // identity, which would pass it for a client that showed none.
+                        Err(err) => tracing::warn!(%err, "client certificate refused"),
+                    }
+                }
+                drop(release);
+                drop(ticket);
+            });
+            return;
+        }
+        tokio::spawn(async move {
+            if let Some((read_first, http2)) = connection::detect(&mut stream, &state).await {
+                let socket = Arc::new(stream);
+                let io = TokioIo::new(TrackedStream::new(
+                    Arc::clone(&socket),
+                    Arc::clone(&state),
+                    read_first,
+                    http2,
+                ));
+                serving.run(io, http2, handler(None), state, &*socket).await;
+            }
+            drop(release);
+            drop(ticket);
+        });
     }
 }
 

@@ -28,6 +28,8 @@ pub(crate) struct Clock {
     /// The time of the last tick.
     now_ms: AtomicU64,
     tick_ms: u64,
+    /// The exact time the graceful shutdown began, plus one (0: not shutting down).
+    shutdown_ms: AtomicU64,
 }
 
 impl Clock {
@@ -38,7 +40,18 @@ impl Clock {
             epoch: Instant::now(),
             now_ms: AtomicU64::new(0),
             tick_ms: u64::try_from(tick.as_millis()).unwrap_or(250),
+            shutdown_ms: AtomicU64::new(0),
         }
+    }
+
+    /// Notes that the graceful shutdown begins now.
+    pub(crate) fn begin_shutdown(&self) {
+        self.shutdown_ms.store(self.exact() + 1, Ordering::Relaxed);
+    }
+
+    /// When the graceful shutdown began, if it has.
+    pub(crate) fn shutdown_started(&self) -> Option<u64> {
+        self.shutdown_ms.load(Ordering::Relaxed).checked_sub(1)
     }
 
     /// How often the clock advances and connections are checked.

@@ -190,6 +190,15 @@ impl Pki {
         self.connect_as(addr, None).await.unwrap()
     }
 
+    /// TLS (no ALPN: HTTP/1.1) over a connected `stream` of any kind (a Unix socket's).
+    pub async fn connect_over<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
+        &self,
+        stream: S,
+    ) -> tokio_rustls::client::TlsStream<S> {
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        self.connector(None).connect(name, stream).await.unwrap()
+    }
+
     /// A TLS connection to the server (no ALPN: HTTP/1.1), showing `id` if given. Under TLS
     /// 1.3 the client's side of the handshake completes before the server has looked at its
     /// certificate: a refusal shows at the first read.

@@ -349,6 +349,11 @@ fn render_part(part: &Part, r: &LogRecord, out: &mut String) -> std::fmt::Result
             _ => "HTTP/1.1",
         }),
         Part::Query => or_dash(out, r.request.uri.query()),
+        Part::Remote if r.request.unix_peer.is_some() => {
+            if let Some(peer) = &r.request.unix_peer {
+                write!(out, "{peer}")?;
+            }
+        }
         Part::Remote => {
             match r.request.remote_addr {
                 std::net::SocketAddr::V4(v4) => write!(out, "{}", v4.ip())?,

@@ -1,6 +1,7 @@
 //! Access logs: one line per request, in a format of `{tags}`.
 //!
-//! Every tag of the seed is supported: `host`, `method`, `path`, `proto`, `query`, `remote`,
+//! Every tag of the seed is supported: `host`, `method`, `path`, `proto`, `query`, `remote`
+//! (`unix:pid=812,uid=33` for a peer on a [Unix socket](crate::listener)),
 //! `real-ip`, `client-ip` (the real IP when it is a public address, else `-`), `scheme`, `uri`
 //! (and its alias `url`), `referer`, `userAgent`, the times `when` (RFC 1123 with zone),
 //! `when-iso`, `when-utc-iso`, `when-unix`, `when-iso-ms`, `when-utc-iso-ms`, `size`,

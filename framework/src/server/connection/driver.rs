@@ -8,13 +8,12 @@ use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 use http_body::Body;
-use tokio::io::ReadBuf;
-use tokio::net::TcpStream;
 
 use crate::body::BoxError;
 
 use crate::limits::ServerLimits;
 
+use super::socket::Socket;
 use super::*;
 
 /// Runs a connection to its end: closes it when the sweep found it idle or late with its head
@@ -22,11 +21,11 @@ use super::*;
 /// answered), and at once when forced. With `watch` (HTTP/1), it also closes it when the client
 /// goes away while a request is in progress ([`ClientGone`]), which drops the request being
 /// handled or sent.
-pub(crate) async fn drive<C: Graceful>(
+pub(crate) async fn drive<C: Graceful, S: Socket>(
     connection: C,
     state: Arc<ConnState>,
     limits: &ServerLimits,
-    watch: Option<&TcpStream>,
+    watch: Option<&S>,
 ) {
     let mut connection = std::pin::pin!(connection);
     let mut seen = SIGNAL_NONE;
@@ -54,11 +53,18 @@ pub(crate) async fn drive<C: Graceful>(
                     state.expired.store(false, Ordering::Relaxed);
                     continue;
                 }
-                if signal == SIGNAL_FORCE || state.is_quiet() {
+                if signal == SIGNAL_FORCE || state.is_quiet() && !state.is_fresh() {
                     return;
                 }
                 seen = signal;
-                connection.as_mut().graceful_shutdown();
+                // A connection that has not started its first request is left to start it
+                // (hyper would close it at once if it had read nothing yet): the answer says
+                // `Connection: close` as the service is draining, and the sweep closes the
+                // connection if no request comes within the grace (`FIRST_REQUEST_GRACE`),
+                // or once it is idle again.
+                if !state.is_fresh() {
+                    connection.as_mut().graceful_shutdown();
+                }
             }
         }
     }
@@ -120,12 +126,12 @@ where
 /// hyper's default takes it. One case differs from hyper's default: requests pipelined in the
 /// same packet and followed by a half-close. Hyper held the later ones in its buffer and did
 /// not look, so it answered them all; here the socket is found at its end and they are dropped.
-pub(super) struct ClientGone<'a> {
-    socket: Option<&'a TcpStream>,
+pub(super) struct ClientGone<'a, S> {
+    socket: Option<&'a S>,
     state: &'a ConnState,
 }
 
-impl Future for ClientGone<'_> {
+impl<S: Socket> Future for ClientGone<'_, S> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -137,8 +143,7 @@ impl Future for ClientGone<'_> {
         if self.state.active.load(Ordering::Relaxed) == 0 {
             return Poll::Pending;
         }
-        let mut byte = [std::mem::MaybeUninit::uninit()];
-        match socket.poll_peek(cx, &mut ReadBuf::uninit(&mut byte)) {
+        match socket.poll_peek_byte(cx) {
             Poll::Ready(Ok(0) | Err(_)) => Poll::Ready(()),
             Poll::Ready(Ok(_)) | Poll::Pending => Poll::Pending,
         }

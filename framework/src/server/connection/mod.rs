@@ -17,12 +17,14 @@
 
 mod driver;
 mod preface;
+mod socket;
 mod stream;
 
 pub(crate) use driver::drive;
 pub(crate) use preface::detect;
 #[cfg(feature = "tls")]
 pub(crate) use preface::handshake;
+pub(crate) use socket::Socket;
 pub(crate) use stream::TrackedStream;
 
 use std::pin::Pin;
@@ -44,6 +46,16 @@ const SIGNAL_NONE: u8 = 0;
 const SIGNAL_SHUTDOWN: u8 = 1;
 const SIGNAL_FORCE: u8 = 2;
 
+/// How long a connection that was accepted before a graceful shutdown, and has not started its
+/// first request, is given to start it; bounded by the head timeout too. A client connects and
+/// sends its request at once, but the server may accept between the two: closing such a
+/// connection at the signal would fail a request the client had every right to send, which
+/// matters most where a restart must lose nothing (socket activation). Go's
+/// `http.Server.Shutdown` likewise takes a new connection for idle only after 5 s; a second is
+/// ample for a request already on its way, and keeps a silent or half-sent first head from
+/// holding the shutdown for long.
+pub(crate) const FIRST_REQUEST_GRACE: Duration = Duration::from_secs(1);
+
 /// What one connection is doing, shared by its socket, its service and its driver.
 pub(crate) struct ConnState {
     clock: Arc<Clock>,
@@ -59,6 +71,9 @@ pub(crate) struct ConnState {
     /// HTTP/2 (set by [`detect`]): frames arrive all the time, so the head timer only covers
     /// the first request.
     http2: AtomicBool,
+    /// No request has started on the connection yet: on a graceful shutdown it gets
+    /// [`FIRST_REQUEST_GRACE`] to start one rather than being closed at once.
+    fresh: AtomicBool,
     signal: AtomicU8,
     /// Set by the sweep when a deadline passed; the driver checks again and closes, or clears it.
     expired: AtomicBool,
@@ -82,6 +97,7 @@ impl ConnState {
             last_end: AtomicU64::new(now),
             unflushed: AtomicBool::new(false),
             http2: AtomicBool::new(false),
+            fresh: AtomicBool::new(true),
             signal: AtomicU8::new(SIGNAL_NONE),
             expired: AtomicBool::new(false),
             waker: AtomicWaker::new(),
@@ -110,6 +126,7 @@ impl ConnState {
     pub(crate) fn request_started(self: &Arc<Self>) -> ActiveGuard {
         self.active.fetch_add(1, Ordering::Relaxed);
         self.head_started.store(0, Ordering::Relaxed);
+        self.fresh.store(false, Ordering::Relaxed);
         ActiveGuard(Arc::clone(self))
     }
 
@@ -127,6 +144,11 @@ impl ConnState {
     /// now loses nothing but a partial request head or an idle keep-alive.
     fn is_quiet(&self) -> bool {
         self.active.load(Ordering::Relaxed) == 0 && !self.unflushed.load(Ordering::Relaxed)
+    }
+
+    /// No request has started yet ([`FIRST_REQUEST_GRACE`]).
+    fn is_fresh(&self) -> bool {
+        self.fresh.load(Ordering::Relaxed)
     }
 
     /// The sweep, at the exact time `now` (milliseconds on the server's clock): marks the
@@ -152,12 +174,24 @@ impl ConnState {
         self.waker.wake();
     }
 
-    /// Why the connection should close at `now`, if it should.
+    /// Why the connection should close at `now`, if it should. Once the server shuts down, a
+    /// connection with nothing in progress closes at the next sweep, except one that has not
+    /// started its first request: that one has [`FIRST_REQUEST_GRACE`] from the shutdown.
     fn overdue(&self, now: u64, limits: &ServerLimits) -> Option<&'static str> {
         // Acquire: a request's end stored `last_end` before it released `active`.
         if self.active.load(Ordering::Acquire) > 0 {
             // Busy: the end of the request starts the clocks again.
             return None;
+        }
+        if let Some(since) = self.clock.shutdown_started() {
+            if !self.is_fresh() {
+                // A response hyper has not written out yet (a slow reader) is left to finish.
+                return (!self.unflushed.load(Ordering::Relaxed))
+                    .then_some("idle while shutting down");
+            }
+            if now >= since.saturating_add(millis(FIRST_REQUEST_GRACE)) {
+                return Some("no first request in the shutdown grace");
+            }
         }
         let head = self.head_started.load(Ordering::Relaxed);
         let (deadline, reason) = if head == 0 {
@@ -321,6 +355,44 @@ mod tests {
         );
     }
 
+    /// Once the server shuts down, a connection that served a request and is idle closes at
+    /// the next sweep (unless a response is still being written), and one that has not
+    /// started its first request gets `FIRST_REQUEST_GRACE` from the shutdown, and no more.
+    #[test]
+    fn shutting_down_closes_the_idle_at_once_and_the_fresh_after_the_grace() {
+        let limits = ServerLimits {
+            header_read_timeout: Duration::from_secs(60),
+            keep_alive_timeout: Duration::from_secs(60),
+            ..ServerLimits::default()
+        };
+        let clock = Arc::new(Clock::new(&limits));
+        let fresh = ConnState::new(Arc::clone(&clock));
+        let idle = Arc::new(ConnState::new(Arc::clone(&clock)));
+        drop(idle.request_started());
+        let writing = Arc::new(ConnState::new(Arc::clone(&clock)));
+        drop(writing.request_started());
+        writing.unflushed.store(true, Ordering::Relaxed);
+        assert_eq!(
+            idle.expire(10, &limits),
+            None,
+            "idle well within its timeout"
+        );
+
+        clock.begin_shutdown();
+        let since = clock.shutdown_started().expect("shutting down");
+        assert_eq!(
+            idle.expire(since, &limits),
+            Some("idle while shutting down")
+        );
+        assert_eq!(writing.expire(since, &limits), None);
+        let grace = millis(FIRST_REQUEST_GRACE);
+        assert_eq!(fresh.expire(since + grace - 1, &limits), None);
+        assert_eq!(
+            fresh.expire(since + grace, &limits),
+            Some("no first request in the shutdown grace")
+        );
+    }
+
     /// A connection that never ends by itself, and notes a graceful shutdown.
     struct Idle;
 
@@ -350,7 +422,7 @@ mod tests {
         let driver = tokio::spawn({
             let state = Arc::clone(&state);
             let limits = limits.clone();
-            async move { drive(Idle, state, &limits, None).await }
+            async move { drive(Idle, state, &limits, None::<&TcpStream>).await }
         });
         tokio::time::sleep(Duration::from_millis(100)).await;
         assert!(!driver.is_finished(), "a request in progress was cut");

@@ -6,11 +6,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
+use super::socket::Socket;
+use super::*;
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
-
-use super::*;
 
 /// The socket, noting reads and writes in the connection's state; it first gives back the
 /// bytes [`detect`] read.
@@ -31,8 +30,8 @@ use super::*;
 ///   a client that never lets it run dry would otherwise keep the worker thread. An HTTP/1
 ///   connection yields by itself (hyper's dispatcher, every 16 turns), and an upgraded one is
 ///   copied by `copy_bidirectional`, which takes the budget.
-pub(crate) struct TrackedStream {
-    inner: Arc<TcpStream>,
+pub(crate) struct TrackedStream<S> {
+    inner: Arc<S>,
     state: Arc<ConnState>,
     read_first: Bytes,
     budgeted: bool,
@@ -59,9 +58,9 @@ const SHORT_READ_DRAINS: bool = cfg!(any(
     target_os = "watchos",
 ));
 
-impl TrackedStream {
+impl<S: Socket> TrackedStream<S> {
     pub(crate) fn new(
-        inner: Arc<TcpStream>,
+        inner: Arc<S>,
         state: Arc<ConnState>,
         read_first: Bytes,
         budgeted: bool,
@@ -95,7 +94,7 @@ impl TrackedStream {
     fn poll_write_with(
         &self,
         cx: &mut Context<'_>,
-        write: impl Fn(&TcpStream) -> io::Result<usize>,
+        write: impl Fn(&S) -> io::Result<usize>,
     ) -> Poll<io::Result<usize>> {
         self.state.unflushed.store(true, Ordering::Relaxed);
         let budget = std::task::ready!(self.budget(cx));
@@ -116,7 +115,7 @@ impl TrackedStream {
     }
 }
 
-impl AsyncRead for TrackedStream {
+impl<S: Socket> AsyncRead for TrackedStream<S> {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -173,7 +172,7 @@ impl AsyncRead for TrackedStream {
     }
 }
 
-impl AsyncWrite for TrackedStream {
+impl<S: Socket> AsyncWrite for TrackedStream<S> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -195,13 +194,13 @@ impl AsyncWrite for TrackedStream {
     }
 
     fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        // A TCP socket has no buffer of its own to flush: what was written is with the kernel.
+        // A socket has no buffer of its own to flush: what was written is with the kernel.
         self.state.unflushed.store(false, Ordering::Relaxed);
         Poll::Ready(Ok(()))
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         // What tokio's `poll_shutdown` does: shut the write side, at once.
-        Poll::Ready(socket2::SockRef::from(&*self.inner).shutdown(std::net::Shutdown::Write))
+        Poll::Ready(self.inner.shutdown_write())
     }
 }
