@@ -99,6 +99,11 @@ pub enum RequestBody {
     /// request without a body (most of them) is [`RequestBody::Empty`] and pays nothing for it,
     /// and the context every request carries stays small.
     Incoming(Box<IncomingBody>),
+    /// Any other body of `Bytes`, boxed: what a tower layer hands on after it wrapped the body
+    /// (a decompressing or size-limiting body, `framework::tower`), or a body that reached the
+    /// app as a tower service. Its errors are [`BodyError`]s that carry the original error as
+    /// their source.
+    Stream(BodyStream),
 }
 
 /// A mark a body reader leaves in the request's data
@@ -161,6 +166,8 @@ pub struct BodyError(BodyErrorKind);
 enum BodyErrorKind {
     Connection(hyper::Error),
     TimedOut,
+    /// A wrapped body's own error ([`RequestBody::Stream`]).
+    Other(BoxError),
 }
 
 impl BodyError {
@@ -175,6 +182,7 @@ impl std::fmt::Display for BodyError {
         match &self.0 {
             BodyErrorKind::Connection(e) => write!(f, "reading the request body failed: {e}"),
             BodyErrorKind::TimedOut => f.write_str("request body read timed out"),
+            BodyErrorKind::Other(e) => write!(f, "reading the request body failed: {e}"),
         }
     }
 }
@@ -184,6 +192,7 @@ impl std::error::Error for BodyError {
         match &self.0 {
             BodyErrorKind::Connection(e) => Some(e),
             BodyErrorKind::TimedOut => None,
+            BodyErrorKind::Other(e) => Some(&**e),
         }
     }
 }
@@ -283,6 +292,22 @@ impl RequestBody {
             RequestBody::Empty => false,
             RequestBody::Full(bytes) => !bytes.is_empty(),
             RequestBody::Incoming(incoming) => !incoming.is_end_stream(),
+            // Made only from a body that had not ended (`RequestBody::from_body`).
+            RequestBody::Stream(_) => true,
+        }
+    }
+
+    /// Any body of `Bytes` as a request body: a `RequestBody` as it is, a body that has
+    /// already ended as [`RequestBody::Empty`], any other boxed as [`RequestBody::Stream`].
+    pub fn from_body<B>(body: B) -> Self
+    where
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        match crate::downcast::try_downcast::<RequestBody, B>(body) {
+            Ok(same) => same,
+            Err(body) if body.is_end_stream() => RequestBody::Empty,
+            Err(body) => RequestBody::Stream(BodyStream::new(body)),
         }
     }
 
@@ -310,8 +335,41 @@ impl RequestBody {
                     Err(e) => Err(ReadError::Io(e)),
                 }
             }
+            RequestBody::Stream(stream) => read_stream_limited(stream.into_inner(), limit).await,
         }
     }
+}
+
+/// Reads a boxed body whole, failing as soon as more than `limit` bytes have arrived.
+async fn read_stream_limited(mut body: DynBody, limit: usize) -> Result<Bytes, ReadError> {
+    let mut buffer = bytes::BytesMut::new();
+    while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+        let frame = match frame {
+            Ok(frame) => frame,
+            // A wrapping layer's own limit (tower-http's `RequestBodyLimit`) is too large too.
+            Err(e) if is_length_limit(&*e) => return Err(ReadError::TooLarge),
+            Err(e) => return Err(ReadError::Io(e)),
+        };
+        if let Ok(data) = frame.into_data() {
+            if buffer.len() + data.len() > limit {
+                return Err(ReadError::TooLarge);
+            }
+            buffer.extend_from_slice(&data);
+        }
+    }
+    Ok(buffer.freeze())
+}
+
+/// True when `error` or one of its sources is `http_body_util`'s length limit.
+fn is_length_limit(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// The request body is itself a body, so a proxy can forward it as a stream.
@@ -331,6 +389,12 @@ impl Body for RequestBody {
                 _ => Poll::Ready(None),
             },
             RequestBody::Incoming(incoming) => Pin::new(&mut **incoming).poll_frame(cx),
+            RequestBody::Stream(stream) => stream
+                .0
+                .get_mut()
+                .as_mut()
+                .poll_frame(cx)
+                .map_err(|e| BodyError(BodyErrorKind::Other(e))),
         }
     }
 
@@ -339,6 +403,8 @@ impl Body for RequestBody {
             RequestBody::Empty => true,
             RequestBody::Full(b) => b.is_empty(),
             RequestBody::Incoming(incoming) => incoming.is_end_stream(),
+            // Only reachable through `&mut`: no look inside from here.
+            RequestBody::Stream(_) => false,
         }
     }
 
@@ -347,6 +413,7 @@ impl Body for RequestBody {
             RequestBody::Empty => SizeHint::with_exact(0),
             RequestBody::Full(b) => SizeHint::with_exact(b.len() as u64),
             RequestBody::Incoming(incoming) => incoming.size_hint(),
+            RequestBody::Stream(_) => SizeHint::default(),
         }
     }
 }
@@ -369,6 +436,11 @@ impl BodyStream {
         B::Error: Into<BoxError>,
     {
         Self(SyncWrapper::new(Box::pin(body.map_err(Into::into))))
+    }
+
+    /// An already boxed body, kept in its box.
+    pub(crate) fn from_dyn(body: DynBody) -> Self {
+        Self(SyncWrapper::new(body))
     }
 
     /// A body of unknown length from a stream of byte chunks, e.g. server-sent events.
