@@ -643,3 +643,53 @@ impl Body for ResponseBody {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunked(chunks: &'static [&'static [u8]]) -> RequestBody {
+        let stream = futures_util::stream::iter(
+            chunks
+                .iter()
+                .map(|c| Ok::<_, std::io::Error>(Bytes::from_static(c))),
+        );
+        RequestBody::from_body(http_body_util::StreamBody::new(
+            futures_util::TryStreamExt::map_ok(stream, Frame::data),
+        ))
+    }
+
+    /// A wrapped body is read up to its limit exactly; one byte more is too large.
+    #[tokio::test]
+    async fn a_wrapped_body_is_read_up_to_its_limit_and_no_further() {
+        let body = chunked(&[b"0123", b"4567"]);
+        assert!(matches!(body, RequestBody::Stream(_)));
+        assert!(body.has_data());
+        let read = body
+            .read_limited(8)
+            .await
+            .expect("8 bytes fit a limit of 8");
+        assert_eq!(read, Bytes::from_static(b"01234567"));
+        let over = chunked(&[b"0123", b"45678"]).read_limited(8).await;
+        assert!(matches!(over, Err(ReadError::TooLarge)), "{over:?}");
+    }
+
+    /// A wrapping body's own length limit (tower-http's `RequestBodyLimit` wraps the body in
+    /// `Limited`) is too large, not an i/o failure.
+    #[tokio::test]
+    async fn a_wrapping_limit_is_too_large() {
+        let limited =
+            http_body_util::Limited::new(RequestBody::Full(Bytes::from_static(b"12345")), 4);
+        let read = RequestBody::from_body(limited).read_limited(100).await;
+        assert!(matches!(read, Err(ReadError::TooLarge)), "{read:?}");
+    }
+
+    /// A request body stays one as it is; an ended body of another type is empty.
+    #[test]
+    fn from_body_keeps_a_request_body_and_empties_an_ended_one() {
+        let same = RequestBody::from_body(RequestBody::Full(Bytes::from_static(b"x")));
+        assert!(matches!(same, RequestBody::Full(b) if b == "x"));
+        let ended = RequestBody::from_body(http_body_util::Empty::<Bytes>::new());
+        assert!(matches!(ended, RequestBody::Empty));
+    }
+}

@@ -674,3 +674,130 @@ async fn the_app_wrapped_in_tower_http_layers_is_served_by_hyper_util() {
     assert!(head.headers().contains_key("content-length"));
     server.abort();
 }
+
+/// Reads the raw body (as the layers left it) within 1 KiB and answers its length; a body
+/// over a limit is a 413.
+async fn body_length(ctx: &mut Context) -> Result<String> {
+    match ctx.take_raw_body().read_limited(1024).await {
+        Ok(bytes) => Ok(bytes.len().to_string()),
+        Err(framework::body::ReadError::TooLarge) => {
+            Err(
+                HttpError::with(StatusCode::PAYLOAD_TOO_LARGE, "test", "body over its limit")
+                    .into(),
+            )
+        }
+        Err(e) => Err(HttpError::with(StatusCode::BAD_REQUEST, "test", format!("{e:?}")).into()),
+    }
+}
+
+/// What `/json` binds.
+#[derive(serde::Deserialize, framework::Validate)]
+struct Named {
+    name: String,
+}
+
+/// A JSON body bound after the body parser read it.
+async fn bound(ctx: &mut Context) -> Result<serde_json::Value> {
+    let named: Named = ctx.bind()?;
+    Ok(serde_json::json!({ "name": named.name }))
+}
+
+/// A body limit layer in front of the chain: a body of its limit passes, one byte more is
+/// refused, by the layer when the length is announced and as the body is read when it is
+/// chunked; a decompression layer outside the body parser hands it the decoded JSON.
+#[tokio::test]
+async fn body_layers_limit_and_decode_what_the_chain_reads() {
+    let service = plain(|app| {
+        app.use_when(
+            |ctx: &Context| ctx.path() == "/limited",
+            layer(tower_http::limit::RequestBodyLimitLayer::new(16)),
+        )
+        .use_when(
+            |ctx: &Context| ctx.path() == "/json",
+            layer(RequestDecompressionLayer::new()),
+        )
+    })
+    .use_middleware(framework::middleware::body_parser::BodyParser::default())
+    .post("/limited", body_length)
+    .post("/json", bound)
+    .build()
+    .expect("builds");
+    let server = common::start(service).await;
+    let client = reqwest::Client::new();
+    let send = |body: reqwest::Body| client.post(server.url("/limited")).body(body).send();
+
+    let fits = send("0123456789abcdef".into()).await.expect("request");
+    assert_eq!(fits.status(), 200);
+    assert_eq!(fits.text().await.expect("body"), "16");
+    let announced = send("0123456789abcdefg".into()).await.expect("request");
+    assert_eq!(
+        announced.status(),
+        413,
+        "refused by the layer on its Content-Length"
+    );
+    let chunk = |text: &'static str| Ok::<_, std::io::Error>(Bytes::from_static(text.as_bytes()));
+    let chunked = send(reqwest::Body::wrap_stream(futures_util::stream::iter([
+        chunk("0123456789"),
+        chunk("abcdefg"),
+    ])))
+    .await
+    .expect("request");
+    assert_eq!(chunked.status(), 413, "cut as the chunked body is read");
+    let chunked_fits = send(reqwest::Body::wrap_stream(futures_util::stream::iter([
+        chunk("0123456789"),
+        chunk("abcdef"),
+    ])))
+    .await
+    .expect("request");
+    assert_eq!(chunked_fits.text().await.expect("body"), "16");
+
+    let json = client
+        .post(server.url("/json"))
+        .header("content-type", "application/json")
+        .header("content-encoding", "gzip")
+        .body(gzip(br#"{"name":"ada"}"#))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(json.status(), 200);
+    let value: serde_json::Value = json.json().await.expect("JSON");
+    assert_eq!(value["name"], "ada");
+    server.stop().await;
+}
+
+/// tower's `Buffer` calls the rest of the chain from its own worker task: the request still
+/// reaches the chain, and the chain's answer the client.
+#[tokio::test]
+async fn a_layer_that_calls_from_another_task_still_runs_the_chain() {
+    let service = plain(|app| app.use_middleware(layer(tower::buffer::BufferLayer::new(8))))
+        .get("/hello", |_ctx: &mut Context| async {
+            Ok("through the buffer")
+        })
+        .build()
+        .expect("builds");
+    let server = common::start(service).await;
+    for _ in 0..3 {
+        let response = reqwest::get(server.url("/hello")).await.expect("request");
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.text().await.expect("body"), "through the buffer");
+    }
+    server.stop().await;
+}
+
+/// The OpenAPI document still lists the controller's routes whose chain has tower layers.
+#[tokio::test]
+async fn the_openapi_document_describes_routes_with_tower_layers() {
+    let seen = Seen::default();
+    let server = common::start(app(&seen).openapi("/openapi.json").build().expect("builds")).await;
+    let doc: serde_json::Value = reqwest::get(server.url("/openapi.json"))
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("JSON");
+    for path in ["/layered/header", "/layered/body", "/layered/fail"] {
+        assert!(doc["paths"][path].is_object(), "{path} in {}", doc["paths"]);
+    }
+    assert!(doc["paths"]["/layered/body"]["post"].is_object());
+    server.stop().await;
+}

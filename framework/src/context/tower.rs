@@ -89,15 +89,11 @@ impl Context {
     /// its status, headers and body. Returns `error` when the response is the one
     /// [`take_http_response`](Self::take_http_response) made from it (still marked), so the
     /// error handler outside answers it with the headers the layer added.
-    pub(crate) fn put_http_response<B>(
+    pub(crate) fn put_http_response(
         &mut self,
-        response: http::Response<B>,
+        response: http::Response<ResponseBody>,
         error: Option<Error>,
-    ) -> Result
-    where
-        B: Body<Data = Bytes> + Send + 'static,
-        B::Error: Into<BoxError>,
-    {
+    ) -> Result {
         let (parts, body) = response.into_parts();
         *self.response_headers = parts.headers;
         if let Some(error) = error
@@ -107,23 +103,19 @@ impl Context {
         }
         self.status = Some(parts.status);
         let pending = parts.extensions.get::<PendingReplyMark>().is_some();
-        if pending && body.size_hint().exact() == Some(0) {
+        if pending && http_body::Body::size_hint(&body).exact() == Some(0) {
             // The handler's value is still to be turned into bytes, outside.
             return Ok(());
         }
         self.body = None;
-        match crate::downcast::try_downcast::<ResponseBody, B>(body) {
-            Ok(ResponseBody::Full(bytes)) => {
+        match body {
+            ResponseBody::Full(bytes) => {
                 self.body_stream = None;
                 self.body_buffer = bytes;
             }
-            Ok(ResponseBody::Stream(stream)) => {
+            ResponseBody::Stream(stream) => {
                 self.body_buffer = None;
                 self.body_stream = Some(BodyStream::from_dyn(stream));
-            }
-            Err(body) => {
-                self.body_buffer = None;
-                self.body_stream = Some(BodyStream::new(body));
             }
         }
         Ok(())
