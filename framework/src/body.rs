@@ -439,6 +439,7 @@ impl BodyStream {
     }
 
     /// An already boxed body, kept in its box.
+    #[cfg(feature = "tower")]
     pub(crate) fn from_dyn(body: DynBody) -> Self {
         Self(SyncWrapper::new(body))
     }

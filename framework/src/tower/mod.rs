@@ -90,18 +90,16 @@ where
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<BoxError>,
 {
-    fn serve(
+    async fn serve(
         self,
         request: http::Request<RequestBody>,
-    ) -> impl Future<Output = Result<http::Response<ResponseBody>, Failure>> + Send {
-        async move {
-            match ready_then_call(self, request).await {
-                Ok(response) => Ok(response.map(response_body)),
-                Err((error, request)) => Err(Failure {
-                    error: error.into(),
-                    request,
-                }),
-            }
+    ) -> Result<http::Response<ResponseBody>, Failure> {
+        match ready_then_call(self, request).await {
+            Ok(response) => Ok(response.map(response_body)),
+            Err((error, request)) => Err(Failure {
+                error: error.into(),
+                request,
+            }),
         }
     }
 }
