@@ -102,7 +102,6 @@ pub struct Rest {
 /// extensions.
 struct Exchange(Mutex<Handover>);
 
-#[derive(Default)]
 enum Handover {
     /// The layer has not called the inner service yet; the waker is the middleware's task's,
     /// for a layer that calls it from another task.
@@ -114,8 +113,7 @@ enum Handover {
     Running(Option<Waker>),
     /// The chain's response, for the layer.
     Response(http::Response<ResponseBody>),
-    /// Handed over (and, for a moment, while the state is being changed).
-    #[default]
+    /// Handed over.
     Done,
 }
 
@@ -135,31 +133,48 @@ impl Exchange {
     /// The request the layer passed on, if it called the inner service; else `waker` is
     /// woken when it does.
     fn take_request(&self, waker: &Waker) -> Option<http::Request<RequestBody>> {
+        // Matched in place: the state holds a whole request or response, not moved for a look.
         let mut handover = self.lock();
-        match std::mem::take(&mut *handover) {
-            Handover::Request(request, rest_waker) => {
-                *handover = Handover::Running(rest_waker);
-                Some(request)
+        match &mut *handover {
+            Handover::Request(_, rest_waker) => {
+                let rest_waker = rest_waker.take();
+                match std::mem::replace(&mut *handover, Handover::Running(rest_waker)) {
+                    Handover::Request(request, _) => Some(request),
+                    _ => None,
+                }
             }
-            Handover::Waiting(_) => {
-                *handover = Handover::Waiting(Some(waker.clone()));
+            Handover::Waiting(stored) => {
+                if !stored.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                    *stored = Some(waker.clone());
+                }
                 None
             }
-            other => {
-                *handover = other;
-                None
-            }
+            _ => None,
         }
     }
 
     /// Hands the chain's response to [`Rest`]'s future, and wakes it if it waits.
     fn respond(&self, response: http::Response<ResponseBody>) {
-        let waker = match std::mem::replace(&mut *self.lock(), Handover::Response(response)) {
-            Handover::Running(waker) => waker,
+        let mut handover = self.lock();
+        let waker = match &mut *handover {
+            Handover::Running(waker) => waker.take(),
             _ => None,
         };
+        *handover = Handover::Response(response);
+        drop(handover);
         if let Some(waker) = waker {
             waker.wake();
+        }
+    }
+
+    /// Forgets the waker of [`Rest`]'s future when it is `ours`: the middleware polls that
+    /// future itself next, and a wake of its own task would only poll the connection again
+    /// for nothing.
+    fn forget_own_waker(&self, ours: &Waker) {
+        if let Handover::Running(waker) = &mut *self.lock()
+            && waker.as_ref().is_some_and(|w| w.will_wake(ours))
+        {
+            *waker = None;
         }
     }
 }
@@ -175,22 +190,21 @@ impl Future for RestFuture {
             return Poll::Ready(Ok(not_from_a_layer()));
         };
         let mut handover = exchange.lock();
-        match std::mem::take(&mut *handover) {
-            Handover::Response(response) => {
-                *handover = Handover::Done;
-                Poll::Ready(Ok(response))
-            }
-            Handover::Running(_) => {
-                *handover = Handover::Running(Some(cx.waker().clone()));
-                Poll::Pending
-            }
-            Handover::Request(request, _) => {
-                *handover = Handover::Request(request, Some(cx.waker().clone()));
-                Poll::Pending
+        let waiting = match &mut *handover {
+            Handover::Running(waker) | Handover::Request(_, waker) => waker,
+            Handover::Response(_) => {
+                return match std::mem::replace(&mut *handover, Handover::Done) {
+                    Handover::Response(response) => Poll::Ready(Ok(response)),
+                    _ => Poll::Ready(Ok(not_from_a_layer())),
+                };
             }
             // The response was already given.
-            _ => Poll::Ready(Ok(not_from_a_layer())),
+            Handover::Waiting(_) | Handover::Done => return Poll::Ready(Ok(not_from_a_layer())),
+        };
+        if !waiting.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            *waiting = Some(cx.waker().clone());
         }
+        Poll::Pending
     }
 }
 
@@ -233,10 +247,11 @@ where
         let request = http::Request::from_parts(parts, RequestBody::from_body(body));
         let waker = {
             let mut handover = exchange.lock();
-            let Handover::Waiting(waker) = std::mem::take(&mut *handover) else {
+            let Handover::Waiting(waker) = &mut *handover else {
                 // Called a second time: the first call's state stays.
                 return RestFuture(None);
             };
+            let waker = waker.take();
             *handover = Handover::Request(request, None);
             waker
         };
@@ -282,7 +297,11 @@ where
                             if let Poll::Ready(served) = layered.as_mut().poll(cx) {
                                 return Poll::Ready(Err(served));
                             }
-                            chain.as_mut().poll(cx).map(Ok)
+                            let ran = chain.as_mut().poll(cx);
+                            if ran.is_ready() {
+                                exchange.forget_own_waker(cx.waker());
+                            }
+                            ran.map(Ok)
                         })
                         .await
                     };
