@@ -1,5 +1,5 @@
 //! tower both ways (feature `tower`): any tower [`Layer`](tower_layer::Layer) as middleware,
-//! any tower [`Service`](tower_service::Service) as an endpoint, and the app as a tower
+//! any tower [`Service`] as an endpoint, and the app as a tower
 //! `Service`.
 //!
 //! - [`layer`] makes a [`Middleware`](crate::Middleware) of a layer (tower-http's `TraceLayer`,
