@@ -291,6 +291,24 @@ async fn every_example_answers_as_its_doc_comment_says() {
         ],
     )
     .await;
+    run(
+        "tower",
+        &[
+            ask("/hello", 200, "hello from the framework"),
+            Ask {
+                method: Method::OPTIONS,
+                headers: &[
+                    ("origin", "https://a.example"),
+                    ("access-control-request-method", "POST"),
+                ],
+                ..ask("/hello", 200, "")
+            },
+            ask("/slow", 408, ""),
+            ask("/legacy/users/7", 200, "user 7, from the axum router"),
+            ask("/files/", 200, "Served from examples/static/"),
+        ],
+    )
+    .await;
     jwt().await;
     cache().await;
     compressed().await;

@@ -99,6 +99,11 @@ pub enum RequestBody {
     /// request without a body (most of them) is [`RequestBody::Empty`] and pays nothing for it,
     /// and the context every request carries stays small.
     Incoming(Box<IncomingBody>),
+    /// Any other body of `Bytes`, boxed: what a tower layer hands on after it wrapped the body
+    /// (a decompressing or size-limiting body, `framework::tower`), or a body that reached the
+    /// app as a tower service. Its errors are [`BodyError`]s that carry the original error as
+    /// their source.
+    Stream(BodyStream),
 }
 
 /// A mark a body reader leaves in the request's data
@@ -161,6 +166,8 @@ pub struct BodyError(BodyErrorKind);
 enum BodyErrorKind {
     Connection(hyper::Error),
     TimedOut,
+    /// A wrapped body's own error ([`RequestBody::Stream`]).
+    Other(BoxError),
 }
 
 impl BodyError {
@@ -175,6 +182,7 @@ impl std::fmt::Display for BodyError {
         match &self.0 {
             BodyErrorKind::Connection(e) => write!(f, "reading the request body failed: {e}"),
             BodyErrorKind::TimedOut => f.write_str("request body read timed out"),
+            BodyErrorKind::Other(e) => write!(f, "reading the request body failed: {e}"),
         }
     }
 }
@@ -184,6 +192,7 @@ impl std::error::Error for BodyError {
         match &self.0 {
             BodyErrorKind::Connection(e) => Some(e),
             BodyErrorKind::TimedOut => None,
+            BodyErrorKind::Other(e) => Some(&**e),
         }
     }
 }
@@ -283,6 +292,22 @@ impl RequestBody {
             RequestBody::Empty => false,
             RequestBody::Full(bytes) => !bytes.is_empty(),
             RequestBody::Incoming(incoming) => !incoming.is_end_stream(),
+            // Made only from a body that had not ended (`RequestBody::from_body`).
+            RequestBody::Stream(_) => true,
+        }
+    }
+
+    /// Any body of `Bytes` as a request body: a `RequestBody` as it is, a body that has
+    /// already ended as [`RequestBody::Empty`], any other boxed as [`RequestBody::Stream`].
+    pub fn from_body<B>(body: B) -> Self
+    where
+        B: Body<Data = Bytes> + Send + 'static,
+        B::Error: Into<BoxError>,
+    {
+        match crate::downcast::try_downcast::<RequestBody, B>(body) {
+            Ok(same) => same,
+            Err(body) if body.is_end_stream() => RequestBody::Empty,
+            Err(body) => RequestBody::Stream(BodyStream::new(body)),
         }
     }
 
@@ -310,8 +335,41 @@ impl RequestBody {
                     Err(e) => Err(ReadError::Io(e)),
                 }
             }
+            RequestBody::Stream(stream) => read_stream_limited(stream.into_inner(), limit).await,
         }
     }
+}
+
+/// Reads a boxed body whole, failing as soon as more than `limit` bytes have arrived.
+async fn read_stream_limited(mut body: DynBody, limit: usize) -> Result<Bytes, ReadError> {
+    let mut buffer = bytes::BytesMut::new();
+    while let Some(frame) = std::future::poll_fn(|cx| body.as_mut().poll_frame(cx)).await {
+        let frame = match frame {
+            Ok(frame) => frame,
+            // A wrapping layer's own limit (tower-http's `RequestBodyLimit`) is too large too.
+            Err(e) if is_length_limit(&*e) => return Err(ReadError::TooLarge),
+            Err(e) => return Err(ReadError::Io(e)),
+        };
+        if let Ok(data) = frame.into_data() {
+            if buffer.len() + data.len() > limit {
+                return Err(ReadError::TooLarge);
+            }
+            buffer.extend_from_slice(&data);
+        }
+    }
+    Ok(buffer.freeze())
+}
+
+/// True when `error` or one of its sources is `http_body_util`'s length limit.
+fn is_length_limit(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut next = Some(error);
+    while let Some(e) = next {
+        if e.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        next = e.source();
+    }
+    false
 }
 
 /// The request body is itself a body, so a proxy can forward it as a stream.
@@ -331,6 +389,12 @@ impl Body for RequestBody {
                 _ => Poll::Ready(None),
             },
             RequestBody::Incoming(incoming) => Pin::new(&mut **incoming).poll_frame(cx),
+            RequestBody::Stream(stream) => stream
+                .0
+                .get_mut()
+                .as_mut()
+                .poll_frame(cx)
+                .map_err(|e| BodyError(BodyErrorKind::Other(e))),
         }
     }
 
@@ -339,6 +403,8 @@ impl Body for RequestBody {
             RequestBody::Empty => true,
             RequestBody::Full(b) => b.is_empty(),
             RequestBody::Incoming(incoming) => incoming.is_end_stream(),
+            // Only reachable through `&mut`: no look inside from here.
+            RequestBody::Stream(_) => false,
         }
     }
 
@@ -347,6 +413,7 @@ impl Body for RequestBody {
             RequestBody::Empty => SizeHint::with_exact(0),
             RequestBody::Full(b) => SizeHint::with_exact(b.len() as u64),
             RequestBody::Incoming(incoming) => incoming.size_hint(),
+            RequestBody::Stream(_) => SizeHint::default(),
         }
     }
 }
@@ -369,6 +436,12 @@ impl BodyStream {
         B::Error: Into<BoxError>,
     {
         Self(SyncWrapper::new(Box::pin(body.map_err(Into::into))))
+    }
+
+    /// An already boxed body, kept in its box.
+    #[cfg(feature = "tower")]
+    pub(crate) fn from_dyn(body: DynBody) -> Self {
+        Self(SyncWrapper::new(body))
     }
 
     /// A body of unknown length from a stream of byte chunks, e.g. server-sent events.
@@ -569,5 +642,55 @@ impl Body for ResponseBody {
             }
             ResponseBody::Stream(body) => body.size_hint(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunked(chunks: &'static [&'static [u8]]) -> RequestBody {
+        let stream = futures_util::stream::iter(
+            chunks
+                .iter()
+                .map(|c| Ok::<_, std::io::Error>(Bytes::from_static(c))),
+        );
+        RequestBody::from_body(http_body_util::StreamBody::new(
+            futures_util::TryStreamExt::map_ok(stream, Frame::data),
+        ))
+    }
+
+    /// A wrapped body is read up to its limit exactly; one byte more is too large.
+    #[tokio::test]
+    async fn a_wrapped_body_is_read_up_to_its_limit_and_no_further() {
+        let body = chunked(&[b"0123", b"4567"]);
+        assert!(matches!(body, RequestBody::Stream(_)));
+        assert!(body.has_data());
+        let read = body
+            .read_limited(8)
+            .await
+            .expect("8 bytes fit a limit of 8");
+        assert_eq!(read, Bytes::from_static(b"01234567"));
+        let over = chunked(&[b"0123", b"45678"]).read_limited(8).await;
+        assert!(matches!(over, Err(ReadError::TooLarge)), "{over:?}");
+    }
+
+    /// A wrapping body's own length limit (tower-http's `RequestBodyLimit` wraps the body in
+    /// `Limited`) is too large, not an i/o failure.
+    #[tokio::test]
+    async fn a_wrapping_limit_is_too_large() {
+        let limited =
+            http_body_util::Limited::new(RequestBody::Full(Bytes::from_static(b"12345")), 4);
+        let read = RequestBody::from_body(limited).read_limited(100).await;
+        assert!(matches!(read, Err(ReadError::TooLarge)), "{read:?}");
+    }
+
+    /// A request body stays one as it is; an ended body of another type is empty.
+    #[test]
+    fn from_body_keeps_a_request_body_and_empties_an_ended_one() {
+        let same = RequestBody::from_body(RequestBody::Full(Bytes::from_static(b"x")));
+        assert!(matches!(same, RequestBody::Full(b) if b == "x"));
+        let ended = RequestBody::from_body(http_body_util::Empty::<Bytes>::new());
+        assert!(matches!(ended, RequestBody::Empty));
     }
 }

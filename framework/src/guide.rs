@@ -30,6 +30,10 @@
 //!     back.
 //! 15. [Cookies](cookies): the cookie jar, every attribute, prefixes, signed and private
 //!     cookies, keys and their rotation.
+//! 16. [tower both ways](tower) (feature `tower`): any tower layer as middleware, any tower
+//!     service as an endpoint, the app as a tower service.
+//! 17. [Coming from axum](coming_from_axum) (feature `tower`): the same service written both
+//!     ways, what maps to what, moving over a route at a time.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -79,3 +83,11 @@ pub mod uploads {}
 
 #[doc = include_str!("../docs/15-cookies.md")]
 pub mod cookies {}
+
+#[cfg(feature = "tower")]
+#[doc = include_str!("../docs/16-tower.md")]
+pub mod tower {}
+
+#[cfg(feature = "tower")]
+#[doc = include_str!("../docs/17-coming-from-axum.md")]
+pub mod coming_from_axum {}

@@ -46,6 +46,8 @@ pub mod telemetry;
 pub mod testing;
 #[cfg(feature = "tls")]
 pub mod tls;
+#[cfg(feature = "tower")]
+pub mod tower;
 pub mod validate;
 mod view;
 #[cfg(feature = "websocket")]

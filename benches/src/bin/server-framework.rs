@@ -2,7 +2,10 @@
 //! parser, and compress (gzip only, at the shared level) — the idiomatic way to write them —
 //! plus `StaticServe` on `/static/*` and `Proxy` on `/proxy/*`. With `BENCH_METRICS=1` the
 //! app also has the Prometheus metrics (`metrics.stats()` outermost, `/metrics`), to measure
-//! what they cost a request.
+//! what they cost a request. With `BENCH_TOWER=layer` the app's outermost middleware is a
+//! no-op tower layer (`tower_layer::Identity` through `framework::tower::layer`), with
+//! `BENCH_TOWER=native` the same no-op as a `from_fn` middleware: what the tower adapter
+//! costs a request.
 
 use framework::extract::Json;
 use framework::middleware::body_parser::BodyParser;
@@ -58,6 +61,11 @@ impl Bench {
     }
 }
 
+/// A middleware that does nothing but run the rest of the chain.
+async fn pass(ctx: &mut Context, next: framework::Next<'_>) -> Result {
+    next.run(ctx).await
+}
+
 fn main() -> std::io::Result<()> {
     let args = ServerArgs::from_env();
     let big: &'static [Item] = Box::leak(big_document().into_boxed_slice());
@@ -66,6 +74,13 @@ fn main() -> std::io::Result<()> {
         static_level: GZIP_LEVEL,
     });
     let mut app = App::new().with_state(big);
+    match std::env::var("BENCH_TOWER").as_deref() {
+        Ok("layer") => {
+            app = app.use_middleware(framework::tower::layer(tower_layer::Identity::new()));
+        }
+        Ok("native") => app = app.use_middleware(framework::from_fn(pass)),
+        _ => {}
+    }
     if std::env::var("BENCH_METRICS").is_ok_and(|v| v == "1") {
         let metrics = Metrics::new(MetricsConfig::default());
         app = app.use_middleware(metrics.stats()).endpoint(

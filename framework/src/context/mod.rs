@@ -19,6 +19,8 @@ mod recycle;
 mod request;
 mod response;
 mod store;
+#[cfg(feature = "tower")]
+mod tower;
 
 use std::any::Any;
 use std::borrow::Cow;
