@@ -5,7 +5,9 @@
 //! what they cost a request. With `BENCH_TOWER=layer` the app's outermost middleware is a
 //! no-op tower layer (`tower_layer::Identity` through `framework::tower::layer`), with
 //! `BENCH_TOWER=native` the same no-op as a `from_fn` middleware: what the tower adapter
-//! costs a request.
+//! costs a request. With `BENCH_TOWER=app-service` the same app is served as a tower service
+//! (`framework::tower::AppService`) by hyper's own HTTP/1.1 connection, as raw hyper's server
+//! is, instead of by the framework's server: what the framework's server adds or saves.
 
 use framework::extract::Json;
 use framework::middleware::body_parser::BodyParser;
@@ -119,9 +121,46 @@ fn main() -> std::io::Result<()> {
         )
         .build()
         .map_err(std::io::Error::other)?;
+    let as_tower_service = std::env::var("BENCH_TOWER").is_ok_and(|v| v == "app-service");
     benches::runtime(args.threads).block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr()).await?;
         println!("listening on {}", args.addr());
-        service.serve(listener).await
+        if as_tower_service {
+            serve_as_tower_service(framework::tower::AppService::new(service), listener).await
+        } else {
+            service.serve(listener).await
+        }
     })
+}
+
+/// Serves `app` on hyper's HTTP/1.1 connections, each request through `AppService` with its
+/// peer in a `ConnectInfo`, until Ctrl-C (as raw hyper's benchmark server does).
+async fn serve_as_tower_service(
+    app: framework::tower::AppService,
+    listener: tokio::net::TcpListener,
+) -> std::io::Result<()> {
+    use framework::tower::ConnectInfo;
+    let mut shutdown = std::pin::pin!(tokio::signal::ctrl_c());
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => accepted?,
+            _ = &mut shutdown => return Ok(()),
+        };
+        stream.set_nodelay(true)?;
+        let app = app.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(
+                move |mut request: http::Request<hyper::body::Incoming>| {
+                    request.extensions_mut().insert(ConnectInfo {
+                        remote_addr: peer,
+                        tls: false,
+                    });
+                    tower_service::Service::call(&mut app.clone(), request)
+                },
+            );
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                .await;
+        });
+    }
 }

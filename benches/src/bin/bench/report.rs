@@ -507,6 +507,8 @@ impl Report<'_> {
             }
         }
 
+        // Measured with the benchmark server's `BENCH_TOWER` modes, not by a full run.
+        let _ = write!(s, "\n{}", include_str!("tower.md"));
         let _ = writeln!(s, "\n## Allocations per request (dhat)\n");
         let _ = writeln!(
             s,
