@@ -45,6 +45,28 @@ static TAKEN_REQUEST_ID: HeaderValue = HeaderValue::from_static("");
 /// A per-request value and its name ([`Context::set_value`]).
 type NamedValue = (Cow<'static, str>, Box<dyn Any + Send + Sync>);
 
+/// What a connection's requests share beyond its peer address, made once per connection
+/// that has any of it (a Unix socket's peer process, a TLS client's verified certificate).
+#[derive(Debug, Default)]
+pub(crate) struct ConnFacts {
+    /// The peer process, over a Unix socket.
+    pub(crate) unix_peer: Option<crate::listener::UnixPeer>,
+    /// The verified client certificate ([`Context::client_cert`]).
+    #[cfg(feature = "tls")]
+    pub(crate) client_cert: Option<Arc<crate::tls::ClientCert>>,
+}
+
+impl ConnFacts {
+    /// `None` when there is nothing to share: the context then carries no pointer.
+    pub(crate) fn shared(self) -> Option<Arc<Self>> {
+        #[cfg(feature = "tls")]
+        let any = self.unix_peer.is_some() || self.client_cert.is_some();
+        #[cfg(not(feature = "tls"))]
+        let any = self.unix_peer.is_some();
+        any.then(|| Arc::new(self))
+    }
+}
+
 /// Everything one request carries through the chain.
 pub struct Context {
     method: Method,
@@ -56,8 +78,10 @@ pub struct Context {
     headers: ManuallyDrop<HeaderMap>,
     extensions: http::Extensions,
     remote_addr: SocketAddr,
-    /// The peer process, for a request over a Unix socket.
-    unix_peer: Option<crate::listener::UnixPeer>,
+    /// What the connection's requests share beyond the peer address (the Unix peer process,
+    /// the client certificate); `None` over plain TCP. One pointer, so the context (moved
+    /// into each request's future) does not grow with facts most connections lack.
+    conn: Option<Arc<ConnFacts>>,
     /// Taken out (`None`) when the response is made.
     request_id: Option<HeaderValue>,
     params: Params,
@@ -75,9 +99,6 @@ pub struct Context {
     committed: bool,
     /// The request came over the server's own TLS.
     tls: bool,
-    /// The connection's verified client certificate ([`Context::client_cert`]).
-    #[cfg(feature = "tls")]
-    client_cert: Option<Arc<crate::tls::ClientCert>>,
     /// When the first middleware that measures time started the clock
     /// ([`Context::start_clock`]).
     clock: Option<std::time::Instant>,
@@ -115,7 +136,7 @@ impl Context {
             headers: ManuallyDrop::new(parts.headers),
             extensions: parts.extensions,
             remote_addr,
-            unix_peer: None,
+            conn: None,
             request_id: Some(request_id),
             params: Params::default(),
             route: None,
@@ -128,8 +149,6 @@ impl Context {
             body_stream: None,
             committed: false,
             tls: false,
-            #[cfg(feature = "tls")]
-            client_cert: None,
             clock: None,
             values: ManuallyDrop::new(Vec::new()),
             data: ManuallyDrop::new(TypedData::default()),
@@ -144,16 +163,9 @@ impl Context {
         self.tls = true;
     }
 
-    /// The connection's verified client certificate.
-    #[cfg(feature = "tls")]
-    pub(crate) fn set_client_cert(&mut self, cert: Arc<crate::tls::ClientCert>) {
-        self.client_cert = Some(cert);
-    }
-
-    /// The request came over a Unix socket, from this process.
-    #[cfg_attr(not(unix), allow(dead_code))]
-    pub(crate) fn set_unix_peer(&mut self, peer: crate::listener::UnixPeer) {
-        self.unix_peer = Some(peer);
+    /// The connection's facts beyond its peer address.
+    pub(crate) fn set_conn(&mut self, conn: Arc<ConnFacts>) {
+        self.conn = Some(conn);
     }
 
     pub(crate) fn set_route(&mut self, route: &Arc<RouteMeta>, params: Params) {

@@ -73,7 +73,7 @@ impl Context {
     /// The peer process (user, group, pid) when the request came over a Unix socket
     /// ([`framework::listener`](crate::listener)); `None` over TCP.
     pub fn unix_peer(&self) -> Option<crate::listener::UnixPeer> {
-        self.unix_peer
+        self.conn.as_ref().and_then(|conn| conn.unix_peer)
     }
     /// The real client IP: the peer address, or behind trusted proxies the client they name
     /// (counted from the right of `X-Forwarded-For`; see [`crate::client_ip`]).
@@ -112,7 +112,7 @@ impl Context {
     /// the connection's own handshake is the only source.
     #[cfg(feature = "tls")]
     pub fn client_cert(&self) -> Option<&std::sync::Arc<crate::tls::ClientCert>> {
-        self.client_cert.as_ref()
+        self.conn.as_ref()?.client_cert.as_ref()
     }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {
@@ -151,7 +151,7 @@ impl Context {
             version: self.version,
             request_id: self.request_id_value().clone(),
             remote_addr: self.remote_addr,
-            unix_peer: self.unix_peer,
+            unix_peer: self.unix_peer(),
             real_ip: self.real_ip(),
             route: self.route.clone(),
         }

@@ -378,12 +378,17 @@ impl Accepting {
         // Made once the connection's TLS handshake (if any) has told who the client is.
         #[cfg_attr(not(feature = "tls"), allow(unused_variables))]
         let handler = move |client_cert: ClientCertOf| {
+            let conn = crate::context::ConnFacts {
+                unix_peer,
+                #[cfg(feature = "tls")]
+                client_cert,
+            }
+            .shared();
             hyper::service::service_fn(move |request: http::Request<Incoming>| {
                 let guard = conn_state.request_started();
                 let service = Arc::clone(&service);
-                // An `Arc` count, when the client showed a certificate.
-                #[cfg(feature = "tls")]
-                let client_cert = client_cert.clone();
+                // An `Arc` count, on a Unix socket or when the client showed a certificate.
+                let conn = conn.clone();
                 async move {
                     if let Some(refused) = check_host(&request) {
                         return Ok::<_, Infallible>(refused.map(|body| ConnBody::new(body, guard)));
@@ -405,13 +410,9 @@ impl Accepting {
                     let mut ctx = service.context(parts, body, peer);
                     if over_tls {
                         ctx.set_tls();
-                        #[cfg(feature = "tls")]
-                        if let Some(cert) = client_cert {
-                            ctx.set_client_cert(cert);
-                        }
                     }
-                    if let Some(unix_peer) = unix_peer {
-                        ctx.set_unix_peer(unix_peer);
+                    if let Some(conn) = conn {
+                        ctx.set_conn(conn);
                     }
                     // While draining, an HTTP/1 answer carries `Connection: close`: set where
                     // the response is made (`Context::take_response`), since changing it here
