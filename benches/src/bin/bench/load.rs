@@ -199,9 +199,40 @@ impl Route {
                 Err(format!("no token: {}", String::from_utf8_lossy(body)))
             }
             Self::Big if encoding != Some(b"gzip".as_slice()) => Err("not gzip-encoded".to_owned()),
+            Self::Big => big_answer_is_the_document(body),
             _ if body.is_empty() => Err("an empty body".to_owned()),
             _ => Ok(()),
         }
+    }
+}
+
+/// The JSON of `/big`'s document, as every server serialises it (serde_json, compact).
+fn big_json() -> &'static [u8] {
+    static JSON: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    JSON.get_or_init(|| serde_json::to_vec(&benches::big_document()).expect("serialisable"))
+}
+
+/// Whether a gzip body decodes to `/big`'s document: the same bytes (each server serialises
+/// it with serde_json), or else the same JSON value. A server that sent less, or something
+/// cheaper, is caught here rather than counted fast.
+fn big_answer_is_the_document(body: &[u8]) -> Result<(), String> {
+    use std::io::Read;
+    let mut decoded = Vec::with_capacity(big_json().len());
+    flate2::read::GzDecoder::new(body)
+        .read_to_end(&mut decoded)
+        .map_err(|e| format!("not gzip ({e})"))?;
+    if decoded == big_json() {
+        return Ok(());
+    }
+    let same = serde_json::from_slice::<serde_json::Value>(&decoded).ok()
+        == serde_json::from_slice::<serde_json::Value>(big_json()).ok();
+    if same {
+        Ok(())
+    } else {
+        Err(format!(
+            "decoded to another document ({} bytes)",
+            decoded.len()
+        ))
     }
 }
 
@@ -349,9 +380,14 @@ pub(crate) enum Work {
 /// server answered wrongly, `None` when the connection failed.
 async fn once(work: Work, sender: &mut SendRequest, conn: usize, i: u64) -> Option<bool> {
     match work {
+        // Every answer is checked before it counts: its status, its encoding (`exchange`
+        // refuses a gzip mismatch), and its body where the route's is known (`/big` decoded).
         Work::Route(route) => exchange(sender, route.request())
             .await
-            .map(|(status, _, _)| status.is_success()),
+            .map(|(status, _, body)| {
+                let encoding = matches!(route, Route::Big).then_some(b"gzip".as_slice());
+                route.check_answer(status, encoding, &body).is_ok()
+            }),
         Work::Flow(Flow::LoginToken, _) => exchange(sender, get_request("/users/v1/login"))
             .await
             .map(|(status, _, _)| status == StatusCode::OK),
@@ -665,10 +701,38 @@ mod tests {
                 .is_ok()
         );
         assert!(Route::Echo.check_answer(ok, None, b"{}").is_err());
+        let gzip = |bytes: &[u8]| {
+            use std::io::Write;
+            let mut encoder =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            encoder.write_all(bytes).unwrap();
+            encoder.finish().unwrap()
+        };
+        assert!(
+            Route::Big
+                .check_answer(ok, Some(b"gzip"), &gzip(big_json()))
+                .is_ok()
+        );
+        // Pretty-printed, it is the same document.
+        let pretty = serde_json::to_vec_pretty(
+            &serde_json::from_slice::<serde_json::Value>(big_json()).unwrap(),
+        )
+        .unwrap();
+        assert!(
+            Route::Big
+                .check_answer(ok, Some(b"gzip"), &gzip(&pretty))
+                .is_ok()
+        );
+        // Gzip of something else, or not gzip at all: refused.
+        assert!(
+            Route::Big
+                .check_answer(ok, Some(b"gzip"), &gzip(b"[]"))
+                .is_err()
+        );
         assert!(
             Route::Big
                 .check_answer(ok, Some(b"gzip"), b"\x1f\x8b...")
-                .is_ok()
+                .is_err()
         );
         assert!(Route::Big.check_answer(ok, None, b"[...]").is_err());
         assert!(
