@@ -9,6 +9,7 @@ mod common;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::pki::Pki;
 use framework::client_ip::TrustedProxies;
 use framework::middleware::force_https::ForceHttps;
 use framework::tls::Tls;
@@ -194,36 +195,27 @@ async fn a_pinned_host_and_a_temporary_redirect() {
     }
 }
 
-/// A self-signed certificate for `localhost`, written to a fresh directory.
-fn https_service(reached: Arc<AtomicUsize>) -> (Service, String) {
-    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
-    let dir = common::temp_dir("force-https");
-    std::fs::write(dir.join("cert.pem"), certified.cert.pem()).unwrap();
-    std::fs::write(dir.join("key.pem"), certified.key_pair.serialize_pem()).unwrap();
-    let tls = Tls::from_pem_files(dir.join("cert.pem"), dir.join("key.pem")).unwrap();
-    let service = app(ForceHttps::new(), TrustedProxies::None, reached)
+/// The app over TLS, with a certificate for `localhost` from the tests' own CA.
+fn https_service(pki: &Pki, reached: Arc<AtomicUsize>) -> Service {
+    pki.issue("force-https");
+    let tls = Tls::from_pem_files(pki.cert(), pki.key()).unwrap();
+    app(ForceHttps::new(), TrustedProxies::None, reached)
         .tls(tls)
         .build()
-        .unwrap();
-    (service, certified.cert.pem())
+        .unwrap()
 }
 
 #[tokio::test]
 async fn a_client_following_the_redirect_ends_on_https_with_its_body() {
     let reached = Arc::new(AtomicUsize::new(0));
-    let (https, cert_pem) = https_service(reached.clone());
-    let https = common::start(https).await;
+    let pki = Pki::new("force-https");
+    let https = common::start(https_service(&pki, reached.clone())).await;
     let (plain, plain_reached) = plain(
         ForceHttps::new().https_port(https.addr.port()),
         TrustedProxies::None,
     )
     .await;
-    let client = reqwest::Client::builder()
-        .use_rustls_tls()
-        .tls_built_in_root_certs(false)
-        .add_root_certificate(reqwest::Certificate::from_pem(cert_pem.as_bytes()).unwrap())
-        .build()
-        .unwrap();
+    let client = pki.client(false);
     let port = plain.addr.port();
     let res = client
         .post(format!("http://localhost:{port}/orders?n=1"))
