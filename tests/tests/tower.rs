@@ -801,3 +801,123 @@ async fn the_openapi_document_describes_routes_with_tower_layers() {
     assert!(doc["paths"]["/layered/body"]["post"].is_object());
     server.stop().await;
 }
+
+/// A tonic gRPC health service beside REST routes on one port, over HTTP/2 with prior
+/// knowledge, inside the app's default chain (`App::new`, with the controller above mounted):
+/// a unary call whose `grpc-status`
+/// comes in the response's trailers, an error status, a server-streaming call that sees a
+/// change while it is open, and a REST route on the same port over the same protocol.
+#[tokio::test]
+async fn a_tonic_grpc_service_is_served_beside_rest_over_http2() {
+    use tonic_health::ServingStatus;
+    use tonic_health::pb::HealthCheckRequest;
+    use tonic_health::pb::health_check_response::ServingStatus as Answered;
+    use tonic_health::pb::health_client::HealthClient;
+
+    let (reporter, health) = tonic_health::server::health_reporter();
+    reporter
+        .set_service_status("users", ServingStatus::Serving)
+        .await;
+    let service = app(&Seen::default())
+        .use_middleware(framework::from_fn(around))
+        .get("/json", |_ctx: &mut Context| async {
+            Ok(serde_json::json!({ "message": "Hello, World!" }))
+        })
+        .route_service("/grpc.health.v1.Health/*", health)
+        .build()
+        .expect("builds");
+    let server = common::start(service).await;
+
+    let channel = tonic::transport::Endpoint::from_shared(server.url(""))
+        .expect("endpoint")
+        .connect()
+        .await
+        .expect("connect over h2c");
+    let mut grpc = HealthClient::new(channel);
+    let check = |service: &str| HealthCheckRequest {
+        service: service.to_owned(),
+    };
+
+    // Unary: the answer's status is in the trailers; tonic fails the call without them.
+    let serving = grpc.check(check("users")).await.expect("check users");
+    assert_eq!(serving.into_inner().status(), Answered::Serving);
+    let unknown = grpc
+        .check(check("nobody"))
+        .await
+        .expect_err("an unknown service");
+    assert_eq!(unknown.code(), tonic::Code::NotFound, "{unknown:?}");
+
+    // Server streaming: the first status at once, the next when it changes.
+    let mut watch = grpc
+        .watch(check("users"))
+        .await
+        .expect("watch")
+        .into_inner();
+    let first = watch.message().await.expect("first").expect("a message");
+    assert_eq!(first.status(), Answered::Serving);
+    reporter
+        .set_service_status("users", ServingStatus::NotServing)
+        .await;
+    let second = tokio::time::timeout(Duration::from_secs(5), watch.message())
+        .await
+        .expect("the change arrives while the stream is open")
+        .expect("second")
+        .expect("a message");
+    assert_eq!(second.status(), Answered::NotServing);
+    drop(watch);
+
+    // The same unary call on a bare HTTP/2 stream: the answer's status is in its trailers.
+    let tcp = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    let (send, connection) = h2::client::handshake(tcp).await.expect("h2 handshake");
+    tokio::spawn(connection);
+    let mut send = send.ready().await.expect("ready");
+    let request = http::Request::post(server.url("/grpc.health.v1.Health/Check"))
+        .header("content-type", "application/grpc")
+        .header("te", "trailers")
+        .body(())
+        .expect("request");
+    let (answer, mut body) = send.send_request(request, false).expect("send");
+    // One uncompressed gRPC message: HealthCheckRequest { service: "users" } (field 1, 5 bytes).
+    let message = b"\x0a\x05users";
+    let mut framed = vec![0u8];
+    framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    framed.extend_from_slice(message);
+    body.send_data(Bytes::from(framed), true).expect("send body");
+    let answer = answer.await.expect("answer");
+    assert_eq!(answer.status(), 200);
+    assert_eq!(answer.headers()["content-type"], "application/grpc");
+    assert!(
+        !answer.headers().contains_key("grpc-status"),
+        "a success's status comes after the message, in the trailers"
+    );
+    let mut answer = answer.into_body();
+    let mut received = Vec::new();
+    while let Some(chunk) = answer.data().await {
+        let chunk = chunk.expect("data");
+        let _ = answer.flow_control().release_capacity(chunk.len());
+        received.extend_from_slice(&chunk);
+    }
+    // NotServing (2) since the watch above: field 1, varint 2.
+    assert_eq!(received, b"\x00\x00\x00\x00\x02\x08\x02", "one message");
+    let trailers = answer
+        .trailers()
+        .await
+        .expect("trailers")
+        .expect("the answer ends with trailers");
+    assert_eq!(trailers["grpc-status"], "0");
+
+    // REST on the same port, over HTTP/2 too.
+    let rest = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .expect("client");
+    let json = rest.get(server.url("/json")).send().await.expect("json");
+    assert_eq!(json.version(), reqwest::Version::HTTP_2);
+    assert_eq!(json.status(), 200);
+    assert_eq!(json.headers()["x-around"], "app");
+    let body: serde_json::Value = json.json().await.expect("json body");
+    assert_eq!(body["message"], "Hello, World!");
+    server.stop().await;
+}
