@@ -350,10 +350,16 @@ pub fn accept_encoding_q(headers: &HeaderMap, coding: &str) -> f32 {
 }
 
 /// True for media types worth compressing: text, JavaScript, JSON, XML (SVG included), wasm
-/// and fonts. Images, video, archives and the like are compressed already.
+/// and fonts. Images, video, archives and the like are compressed already. gRPC
+/// (`application/grpc`, `application/grpc+json`, …) never is: it compresses each message
+/// itself (`grpc-encoding`), and its status travels in trailers that a whole-body encoder
+/// would not carry.
 #[doc(hidden)]
 pub fn is_compressible(content_type: &str) -> bool {
     let mt = media_type(content_type);
+    if starts_with_ignore_case(mt, "application/grpc") {
+        return false;
+    }
     starts_with_ignore_case(mt, "text/")
         || starts_with_ignore_case(mt, "font/")
         || contains_ignore_case(mt, "javascript")
@@ -531,6 +537,9 @@ mod tests {
             "application/zip",
             "video/mp4",
             "application/octet-stream",
+            "application/grpc",
+            "application/grpc+json",
+            "application/grpc-web+json",
         ] {
             assert!(!is_compressible(no), "{no}");
         }

@@ -884,7 +884,8 @@ async fn a_tonic_grpc_service_is_served_beside_rest_over_http2() {
     let mut framed = vec![0u8];
     framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
     framed.extend_from_slice(message);
-    body.send_data(Bytes::from(framed), true).expect("send body");
+    body.send_data(Bytes::from(framed), true)
+        .expect("send body");
     let answer = answer.await.expect("answer");
     assert_eq!(answer.status(), 200);
     assert_eq!(answer.headers()["content-type"], "application/grpc");
