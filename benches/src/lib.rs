@@ -182,6 +182,12 @@ impl ServerArgs {
 /// # Panics
 /// When the runtime cannot start.
 pub fn runtime(threads: usize) -> tokio::runtime::Runtime {
+    if std::env::var_os("BENCH_CURRENT_THREAD").is_some() {
+        return tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("tokio runtime");
+    }
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
         .enable_all()

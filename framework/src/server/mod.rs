@@ -46,7 +46,7 @@ use std::time::Duration;
 
 use hyper::body::Incoming;
 use hyper::server::conn::{http1, http2};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::body::{RequestBody, ResponseBody};
@@ -103,7 +103,7 @@ impl Registry {
 /// the sweep, which runs while any of them holds this.
 struct Serving {
     http1: http1::Builder,
-    http2: http2::Builder<TokioExecutor>,
+    http2: http2::Builder<connection::StreamExecutor>,
     limits: Arc<ServerLimits>,
     _sweeper: reaper::Sweeper,
 }
@@ -149,7 +149,8 @@ impl Serving {
         };
         let _open = crate::telemetry::counters().connection_opened(protocol);
         if http2 {
-            let connection = self.http2.serve_connection(io, handler);
+            // Its streams run in this task: see `connection::WithStreams`.
+            let connection = connection::WithStreams::new(self.http2.serve_connection(io, handler));
             connection::drive(connection, state, &self.limits, None::<&K>).await;
         } else {
             let connection = self.http1.serve_connection(io, handler).with_upgrades();
@@ -222,7 +223,7 @@ impl Service {
             None => (None, None),
         };
         let service = Arc::new(self);
-        let mut h2 = http2::Builder::new(TokioExecutor::new());
+        let mut h2 = http2::Builder::new(connection::StreamExecutor);
         // WebSockets over HTTP/2 (RFC 8441): clients may send an extended CONNECT.
         #[cfg(feature = "websocket")]
         h2.enable_connect_protocol();

@@ -42,7 +42,7 @@ pub(crate) enum Route {
 /// Streams in flight on each HTTP/2 connection.
 pub(crate) const H2_STREAMS: usize = 8;
 
-const ECHO_BODY: &str = r#"{"account":"bench_user","password":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#;
+pub(crate) const ECHO_BODY: &str = r#"{"account":"bench_user","password":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#;
 
 impl Route {
     pub(crate) const ALL: [Route; 8] = [
@@ -126,28 +126,35 @@ impl Route {
         self == Self::JsonH2
     }
 
+    /// The route's path.
+    pub(crate) fn path(self) -> &'static str {
+        match self {
+            Self::Plaintext => "/plaintext",
+            Self::Json | Self::JsonH2 => "/json",
+            Self::Echo => "/echo",
+            Self::Big => "/big",
+            Self::StaticSmall => "/static/4k.bin",
+            Self::StaticLarge => "/static/1m.bin",
+            Self::ProxyJson => "/proxy/json",
+            Self::UserLogin => "/users/v1/login",
+            Self::EchoTyped => "/ech2",
+        }
+    }
+
     pub(crate) fn request(self) -> Request<Full<Bytes>> {
         if self.is_h2() {
             // HTTP/2 carries the authority in the URI (`:authority`), not in a Host header.
-            return Request::get("http://localhost/json")
+            return Request::get(format!("http://localhost{}", self.path()))
                 .body(Full::new(Bytes::new()))
                 .expect("valid request");
         }
-        let (method, path) = match self {
-            Self::Plaintext => (Method::GET, "/plaintext"),
-            Self::Json => (Method::GET, "/json"),
-            Self::JsonH2 => unreachable!("answered above"),
-            Self::Echo => (Method::POST, "/echo"),
-            Self::Big => (Method::GET, "/big"),
-            Self::StaticSmall => (Method::GET, "/static/4k.bin"),
-            Self::StaticLarge => (Method::GET, "/static/1m.bin"),
-            Self::ProxyJson => (Method::GET, "/proxy/json"),
-            Self::UserLogin => (Method::GET, "/users/v1/login"),
-            Self::EchoTyped => (Method::POST, "/ech2"),
+        let method = match self {
+            Self::Echo | Self::EchoTyped => Method::POST,
+            _ => Method::GET,
         };
         let mut builder = Request::builder()
             .method(method)
-            .uri(path)
+            .uri(self.path())
             .header(HOST, "localhost");
         let body = match self {
             Self::Echo | Self::EchoTyped => {
@@ -650,6 +657,18 @@ pub(crate) struct Sample {
 }
 
 impl Sample {
+    /// A run of another load tool: counts only (no latencies).
+    pub(crate) fn from_counts(ok: u64, errors: u64, ticks: u64, duration: Duration) -> Self {
+        let cpu_us = ticks as f64 * 1e6 / crate::machine::ticks_per_second();
+        Self {
+            requests_per_second: ok as f64 / duration.as_secs_f64(),
+            p50_us: 0,
+            p99_us: 0,
+            cpu_us_per_request: if ok == 0 { 0.0 } else { cpu_us / ok as f64 },
+            errors,
+        }
+    }
+
     pub(crate) fn new(run: &Run, ticks: u64, duration: Duration) -> Self {
         let cpu_us = ticks as f64 * 1e6 / crate::machine::ticks_per_second();
         Self {

@@ -4,10 +4,13 @@
 //! ```sh
 //! cargo run --release -p benches --bin bench            # full run, several minutes
 //! cargo run --release -p benches --bin bench -- --quick # under a minute
+//! cargo run --release -p benches --bin bench -- --cross-check --routes json-h2,big+gzip
 //! cargo run --release -p benches --no-default-features --bin bench -- --callgrind-check
 //! ```
 //!
-//! `--callgrind-check` is the regression check CI runs: see [`check`].
+//! `--callgrind-check` is the regression check CI runs: see [`check`]. `--cross-check` runs
+//! wrk and h2load beside the harness on the same servers and prints both ([`crosscheck`]); a
+//! full run does it too and reports it.
 //!
 //! Each server gets the same number of worker threads (1 by default) so the load generator has
 //! the other core. Servers run side by side for the whole benchmark and are measured in turn,
@@ -18,6 +21,7 @@
 
 mod callgrind;
 mod check;
+mod crosscheck;
 mod load;
 mod machine;
 mod memory;
@@ -40,6 +44,9 @@ fn main() -> std::io::Result<()> {
     if options.callgrind_check {
         return check::run(&options);
     }
+    if options.cross_check {
+        crosscheck::ensure_tools()?;
+    }
     let started = std::time::Instant::now();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -60,7 +67,11 @@ fn main() -> std::io::Result<()> {
     } else {
         &load::Route::ALL[..]
     };
-    for &route in routes {
+    let routes = routes.iter().copied().filter(|route| {
+        options.wants_route(route.name())
+            && (!options.cross_check_only || crosscheck::checks(*route))
+    });
+    for route in routes {
         let servers: Vec<&Server> = peers.iter().filter(|s| route.served_by(s.kind)).collect();
         for server in &servers {
             runtime.block_on(load::run(
@@ -71,6 +82,9 @@ fn main() -> std::io::Result<()> {
             ));
         }
         let mut samples: Vec<Vec<load::Sample>> = vec![Vec::new(); servers.len()];
+        // The same server measured by wrk or h2load right after the harness, each round.
+        let cross_check = options.cross_check && crosscheck::checks(route);
+        let mut tool_samples: Vec<Vec<load::Sample>> = vec![Vec::new(); servers.len()];
         for round in 0..options.rounds {
             for (i, server) in servers.iter().enumerate() {
                 let before = server.cpu_ticks()?;
@@ -91,15 +105,49 @@ fn main() -> std::io::Result<()> {
                     samples[i].last().map_or(0.0, |s| s.cpu_us_per_request),
                     run.errors
                 );
+                if cross_check {
+                    let before = server.cpu_ticks()?;
+                    let tool = crosscheck::run(
+                        route,
+                        server.addr(),
+                        options.connections,
+                        options.duration,
+                    )?;
+                    let ticks = server.cpu_ticks()? - before;
+                    let sample =
+                        load::Sample::from_counts(tool.ok, tool.errors, ticks, options.duration);
+                    eprintln!(
+                        "{:>10} {:<10} round {}: {:>8.0} req/s, {:>6.1} µs CPU/req, {} errors ({})",
+                        route.name(),
+                        server.kind.name(),
+                        round + 1,
+                        sample.requests_per_second,
+                        sample.cpu_us_per_request,
+                        tool.errors,
+                        crosscheck::tool(route)
+                    );
+                    tool_samples[i].push(sample);
+                }
             }
         }
-        for (server, samples) in servers.iter().zip(samples) {
+        for ((server, samples), tool) in servers.iter().zip(samples).zip(tool_samples) {
             rows.push(LoadRow {
                 route,
                 server: server.kind,
                 summary: Summary::new(&samples),
+                tool: (!tool.is_empty()).then(|| Summary::new(&tool)),
             });
         }
+    }
+    if options.cross_check_only {
+        // A check, not a report: the comparison on stdout, BENCHMARKS.md left alone.
+        let mut text = String::new();
+        report::render_cross_check(&rows, &mut text);
+        println!("{text}");
+        for server in peers.iter_mut().chain(std::iter::once(&mut service)) {
+            server.stop();
+        }
+        return Ok(());
     }
 
     let mut flows = Vec::new();

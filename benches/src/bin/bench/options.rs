@@ -23,6 +23,11 @@ pub(crate) struct Options {
     pub(crate) routes: Option<Vec<String>>,
     pub(crate) callgrind_requests: (u64, u64),
     pub(crate) micro: bool,
+    /// wrk and h2load beside the harness on the cross-checked routes ([`crate::crosscheck`]):
+    /// on in a full run (`--no-cross-check` leaves them out), and `--cross-check` alone runs
+    /// only those routes and prints the comparison, leaving BENCHMARKS.md alone.
+    pub(crate) cross_check: bool,
+    pub(crate) cross_check_only: bool,
     pub(crate) out: PathBuf,
 }
 
@@ -30,7 +35,9 @@ impl Options {
     /// `--quick`, `--rounds N`, `--duration SECS`, `--connections N`, `--threads N`,
     /// `--no-callgrind`, `--callgrind-only` (instruction counts printed, no load, no report),
     /// `--callgrind-check` (GET /json at most 1.08× `hyper-id`'s instructions),
-    /// `--servers a,b` and `--routes a,b` (callgrind subsets), `--no-micro`, `--out FILE`.
+    /// `--servers a,b` (a callgrind subset), `--routes a,b` (the routes measured, under load and
+    /// callgrind), `--no-micro`, `--cross-check` (only the cross-check, printed),
+    /// `--no-cross-check`, `--out FILE`.
     pub(crate) fn from_args() -> Self {
         let args: Vec<String> = std::env::args().skip(1).collect();
         let has = |flag: &str| args.iter().any(|a| a == flag);
@@ -72,7 +79,9 @@ impl Options {
             } else {
                 (2000, 22000)
             },
-            micro: !quick && !has("--no-micro"),
+            micro: !quick && !has("--no-micro") && !has("--cross-check"),
+            cross_check: has("--cross-check") || (!quick && !has("--no-cross-check")),
+            cross_check_only: has("--cross-check"),
             out: args
                 .iter()
                 .position(|a| a == "--out")

@@ -57,6 +57,70 @@ pub(crate) struct LoadRow {
     pub(crate) route: Route,
     pub(crate) server: ServerKind,
     pub(crate) summary: Summary,
+    /// The same server and route driven by wrk or h2load ([`crate::crosscheck`]).
+    pub(crate) tool: Option<Summary>,
+}
+
+/// The cross-check table: each cross-checked row's server CPU per request under the harness
+/// and under wrk or h2load, their ratio, and whether they agree within their spread.
+pub(crate) fn render_cross_check(rows: &[LoadRow], s: &mut String) {
+    if rows.iter().all(|r| r.tool.is_none()) {
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "\n## Cross-check: the harness beside wrk and h2load\n\n\
+         The same servers and routes driven by independent load tools, right after each harness \
+         run in every round, in the same shape: wrk (`-t1`, one connection per request in \
+         flight) for HTTP/1.1, h2load (`-t1 -m{}`) for HTTP/2 with prior knowledge. Server CPU \
+         per answered request is read the same way (utime+stime from `/proc/PID/stat`); the \
+         tools count only 2xx answers, and the harness checked the bodies of the same server's \
+         answers just before (`/big` decoded and compared with the document). The ratio columns \
+         are to raw hyper under the same tool, and *agree* compares them: the two ratios within \
+         10% of each other, or within the sum of the spreads behind them. The absolute figures \
+         need not agree, as a server's cost per request depends on its client (how requests, \
+         acknowledgements and window updates reach it, packet by packet); what must agree is \
+         where each server stands against raw hyper under the same client.\n\n\
+         | route | server | tool | harness CPU µs/req | ± | tool CPU µs/req | ± | tool / harness | agree | harness vs hyper | tool vs hyper | tool errors |\n\
+         |---|---|---|---:|---:|---:|---:|---:|:---:|---:|---:|---:|",
+        crate::load::H2_STREAMS
+    );
+    for row in rows {
+        let Some(tool) = &row.tool else {
+            continue;
+        };
+        let hyper = rows
+            .iter()
+            .find(|r| r.route == row.route && r.server == ServerKind::Hyper);
+        let harness_ratio = hyper.map_or(f64::NAN, |h| row.summary.cpu.0 / h.summary.cpu.0);
+        let tool_ratio = hyper
+            .and_then(|h| h.tool.as_ref())
+            .map_or(f64::NAN, |h| tool.cpu.0 / h.cpu.0);
+        let (a, b) = (row.summary.cpu, tool.cpu);
+        // Judged on the ratios to raw hyper, as the side-by-side table is: within 10%, or
+        // within the four spreads that make them.
+        let spreads = a.1
+            + b.1
+            + hyper.map_or(0.0, |h| {
+                h.summary.cpu.1 + h.tool.as_ref().map_or(0.0, |t| t.cpu.1)
+            });
+        let gap = (harness_ratio - tool_ratio).abs() / harness_ratio.min(tool_ratio) * 100.0;
+        let agree = gap <= spreads.max(10.0);
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {:.1} | {:.0}% | {:.1} | {:.0}% | {:.2}× | {} | {harness_ratio:.2}× | {tool_ratio:.2}× | {} |",
+            row.route.describe(),
+            row.server.name(),
+            crate::crosscheck::tool(row.route),
+            a.0,
+            a.1,
+            b.0,
+            b.1,
+            b.0 / a.0,
+            if agree { "yes" } else { "**no**" },
+            tool.errors
+        );
+    }
 }
 
 /// One user service flow.
@@ -407,6 +471,7 @@ impl Report<'_> {
             );
         }
 
+        render_cross_check(&self.rows, &mut s);
         self.render_components(&mut s);
 
         let _ = writeln!(s, "\n## The user service's own flows\n");

@@ -4,7 +4,8 @@
 //! notes the first byte of a new request head and unflushed writes; the service notes a
 //! request starting, [`ConnState::request_started`]), the [`ActiveGuard`] inside each response
 //! body, which notes the request ending (last byte sent, or the body dropped) wherever the body
-//! is dropped (HTTP/2 streams run on other tasks), and the server's sweeper thread
+//! is dropped (an HTTP/2 stream's body may be dropped when its connection is), and the
+//! server's sweeper thread
 //! ([`super::reaper`]); hence the atomics. The sweep marks a connection that is idle or late
 //! with its head ([`ConnState::expire`]); its driver ([`drive`]) then looks again on the
 //! connection's own task, where no request can start meanwhile, and closes it if it is still
@@ -13,12 +14,14 @@
 //! while a request is in progress ([`ClientGone`]), sharing the socket with [`TrackedStream`].
 //!
 //! One file per job: the state and the request guard here, protocol detection in
-//! [`preface`], the socket wrapper in [`stream`], and the driver futures in [`driver`].
+//! [`preface`], the socket wrapper in [`stream`], the driver futures in [`driver`], and the
+//! HTTP/2 streams run in their connection's task in [`streams`].
 
 mod driver;
 mod preface;
 mod socket;
 mod stream;
+mod streams;
 
 pub(crate) use driver::drive;
 pub(crate) use preface::detect;
@@ -26,6 +29,7 @@ pub(crate) use preface::detect;
 pub(crate) use preface::handshake;
 pub(crate) use socket::Socket;
 pub(crate) use stream::TrackedStream;
+pub(crate) use streams::{StreamExecutor, WithStreams};
 
 use std::pin::Pin;
 use std::sync::Arc;
