@@ -175,6 +175,53 @@ impl ServerArgs {
     pub fn addr(&self) -> std::net::SocketAddr {
         std::net::SocketAddr::from(([127, 0, 0, 1], self.port))
     }
+
+    /// `127.0.0.1:<port + TLS_PORT_OFFSET>`: where a server answers over TLS when the
+    /// harness gave it a certificate ([`tls_files`]).
+    pub fn tls_addr(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.port + TLS_PORT_OFFSET))
+    }
+}
+
+/// A server's TLS port is its plain port plus this.
+pub const TLS_PORT_OFFSET: u16 = 1000;
+
+/// The certificate and key (PEM files) the harness made for this run, from `BENCH_TLS_CERT`
+/// and `BENCH_TLS_KEY`: a server given them also listens over TLS on
+/// [`ServerArgs::tls_addr`].
+pub fn tls_files() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    Some((
+        std::env::var_os("BENCH_TLS_CERT")?.into(),
+        std::env::var_os("BENCH_TLS_KEY")?.into(),
+    ))
+}
+
+/// A rustls server configuration from [`tls_files`] (rustls' `ring` provider, ALPN `h2` then
+/// `http/1.1`), for the servers that take one (raw hyper, axum, actix-web); the framework's
+/// server takes the files through its own `Tls`.
+///
+/// # Errors
+/// When the files do not load.
+pub fn rustls_config() -> std::io::Result<Option<rustls::ServerConfig>> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let Some((cert, key)) = tls_files() else {
+        return Ok(None);
+    };
+    let certs = CertificateDer::pem_file_iter(&cert)
+        .and_then(Iterator::collect::<Result<Vec<_>, _>>)
+        .map_err(std::io::Error::other)?;
+    let key = PrivateKeyDer::from_pem_file(&key).map_err(std::io::Error::other)?;
+    let mut config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(std::io::Error::other)?
+    .with_no_client_auth()
+    .with_single_cert(certs, key)
+    .map_err(std::io::Error::other)?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Some(config))
 }
 
 /// A tokio runtime with `threads` workers, as every tokio-based server here uses.

@@ -58,6 +58,39 @@ async fn proxy(State(client): State<ProxyClient>, mut request: Request) -> Respo
     }
 }
 
+/// Serves the router over TLS on `listener` (ALPN `h2` or `http/1.1`), the way axum's
+/// `low-level-rustls` example does: tokio-rustls, then hyper's connection with the router as
+/// its service.
+async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    config: rustls::ServerConfig,
+    app: Router,
+) -> std::io::Result<()> {
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    loop {
+        let (stream, _) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        let (acceptor, app) = (acceptor.clone(), app.clone());
+        tokio::spawn(async move {
+            let Ok(tls) = acceptor.accept(stream).await else {
+                return;
+            };
+            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            let service = hyper_util::service::TowerToHyperService::new(app);
+            let io = hyper_util::rt::TokioIo::new(tls);
+            if h2 {
+                let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                    .serve_connection(io, service)
+                    .await;
+            } else {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(io, service)
+                    .await;
+            }
+        });
+    }
+}
+
 fn main() -> std::io::Result<()> {
     let args = ServerArgs::from_env();
     let app = Router::new()
@@ -90,6 +123,10 @@ fn main() -> std::io::Result<()> {
                 let _ = stream.set_nodelay(true);
             });
         println!("listening on {}", args.addr());
+        if let Some(config) = benches::rustls_config()? {
+            let tls_listener = tokio::net::TcpListener::bind(args.tls_addr()).await?;
+            tokio::spawn(serve_tls(tls_listener, config, app.clone()));
+        }
         axum::serve(listener, app)
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;

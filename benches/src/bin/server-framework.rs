@@ -8,6 +8,8 @@
 //! costs a request. With `BENCH_TOWER=app-service` the same app is served as a tower service
 //! (`framework::tower::AppService`) by hyper's own HTTP/1.1 connection, as raw hyper's server
 //! is, instead of by the framework's server: what the framework's server adds or saves.
+//! Given a certificate (`BENCH_TLS_CERT`, `BENCH_TLS_KEY`), the same app also answers over TLS
+//! (the framework's `Tls`: ALPN `h2` or `http/1.1`) on its port plus 1000.
 
 use framework::extract::Json;
 use framework::middleware::body_parser::BodyParser;
@@ -17,6 +19,7 @@ use framework::middleware::metrics::{Metrics, MetricsConfig};
 use framework::middleware::proxy::{Proxy, ProxyConfig};
 use framework::middleware::responder::Responder;
 use framework::middleware::static_serve::{DirectorySource, StaticServe, StaticServeConfig};
+use framework::tls::Tls;
 use framework::{App, Context, FromState, Result, State, controller};
 
 use benches::{Credentials, GZIP_LEVEL, Item, Message, PLAINTEXT, ServerArgs, big_document};
@@ -68,14 +71,19 @@ async fn pass(ctx: &mut Context, next: framework::Next<'_>) -> Result {
     next.run(ctx).await
 }
 
-fn main() -> std::io::Result<()> {
-    let args = ServerArgs::from_env();
-    let big: &'static [Item] = Box::leak(big_document().into_boxed_slice());
+/// The benchmark app; over TLS when given the certificate and key files.
+fn build(
+    big: &'static [Item],
+    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+) -> std::io::Result<framework::Service> {
     let gzip: std::sync::Arc<dyn Compressor> = std::sync::Arc::new(Gzip {
         level: GZIP_LEVEL,
         static_level: GZIP_LEVEL,
     });
     let mut app = App::new().with_state(big);
+    if let Some((cert, key)) = tls {
+        app = app.tls(Tls::from_pem_files(cert, key).map_err(std::io::Error::other)?);
+    }
     match std::env::var("BENCH_TOWER").as_deref() {
         Ok("layer") => {
             app = app.use_middleware(framework::tower::layer(tower_layer::Identity::new()));
@@ -91,40 +99,52 @@ fn main() -> std::io::Result<()> {
             metrics.endpoint(),
         );
     }
-    let service = app
-        .use_middleware(Compress::with_compressors(
-            CompressConfig::default(),
-            vec![gzip],
-        ))
-        .use_middleware(ErrorHandler::default())
-        .use_middleware(Responder::default())
-        .use_middleware(BodyParser::default())
-        .mount_controllers()
-        .endpoint(
-            http::Method::GET,
-            "/static/*",
-            StaticServe::new(
-                DirectorySource::new(benches::static_dir())?,
-                StaticServeConfig::default(),
-            ),
-        )
-        .any(
-            "/proxy/*",
-            Proxy::new(ProxyConfig {
-                target: benches::upstream_url()
-                    .parse()
-                    .map_err(std::io::Error::other)?,
-                rewrites: vec!["/proxy/*:/$1".into()],
-                ..ProxyConfig::default()
-            })
-            .map_err(std::io::Error::other)?,
-        )
-        .build()
-        .map_err(std::io::Error::other)?;
+    app.use_middleware(Compress::with_compressors(
+        CompressConfig::default(),
+        vec![gzip],
+    ))
+    .use_middleware(ErrorHandler::default())
+    .use_middleware(Responder::default())
+    .use_middleware(BodyParser::default())
+    .mount_controllers()
+    .endpoint(
+        http::Method::GET,
+        "/static/*",
+        StaticServe::new(
+            DirectorySource::new(benches::static_dir())?,
+            StaticServeConfig::default(),
+        ),
+    )
+    .any(
+        "/proxy/*",
+        Proxy::new(ProxyConfig {
+            target: benches::upstream_url()
+                .parse()
+                .map_err(std::io::Error::other)?,
+            rewrites: vec!["/proxy/*:/$1".into()],
+            ..ProxyConfig::default()
+        })
+        .map_err(std::io::Error::other)?,
+    )
+    .build()
+    .map_err(std::io::Error::other)
+}
+
+fn main() -> std::io::Result<()> {
+    let args = ServerArgs::from_env();
+    let big: &'static [Item] = Box::leak(big_document().into_boxed_slice());
+    let service = build(big, None)?;
+    let tls = benches::tls_files()
+        .map(|files| build(big, Some(files)))
+        .transpose()?;
     let as_tower_service = std::env::var("BENCH_TOWER").is_ok_and(|v| v == "app-service");
     benches::runtime(args.threads).block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr()).await?;
         println!("listening on {}", args.addr());
+        if let Some(tls) = tls {
+            let tls_listener = tokio::net::TcpListener::bind(args.tls_addr()).await?;
+            tokio::spawn(tls.serve(tls_listener));
+        }
         if as_tower_service {
             serve_as_tower_service(framework::tower::AppService::new(service), listener).await
         } else {

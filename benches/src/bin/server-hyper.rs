@@ -3,6 +3,9 @@
 //! HTTP/2 with prior knowledge on the same port (the connection's first bytes are peeked, once
 //! per connection, so an HTTP/1.1 request costs what it did with `http1::Builder` alone).
 //!
+//! Given a certificate (`BENCH_TLS_CERT`, `BENCH_TLS_KEY`), it also answers over TLS on its
+//! port plus 1000 (ALPN `h2` or `http/1.1`, tokio-rustls).
+//!
 //! With `BENCH_REQUEST_ID=1` every answer also carries an `X-Request-Id` of 128 random bits as
 //! 32 hex characters, as the framework's do (DECISIONS.md): the work a hyper service does for
 //! the same feature, written the plain way (a per-thread `SmallRng`, the `hex` crate, a header
@@ -136,13 +139,49 @@ async fn serve<const ID: bool>(stream: tokio::net::TcpStream, big: Arc<Vec<Item>
     }
 }
 
+/// Serves TLS connections on `listener`: HTTP/2 when ALPN chose `h2`, else HTTP/1.1.
+async fn serve_tls(
+    listener: tokio::net::TcpListener,
+    config: rustls::ServerConfig,
+    big: Arc<Vec<Item>>,
+) -> std::io::Result<()> {
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    loop {
+        let (stream, _) = listener.accept().await?;
+        stream.set_nodelay(true)?;
+        let (acceptor, big) = (acceptor.clone(), Arc::clone(&big));
+        tokio::spawn(async move {
+            let Ok(tls) = acceptor.accept(stream).await else {
+                return;
+            };
+            let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2");
+            let service =
+                hyper::service::service_fn(move |req| handle::<false>(req, Arc::clone(&big)));
+            if h2 {
+                let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            } else {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tls), service)
+                    .await;
+            }
+        });
+    }
+}
+
 fn main() -> std::io::Result<()> {
     let args = ServerArgs::from_env();
     let big = Arc::new(big_document());
     let with_id = std::env::var("BENCH_REQUEST_ID").is_ok_and(|v| v == "1");
+    let tls = benches::rustls_config()?;
     benches::runtime(args.threads).block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr()).await?;
         println!("listening on {}", args.addr());
+        if let Some(config) = tls {
+            let tls_listener = tokio::net::TcpListener::bind(args.tls_addr()).await?;
+            tokio::spawn(serve_tls(tls_listener, config, Arc::clone(&big)));
+        }
         let mut shutdown = std::pin::pin!(tokio::signal::ctrl_c());
         loop {
             let (stream, _) = tokio::select! {

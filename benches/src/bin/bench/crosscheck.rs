@@ -31,7 +31,12 @@ pub(crate) struct ToolRun {
 pub(crate) fn checks(route: Route) -> bool {
     matches!(
         route,
-        Route::Plaintext | Route::Json | Route::JsonH2 | Route::Echo | Route::Big
+        Route::Plaintext
+            | Route::Json
+            | Route::JsonH2
+            | Route::JsonH2Tls
+            | Route::Echo
+            | Route::Big
     )
 }
 
@@ -97,7 +102,8 @@ pub(crate) fn run(
     duration: Duration,
 ) -> std::io::Result<ToolRun> {
     let secs = duration.as_secs().max(1).to_string();
-    let url = |path: &str| format!("http://{addr}{path}");
+    let scheme = if route.is_tls() { "https" } else { "http" };
+    let url = |path: &str| format!("{scheme}://{addr}{path}");
     let output = if route.is_h2() {
         Command::new("h2load")
             .args(["-t1", "-c"])

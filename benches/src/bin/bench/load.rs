@@ -37,6 +37,9 @@ pub(crate) enum Route {
     /// `GET /json` over HTTP/2 with prior knowledge, [`H2_STREAMS`] streams in flight per
     /// connection.
     JsonH2,
+    /// `GET /json` over HTTP/2 over TLS (ALPN `h2`), [`H2_STREAMS`] streams in flight per
+    /// connection, on each server's TLS port.
+    JsonH2Tls,
 }
 
 /// Streams in flight on each HTTP/2 connection.
@@ -45,10 +48,11 @@ pub(crate) const H2_STREAMS: usize = 8;
 pub(crate) const ECHO_BODY: &str = r#"{"account":"bench_user","password":"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}"#;
 
 impl Route {
-    pub(crate) const ALL: [Route; 8] = [
+    pub(crate) const ALL: [Route; 9] = [
         Self::Plaintext,
         Self::Json,
         Self::JsonH2,
+        Self::JsonH2Tls,
         Self::Echo,
         Self::Big,
         Self::StaticSmall,
@@ -68,6 +72,7 @@ impl Route {
             Self::UserLogin => "user-login",
             Self::EchoTyped => "echo-typed",
             Self::JsonH2 => "json-h2",
+            Self::JsonH2Tls => "json-h2-tls",
         }
     }
 
@@ -83,6 +88,9 @@ impl Route {
             Self::UserLogin => "`GET /users/v1/login` (user service, memory stores)",
             Self::EchoTyped => "`POST /ech2`: `/echo` with a `Json<T>` argument",
             Self::JsonH2 => "`GET /json` over HTTP/2 (prior knowledge, 8 streams per connection)",
+            Self::JsonH2Tls => {
+                "`GET /json` over HTTP/2 with TLS (ALPN h2, 8 streams per connection)"
+            }
         }
     }
 
@@ -123,14 +131,19 @@ impl Route {
 
     /// Whether the route is sent over HTTP/2.
     pub(crate) fn is_h2(self) -> bool {
-        self == Self::JsonH2
+        matches!(self, Self::JsonH2 | Self::JsonH2Tls)
+    }
+
+    /// Whether the route is sent over TLS (to the server's TLS port).
+    pub(crate) fn is_tls(self) -> bool {
+        self == Self::JsonH2Tls
     }
 
     /// The route's path.
     pub(crate) fn path(self) -> &'static str {
         match self {
             Self::Plaintext => "/plaintext",
-            Self::Json | Self::JsonH2 => "/json",
+            Self::Json | Self::JsonH2 | Self::JsonH2Tls => "/json",
             Self::Echo => "/echo",
             Self::Big => "/big",
             Self::StaticSmall => "/static/4k.bin",
@@ -144,7 +157,8 @@ impl Route {
     pub(crate) fn request(self) -> Request<Full<Bytes>> {
         if self.is_h2() {
             // HTTP/2 carries the authority in the URI (`:authority`), not in a Host header.
-            return Request::get(format!("http://localhost{}", self.path()))
+            let scheme = if self.is_tls() { "https" } else { "http" };
+            return Request::get(format!("{scheme}://localhost{}", self.path()))
                 .body(Full::new(Bytes::new()))
                 .expect("valid request");
         }
@@ -192,7 +206,9 @@ impl Route {
             Self::Plaintext if body != benches::PLAINTEXT.as_bytes() => {
                 Err(format!("answered {:?}", String::from_utf8_lossy(body)))
             }
-            Self::Json | Self::JsonH2 if json()?["message"] != benches::PLAINTEXT => {
+            Self::Json | Self::JsonH2 | Self::JsonH2Tls
+                if json()?["message"] != benches::PLAINTEXT =>
+            {
                 Err(format!("answered {}", String::from_utf8_lossy(body)))
             }
             Self::Echo | Self::EchoTyped
@@ -291,6 +307,58 @@ impl SendRequest {
 /// A connection to `addr` over HTTP/1.1, or HTTP/2 with prior knowledge.
 pub(crate) async fn connect(addr: SocketAddr, h2: bool) -> Option<SendRequest> {
     connect_driven(addr, h2).await.map(|(sender, _)| sender)
+}
+
+/// The client's TLS settings: the run's certificate trusted, ALPN `h2` only (set once by
+/// [`trust_certificate`]).
+static TLS_CLIENT: std::sync::OnceLock<tokio_rustls::TlsConnector> = std::sync::OnceLock::new();
+
+/// Trusts `der` (the run's self-signed certificate) for [`connect_tls`].
+pub(crate) fn trust_certificate(der: Vec<u8>) -> std::io::Result<()> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots
+        .add(rustls::pki_types::CertificateDer::from(der))
+        .map_err(std::io::Error::other)?;
+    let mut config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(std::io::Error::other)?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    config.alpn_protocols = vec![b"h2".to_vec()];
+    let _ = TLS_CLIENT.set(tokio_rustls::TlsConnector::from(std::sync::Arc::new(
+        config,
+    )));
+    Ok(())
+}
+
+/// A connection to `addr` over TLS, HTTP/2 by ALPN.
+pub(crate) async fn connect_tls(addr: SocketAddr) -> Option<SendRequest> {
+    let connector = TLS_CLIENT.get()?;
+    let stream = tokio::net::TcpStream::connect(addr).await.ok()?;
+    stream.set_nodelay(true).ok()?;
+    let name = rustls::pki_types::ServerName::try_from("localhost").ok()?;
+    let tls = connector.connect(name, stream).await.ok()?;
+    if tls.get_ref().1.alpn_protocol() != Some(b"h2") {
+        return None;
+    }
+    let (sender, connection) = http2::handshake(TokioExecutor::new(), TokioIo::new(tls))
+        .await
+        .ok()?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Some(SendRequest::H2(sender))
+}
+
+/// A connection for `route`: over TLS, HTTP/2 or HTTP/1.1 as the route is sent.
+async fn connect_for(addr: SocketAddr, route: Option<Route>) -> Option<SendRequest> {
+    match route {
+        Some(route) if route.is_tls() => connect_tls(addr).await,
+        Some(route) => connect(addr, route.is_h2()).await,
+        None => connect(addr, false).await,
+    }
 }
 
 /// [`connect`], with the task that drives the connection: it ends once every sender is
@@ -475,7 +543,11 @@ pub(crate) async fn run(
     let mut tasks = Vec::new();
     if h2 {
         for conn in 0..connections.div_ceil(H2_STREAMS) {
-            let Some(sender) = connect(addr, true).await else {
+            let route = match work {
+                Work::Route(route) => Some(route),
+                Work::Flow(..) => None,
+            };
+            let Some(sender) = connect_for(addr, route).await else {
                 tasks.push(tokio::spawn(async { failed_run() }));
                 continue;
             };
@@ -535,7 +607,16 @@ async fn drive(
             Some(false) => run.errors += 1,
             None => {
                 run.errors += 1;
-                match connect(addr, h2).await {
+                let route = match work {
+                    Work::Route(route) => Some(route),
+                    Work::Flow(..) => None,
+                };
+                let again = if h2 {
+                    connect_for(addr, route).await
+                } else {
+                    connect(addr, false).await
+                };
+                match again {
                     Some(s) => sender = s,
                     None => break,
                 }

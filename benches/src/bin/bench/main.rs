@@ -47,6 +47,8 @@ fn main() -> std::io::Result<()> {
     if options.cross_check {
         crosscheck::ensure_tools()?;
     }
+    // The servers also listen over TLS, with a certificate made for this run.
+    load::trust_certificate(servers::make_certificate()?)?;
     let started = std::time::Instant::now();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -75,7 +77,7 @@ fn main() -> std::io::Result<()> {
         let servers: Vec<&Server> = peers.iter().filter(|s| route.served_by(s.kind)).collect();
         for server in &servers {
             runtime.block_on(load::run(
-                server.addr(),
+                server.addr_for(route),
                 load::Work::Route(route),
                 options.connections,
                 options.warmup,
@@ -89,7 +91,7 @@ fn main() -> std::io::Result<()> {
             for (i, server) in servers.iter().enumerate() {
                 let before = server.cpu_ticks()?;
                 let run = runtime.block_on(load::run(
-                    server.addr(),
+                    server.addr_for(route),
                     load::Work::Route(route),
                     options.connections,
                     options.duration,
@@ -109,7 +111,7 @@ fn main() -> std::io::Result<()> {
                     let before = server.cpu_ticks()?;
                     let tool = crosscheck::run(
                         route,
-                        server.addr(),
+                        server.addr_for(route),
                         options.connections,
                         options.duration,
                     )?;

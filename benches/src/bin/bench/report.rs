@@ -219,6 +219,41 @@ impl Report<'_> {
                 r.map(|r| r <= limit),
             ));
         }
+        // CPU per request against actix-web, the fastest peer on these rows (issue 56).
+        for (route, tool) in [
+            (Route::JsonH2, false),
+            (Route::JsonH2Tls, false),
+            (Route::Echo, false),
+            (Route::JsonH2, true),
+            (Route::JsonH2Tls, true),
+            (Route::Echo, true),
+        ] {
+            let cpu = |kind: ServerKind| {
+                let row = self.row(route, kind)?;
+                if tool {
+                    row.tool.as_ref().map(|t| t.cpu.0)
+                } else {
+                    Some(row.summary.cpu.0)
+                }
+            };
+            let r = cpu(ServerKind::Framework)
+                .zip(cpu(ServerKind::Actix))
+                .map(|(f, a)| f / a);
+            rows.push((
+                format!(
+                    "{}: framework vs actix-web, CPU µs/req ({})",
+                    route.describe(),
+                    if tool {
+                        crate::crosscheck::tool(route)
+                    } else {
+                        "harness"
+                    }
+                ),
+                r.map(|r| format!("{r:.2}×")),
+                "≤ 1.00×".into(),
+                r.map(|r| r <= 1.0),
+            ));
+        }
         let (framework, axum) = (peak(ServerKind::Framework), peak(ServerKind::Axum));
         rows.push((
             "peak RSS of the benchmark server: framework vs axum".into(),
@@ -241,7 +276,8 @@ impl Report<'_> {
         let _ = writeln!(
             s,
             "## Goals\n\nThe hot-path goals beside this run's figures (callgrind ratios from the \
-             instructions table, memory from the memory section).\n\n\
+             instructions table, CPU per request from the side-by-side and cross-check tables, \
+             memory from the memory section).\n\n\
              | goal | this run | target | met |\n|---|---:|---:|:---:|"
         );
         for (goal, figure, target, met) in rows {

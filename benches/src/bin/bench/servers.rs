@@ -101,6 +101,9 @@ impl ServerKind {
         if self == Self::HyperId {
             cmd.env("BENCH_REQUEST_ID", "1");
         }
+        if let Some((cert, key)) = TLS_FILES.get() {
+            cmd.env("BENCH_TLS_CERT", cert).env("BENCH_TLS_KEY", key);
+        }
         // The static files exist before the server starts (see `benches::static_dir`).
         cmd.env("BENCH_UPSTREAM_PORT", Self::Hyper.port().to_string())
             .env("BENCH_STATIC_DIR", benches::static_dir());
@@ -130,7 +133,12 @@ fn port_base() -> u16 {
         (0..6_000u16)
             .map(|i| 20_000 + ((start + i) % 6_000) * 6)
             .find(|base| {
-                (0..6).all(|o| std::net::TcpListener::bind(("127.0.0.1", base + o)).is_ok())
+                // The plain ports and the TLS ones above them.
+                (0..6).all(|o| {
+                    [0, benches::TLS_PORT_OFFSET].iter().all(|tls| {
+                        std::net::TcpListener::bind(("127.0.0.1", base + o + tls)).is_ok()
+                    })
+                })
             })
             .unwrap_or(18_101)
     })
@@ -176,6 +184,8 @@ pub(crate) fn build_binaries(options: &crate::options::Options) -> std::io::Resu
     } else {
         &[
             &["build", "-p", "benches", "--bins"],
+            // Its own invocation, so actix-web's features stay in its own build.
+            &["build", "-p", "bench-actix"],
             &["build", "-p", "user-service"],
         ]
     };
@@ -190,6 +200,25 @@ pub(crate) fn build_binaries(options: &crate::options::Options) -> std::io::Resu
         }
     }
     Ok(())
+}
+
+/// The run's certificate and key files, once [`make_certificate`] made them: given to every
+/// server started after, which then also listens over TLS.
+static TLS_FILES: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+
+/// Makes a self-signed certificate for `localhost` and 127.0.0.1 (rcgen) for the servers'
+/// TLS ports, and returns it (DER) for the harness's client to trust.
+pub(crate) fn make_certificate() -> std::io::Result<Vec<u8>> {
+    let certified =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+            .map_err(std::io::Error::other)?;
+    let dir = std::env::temp_dir().join(format!("bench-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, certified.cert.pem())?;
+    std::fs::write(&key, certified.key_pair.serialize_pem())?;
+    let _ = TLS_FILES.set((cert, key));
+    Ok(certified.cert.der().to_vec())
 }
 
 /// A running server process.
@@ -210,6 +239,20 @@ impl Server {
 
     pub(crate) fn addr(&self) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], self.kind.port()))
+    }
+
+    /// Where it answers over TLS (when started with the run's certificate).
+    pub(crate) fn tls_addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.kind.port() + benches::TLS_PORT_OFFSET))
+    }
+
+    /// Where `route` is sent: the TLS port for a TLS route.
+    pub(crate) fn addr_for(&self, route: crate::load::Route) -> SocketAddr {
+        if route.is_tls() {
+            self.tls_addr()
+        } else {
+            self.addr()
+        }
     }
 
     pub(crate) fn pid(&self) -> u32 {

@@ -106,8 +106,16 @@ impl<C: Future> WithStreams<C> {
             (polled, STARTED.with(RefCell::take))
         });
         let any = !started.is_empty();
-        for stream in started {
-            self.streams.push(AssertUnwindSafe(stream).catch_unwind());
+        for mut stream in started {
+            // Most streams answer at their first poll (the handler does not wait): polled here
+            // with the task's own waker, such a stream never takes a place in the set. One
+            // that waits joins the set, which polls it again at once with its own waker.
+            let first = std::panic::catch_unwind(AssertUnwindSafe(|| stream.as_mut().poll(cx)));
+            match first {
+                Ok(Poll::Ready(())) => {}
+                Ok(Poll::Pending) => self.streams.push(AssertUnwindSafe(stream).catch_unwind()),
+                Err(_) => panicked(),
+            }
         }
         (polled, any)
     }
@@ -118,11 +126,16 @@ impl<C: Future> WithStreams<C> {
         while let Poll::Ready(Some(result)) = self.streams.poll_next_unpin(cx) {
             finished = true;
             if result.is_err() {
-                tracing::error!("an HTTP/2 stream panicked; it is reset, its connection goes on");
+                panicked();
             }
         }
         finished
     }
+}
+
+/// Says that a stream panicked (the stream is dropped, which resets it).
+fn panicked() {
+    tracing::error!("an HTTP/2 stream panicked; it is reset, its connection goes on");
 }
 
 impl<C: Future> Future for WithStreams<C> {

@@ -32,6 +32,7 @@ fn main() -> std::io::Result<()> {
     let args = ServerArgs::from_env();
     let document = web::Data::new(big_document());
     let static_dir = benches::static_dir();
+    let tls = benches::rustls_config()?;
     actix_web::rt::System::new().block_on(async move {
         let server = HttpServer::new(move || {
             App::new()
@@ -49,6 +50,11 @@ fn main() -> std::io::Result<()> {
         .tcp_nodelay(true)
         // HTTP/1.1, and HTTP/2 with prior knowledge (h2c) on the same port, as the others.
         .bind_auto_h2c(args.addr())?;
+        // And over TLS (ALPN h2 or http/1.1), given a certificate.
+        let server = match tls {
+            Some(config) => server.bind_rustls_0_23(args.tls_addr(), config)?,
+            None => server,
+        };
         println!("listening on {}", args.addr());
         server.run().await
     })
