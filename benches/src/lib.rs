@@ -202,6 +202,7 @@ pub fn tls_files() -> Option<(std::path::PathBuf, std::path::PathBuf)> {
 ///
 /// # Errors
 /// When the files do not load.
+#[cfg(feature = "tls")]
 pub fn rustls_config() -> std::io::Result<Option<rustls::ServerConfig>> {
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};

@@ -58,6 +58,7 @@ async fn proxy(State(client): State<ProxyClient>, mut request: Request) -> Respo
     }
 }
 
+#[cfg(feature = "tls")]
 /// Serves the router over TLS on `listener` (ALPN `h2` or `http/1.1`), the way axum's
 /// `low-level-rustls` example does: tokio-rustls, then hyper's connection with the router as
 /// its service.
@@ -123,6 +124,7 @@ fn main() -> std::io::Result<()> {
                 let _ = stream.set_nodelay(true);
             });
         println!("listening on {}", args.addr());
+        #[cfg(feature = "tls")]
         if let Some(config) = benches::rustls_config()? {
             let tls_listener = tokio::net::TcpListener::bind(args.tls_addr()).await?;
             tokio::spawn(serve_tls(tls_listener, config, app.clone()));

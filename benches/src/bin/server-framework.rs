@@ -19,7 +19,6 @@ use framework::middleware::metrics::{Metrics, MetricsConfig};
 use framework::middleware::proxy::{Proxy, ProxyConfig};
 use framework::middleware::responder::Responder;
 use framework::middleware::static_serve::{DirectorySource, StaticServe, StaticServeConfig};
-use framework::tls::Tls;
 use framework::{App, Context, FromState, Result, State, controller};
 
 use benches::{Credentials, GZIP_LEVEL, Item, Message, PLAINTEXT, ServerArgs, big_document};
@@ -71,6 +70,19 @@ async fn pass(ctx: &mut Context, next: framework::Next<'_>) -> Result {
     next.run(ctx).await
 }
 
+/// `app` over TLS with the run's certificate.
+#[cfg(feature = "tls")]
+fn with_tls(app: App, cert: &std::path::Path, key: &std::path::Path) -> std::io::Result<App> {
+    let tls = framework::tls::Tls::from_pem_files(cert, key).map_err(std::io::Error::other)?;
+    Ok(app.tls(tls))
+}
+
+/// Without the `tls` feature there is no TLS port.
+#[cfg(not(feature = "tls"))]
+fn with_tls(_app: App, _cert: &std::path::Path, _key: &std::path::Path) -> std::io::Result<App> {
+    Err(std::io::Error::other("built without the `tls` feature"))
+}
+
 /// The benchmark app; over TLS when given the certificate and key files.
 fn build(
     big: &'static [Item],
@@ -82,7 +94,7 @@ fn build(
     });
     let mut app = App::new().with_state(big);
     if let Some((cert, key)) = tls {
-        app = app.tls(Tls::from_pem_files(cert, key).map_err(std::io::Error::other)?);
+        app = with_tls(app, &cert, &key)?;
     }
     match std::env::var("BENCH_TOWER").as_deref() {
         Ok("layer") => {

@@ -139,6 +139,7 @@ async fn serve<const ID: bool>(stream: tokio::net::TcpStream, big: Arc<Vec<Item>
     }
 }
 
+#[cfg(feature = "tls")]
 /// Serves TLS connections on `listener`: HTTP/2 when ALPN chose `h2`, else HTTP/1.1.
 async fn serve_tls(
     listener: tokio::net::TcpListener,
@@ -174,10 +175,12 @@ fn main() -> std::io::Result<()> {
     let args = ServerArgs::from_env();
     let big = Arc::new(big_document());
     let with_id = std::env::var("BENCH_REQUEST_ID").is_ok_and(|v| v == "1");
+    #[cfg(feature = "tls")]
     let tls = benches::rustls_config()?;
     benches::runtime(args.threads).block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr()).await?;
         println!("listening on {}", args.addr());
+        #[cfg(feature = "tls")]
         if let Some(config) = tls {
             let tls_listener = tokio::net::TcpListener::bind(args.tls_addr()).await?;
             tokio::spawn(serve_tls(tls_listener, config, Arc::clone(&big)));

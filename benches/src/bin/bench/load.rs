@@ -104,6 +104,9 @@ impl Route {
         if kind == ServerKind::HyperId {
             return matches!(self, Self::Plaintext | Self::Json);
         }
+        if self.is_tls() && !cfg!(feature = "tls") {
+            return false;
+        }
         match self {
             Self::EchoTyped => kind == ServerKind::Framework,
             Self::StaticSmall | Self::StaticLarge => kind != ServerKind::Hyper,
@@ -309,10 +312,12 @@ pub(crate) async fn connect(addr: SocketAddr, h2: bool) -> Option<SendRequest> {
     connect_driven(addr, h2).await.map(|(sender, _)| sender)
 }
 
+#[cfg(feature = "tls")]
 /// The client's TLS settings: the run's certificate trusted, ALPN `h2` only (set once by
 /// [`trust_certificate`]).
 static TLS_CLIENT: std::sync::OnceLock<tokio_rustls::TlsConnector> = std::sync::OnceLock::new();
 
+#[cfg(feature = "tls")]
 /// Trusts `der` (the run's self-signed certificate) for [`connect_tls`].
 pub(crate) fn trust_certificate(der: Vec<u8>) -> std::io::Result<()> {
     let mut roots = rustls::RootCertStore::empty();
@@ -333,6 +338,7 @@ pub(crate) fn trust_certificate(der: Vec<u8>) -> std::io::Result<()> {
     Ok(())
 }
 
+#[cfg(feature = "tls")]
 /// A connection to `addr` over TLS, HTTP/2 by ALPN.
 pub(crate) async fn connect_tls(addr: SocketAddr) -> Option<SendRequest> {
     let connector = TLS_CLIENT.get()?;
@@ -355,7 +361,10 @@ pub(crate) async fn connect_tls(addr: SocketAddr) -> Option<SendRequest> {
 /// A connection for `route`: over TLS, HTTP/2 or HTTP/1.1 as the route is sent.
 async fn connect_for(addr: SocketAddr, route: Option<Route>) -> Option<SendRequest> {
     match route {
+        #[cfg(feature = "tls")]
         Some(route) if route.is_tls() => connect_tls(addr).await,
+        #[cfg(not(feature = "tls"))]
+        Some(route) if route.is_tls() => None,
         Some(route) => connect(addr, route.is_h2()).await,
         None => connect(addr, false).await,
     }

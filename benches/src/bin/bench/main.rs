@@ -48,6 +48,7 @@ fn main() -> std::io::Result<()> {
         crosscheck::ensure_tools()?;
     }
     // The servers also listen over TLS, with a certificate made for this run.
+    #[cfg(feature = "tls")]
     load::trust_certificate(servers::make_certificate()?)?;
     let started = std::time::Instant::now();
     let runtime = tokio::runtime::Builder::new_current_thread()

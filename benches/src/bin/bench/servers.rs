@@ -206,6 +206,7 @@ pub(crate) fn build_binaries(options: &crate::options::Options) -> std::io::Resu
 /// server started after, which then also listens over TLS.
 static TLS_FILES: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
 
+#[cfg(feature = "tls")]
 /// Makes a self-signed certificate for `localhost` and 127.0.0.1 (rcgen) for the servers'
 /// TLS ports, and returns it (DER) for the harness's client to trust.
 pub(crate) fn make_certificate() -> std::io::Result<Vec<u8>> {
