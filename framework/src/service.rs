@@ -86,6 +86,7 @@ pub(crate) struct Settings {
     pub(crate) trailing_slash: TrailingSlash,
     pub(crate) trusted_proxies: TrustedProxies,
     pub(crate) state: State,
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) limits: ServerLimits,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::Tls>,

@@ -3,7 +3,7 @@
 
 use quote::format_ident;
 use syn::spanned::Spanned;
-use syn::{Attribute, FnArg, Ident, ImplItemFn, Type};
+use syn::{Attribute, FnArg, Ident, Signature, Type};
 
 use super::Errors;
 use super::attrs::ArgAttr;
@@ -66,16 +66,12 @@ impl Source {
 }
 
 /// How each argument after `&self` is made; misuse is reported at the argument.
-pub(super) fn analyse_args(
-    method: &mut ImplItemFn,
-    full_path: &str,
-    errors: &mut Errors,
-) -> Vec<Arg> {
+pub(super) fn analyse_args(sig: &mut Signature, full_path: &str, errors: &mut Errors) -> Vec<Arg> {
     let params = path_params(full_path);
     let mut args = Vec::new();
     let mut borrowed_seen = false;
     let mut body_seen = false;
-    for input in method.sig.inputs.iter_mut().skip(1) {
+    for input in sig.inputs.iter_mut().skip(1) {
         let FnArg::Typed(typed) = input else { continue };
         let attr = take_arg_attr(&mut typed.attrs, errors);
         let name = match &*typed.pat {

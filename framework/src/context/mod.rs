@@ -58,6 +58,7 @@ pub(crate) struct ConnFacts {
 
 impl ConnFacts {
     /// `None` when there is nothing to share: the context then carries no pointer.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn shared(self) -> Option<Arc<Self>> {
         #[cfg(feature = "tls")]
         let any = self.unix_peer.is_some() || self.client_cert.is_some();
@@ -164,6 +165,7 @@ impl Context {
     }
 
     /// The connection's facts beyond its peer address.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn set_conn(&mut self, conn: Arc<ConnFacts>) {
         self.conn = Some(conn);
     }
