@@ -86,7 +86,6 @@ pub(crate) struct Settings {
     pub(crate) trailing_slash: TrailingSlash,
     pub(crate) trusted_proxies: TrustedProxies,
     pub(crate) state: State,
-    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) limits: ServerLimits,
     #[cfg(feature = "tls")]
     pub(crate) tls: Option<crate::tls::Tls>,
@@ -167,6 +166,7 @@ pub struct Service {
     trailing_slash: TrailingSlash,
     listing: Vec<RouteInfo>,
     shared: Arc<AppShared>,
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) limits: ServerLimits,
     /// Served over TLS when set.
     #[cfg(feature = "tls")]
