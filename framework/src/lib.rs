@@ -4,6 +4,8 @@ pub mod app;
 #[cfg(feature = "static-serve")]
 mod blocking_file;
 pub mod body;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod client_ip;
 pub mod conditional;
 pub mod context;
@@ -79,9 +81,28 @@ pub use state::{FromState, State};
 pub use validate::Validate;
 pub use view::RequestView;
 
+/// Its input when the `client` feature is on, nothing otherwise: the typed client `#[api]`
+/// generates exists only with the client runtime.
+#[cfg(feature = "client")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_client {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// Its input when the `client` feature is on, nothing otherwise: the typed client `#[api]`
+/// generates exists only with the client runtime.
+#[cfg(not(feature = "client"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_client {
+    ($($item:tt)*) => {};
+}
+
 /// What the macros expand to. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::__if_client as if_client;
     pub use crate::controller::{
         ApiDef, ControllerDef, EndpointFactory, RouteDef, api_middleware, build_controller,
         method_endpoint,

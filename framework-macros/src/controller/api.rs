@@ -21,7 +21,7 @@ use syn::spanned::Spanned;
 use syn::{Item, ItemImpl, ItemTrait, TraitItem, parse_quote};
 
 use super::attrs::{ControllerArgs, route_method};
-use super::{Errors, Handler, codegen, reemit, take_route};
+use super::{Errors, Handler, client, codegen, reemit, take_route};
 use crate::types::last_segment;
 
 /// `#[api(prefix = "/users", middleware(session))] trait UserApi { .. }`.
@@ -63,6 +63,13 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             handlers.push(handler);
         }
     }
+    let client = match client::client(&api, &args, &handlers) {
+        Ok(client) => client,
+        Err(err) => {
+            errors.push(err);
+            TokenStream::new()
+        }
+    };
     if let Err(err) = errors.finish() {
         return reemit(&api, &err);
     }
@@ -73,7 +80,10 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let items = codegen::api_items(&args, &handlers);
     let hidden: ItemTrait = parse_quote!(trait __Hidden { #items });
     api.items.extend(hidden.items);
-    quote!(#api)
+    quote! {
+        #api
+        #client
+    }
 }
 
 /// `async fn name(..) -> R` as `fn name(..) -> impl Future<Output = R> + Send`; a default

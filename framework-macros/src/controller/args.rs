@@ -19,6 +19,8 @@ const SCALARS: [&str; 17] = [
 pub(super) struct Arg {
     pub(super) ty: Type,
     pub(super) kind: ArgKind,
+    /// The argument's name, when its pattern is one (`_` and other patterns have none).
+    pub(super) name: Option<Ident>,
 }
 
 pub(super) enum ArgKind {
@@ -74,10 +76,11 @@ pub(super) fn analyse_args(sig: &mut Signature, full_path: &str, errors: &mut Er
     for input in sig.inputs.iter_mut().skip(1) {
         let FnArg::Typed(typed) = input else { continue };
         let attr = take_arg_attr(&mut typed.attrs, errors);
-        let name = match &*typed.pat {
-            syn::Pat::Ident(p) => p.ident.to_string(),
-            _ => String::new(),
+        let ident = match &*typed.pat {
+            syn::Pat::Ident(p) => Some(p.ident.clone()),
+            _ => None,
         };
+        let name = ident.as_ref().map(Ident::to_string).unwrap_or_default();
         let ty = (*typed.ty).clone();
         let named = |source, name| ArgKind::Named {
             source,
@@ -146,7 +149,11 @@ pub(super) fn analyse_args(sig: &mut Signature, full_path: &str, errors: &mut Er
             }
             ArgKind::FromRequest
         };
-        args.push(Arg { ty, kind });
+        args.push(Arg {
+            ty,
+            kind,
+            name: ident,
+        });
     }
     args
 }

@@ -186,7 +186,7 @@ fn arg_values(args: &[Arg]) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let mut lets = Vec::new();
     let mut borrowed = None;
     let mut values = Vec::new();
-    for (index, Arg { ty, kind }) in args.iter().enumerate() {
+    for (index, Arg { ty, kind, .. }) in args.iter().enumerate() {
         let var = format_ident!("__arg{}", index);
         let span = ty.span();
         let make = match kind {

@@ -7,6 +7,7 @@
 mod api;
 mod args;
 mod attrs;
+mod client;
 mod codegen;
 mod openapi;
 
@@ -30,6 +31,8 @@ struct Handler {
     output: Option<Type>,
     /// The body of its OpenAPI description function.
     describe: TokenStream,
+    /// Its doc comment, for the generated client's method.
+    docs: Vec<Attribute>,
 }
 
 /// Collects errors so one expansion reports all of them.
@@ -191,11 +194,17 @@ fn take_route(
         syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
     };
     let describe = openapi::describe_body(attrs, &route, &args, output.as_ref());
+    let docs = attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("doc"))
+        .cloned()
+        .collect();
     ok.then_some(Handler {
         name,
         route,
         args,
         output,
         describe,
+        docs,
     })
 }

@@ -62,7 +62,7 @@ fn doc_comment(attrs: &[Attribute]) -> String {
 
 /// The steps that describe one argument: a parameter, the parameters of a `Query<T>` or a
 /// `Path<T>`, or the request body of a `Json<T>` or a `Form<T>`.
-fn describe_arg(Arg { ty, kind }: &Arg) -> Vec<TokenStream> {
+fn describe_arg(Arg { ty, kind, .. }: &Arg) -> Vec<TokenStream> {
     let mut steps = Vec::new();
     match kind {
         ArgKind::Named {
