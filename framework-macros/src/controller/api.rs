@@ -106,9 +106,29 @@ fn make_send_future(method: &mut syn::TraitItemFn) {
 /// served by this type.
 pub(super) fn expand_impl(
     args: ControllerArgs,
-    block: ItemImpl,
+    mut block: ItemImpl,
     mut errors: Errors,
 ) -> TokenStream {
+    // Route attributes are the trait's: reported, and taken off so the item re-emitted with
+    // the errors has no unknown attribute.
+    for item in &mut block.items {
+        let syn::ImplItem::Fn(method) = item else {
+            continue;
+        };
+        method.attrs.retain(|attr| {
+            let Some(verb) = route_method(attr) else {
+                return true;
+            };
+            errors.push(syn::Error::new(
+                attr.span(),
+                format!(
+                    "`#[{verb}]`: the routes of an `#[api]` trait are declared on the trait; \
+                     its impl only implements the methods"
+                ),
+            ));
+            false
+        });
+    }
     let Some((bang, trait_path, _)) = &block.trait_ else {
         return quote!(#block);
     };
@@ -129,22 +149,6 @@ pub(super) fn expand_impl(
             block.generics.span(),
             "a controller cannot be generic",
         ));
-    }
-    for item in &block.items {
-        let syn::ImplItem::Fn(method) = item else {
-            continue;
-        };
-        for attr in &method.attrs {
-            if let Some(verb) = route_method(attr) {
-                errors.push(syn::Error::new(
-                    attr.span(),
-                    format!(
-                        "`#[{verb}]`: the routes of an `#[api]` trait are declared on the trait; \
-                         its impl only implements the methods"
-                    ),
-                ));
-            }
-        }
     }
     let self_name = last_segment(&block.self_ty).map(|segment| segment.ident.clone());
     if self_name.is_none() {

@@ -132,15 +132,26 @@ fn method(vis: &syn::Visibility, prefix: &str, handler: &Handler) -> syn::Result
         params.push(param);
         steps.push(step);
     }
+    // The call that reads the answer is spanned at the answer type: a type the client cannot
+    // read is reported there, once.
     let (answer_ty, send) = match answer(output.as_ref())? {
-        Answer::Json(ty) => (quote!(#ty), quote_spanned!(ty.span()=> send::<#ty>())),
+        Answer::Json(ty) => (
+            quote!(#ty),
+            quote_spanned!(ty.span()=> request.send::<#ty>().await),
+        ),
         Answer::Found(ty) => (
             quote!(::core::option::Option<#ty>),
-            quote_spanned!(ty.span()=> send_found::<#ty>()),
+            quote_spanned!(ty.span()=> request.send_found::<#ty>().await),
         ),
-        Answer::Empty => (quote!(()), quote!(send_empty())),
-        Answer::Text => (quote!(::std::string::String), quote!(send_text())),
-        Answer::Bytes => (quote!(::framework::client::Bytes), quote!(send_bytes())),
+        Answer::Empty => (quote!(()), quote!(request.send_empty().await)),
+        Answer::Text => (
+            quote!(::std::string::String),
+            quote!(request.send_text().await),
+        ),
+        Answer::Bytes => (
+            quote!(::framework::client::Bytes),
+            quote!(request.send_bytes().await),
+        ),
     };
     Ok(quote! {
         #(#docs)*
@@ -154,7 +165,7 @@ fn method(vis: &syn::Visibility, prefix: &str, handler: &Handler) -> syn::Result
                 .request(::framework::http::Method::#method, #path)
                 .declared(&[#(#errors),*]);
             #(let request = #steps;)*
-            request.#send.await
+            #send
         }
     })
 }

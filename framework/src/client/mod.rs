@@ -434,13 +434,13 @@ impl ApiRequest<'_> {
     }
 
     /// Sends the call; a JSON answer of type `T`.
-    pub async fn send<T: DeserializeOwned>(self) -> Result<T, ClientError> {
+    pub async fn send<T: ClientAnswer>(self) -> Result<T, ClientError> {
         let (status, body) = self.exchange().await?;
         decode(status, &body)
     }
 
     /// Sends the call; a JSON answer of type `T`, `None` for a 404.
-    pub async fn send_found<T: DeserializeOwned>(self) -> Result<Option<T>, ClientError> {
+    pub async fn send_found<T: ClientAnswer>(self) -> Result<Option<T>, ClientError> {
         match self.exchange().await {
             Ok((status, body)) => decode(status, &body).map(Some),
             Err(ClientError::Status { status, .. }) if status == StatusCode::NOT_FOUND => Ok(None),
@@ -593,7 +593,16 @@ fn decode<T: DeserializeOwned>(status: StatusCode, body: &[u8]) -> Result<T, Cli
     })
 }
 
-/// Names the route's answer type where a generated client reads it, so a type that cannot be
-/// read (no `Deserialize`) is reported at the route's return type.
-#[doc(hidden)]
-pub fn answer_type<T: DeserializeOwned>() {}
+/// A route's success value as a generated client reads it: any `Deserialize` type. Named by
+/// the generated code at the route's return type, so a type that cannot be read is reported
+/// there.
+#[diagnostic::on_unimplemented(
+    message = "the generated client cannot read `{Self}`: it does not implement `serde::Deserialize`",
+    label = "the route's answer type",
+    note = "derive `serde::Deserialize` on the answer type (beside `Serialize`), or declare this \
+            route in a `#[controller]` impl block of the implementing type instead of the \
+            `#[api]` trait"
+)]
+pub trait ClientAnswer: DeserializeOwned {}
+
+impl<T: DeserializeOwned> ClientAnswer for T {}
