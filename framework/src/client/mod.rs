@@ -106,6 +106,33 @@ struct Shared {
     transport: Transport,
     cookies: Option<CookieStore>,
     timeout: Option<Duration>,
+    inspect: Option<Inspector>,
+}
+
+/// What [`ClientBuilder::inspect`] calls.
+type Inspector = Arc<dyn Fn(&Exchange<'_>) + Send + Sync>;
+
+/// One call as it went: shown to the inspector of [`ClientBuilder::inspect`] once its answer
+/// has been read, error statuses included.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Exchange<'a> {
+    /// The route's method.
+    pub method: &'a Method,
+    /// The route's path as declared (`/users/v1/avatar/{account}`).
+    pub route: &'static str,
+    /// The path and query sent, after the base path.
+    pub target: &'a str,
+    /// The request's headers (cookies and the body's `Content-Type` included).
+    pub request_headers: &'a HeaderMap,
+    /// The request's body.
+    pub request_body: &'a [u8],
+    /// The answer's status.
+    pub status: StatusCode,
+    /// The answer's headers.
+    pub response_headers: &'a HeaderMap,
+    /// The answer's body.
+    pub response_body: &'a [u8],
 }
 
 enum Transport {
@@ -130,7 +157,7 @@ impl std::fmt::Debug for ApiClient {
 }
 
 /// How an [`ApiClient`] is made: [`ApiClient::builder`].
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ClientBuilder {
     http2_prior_knowledge: bool,
     timeout: Option<Duration>,
@@ -138,6 +165,18 @@ pub struct ClientBuilder {
     pool_idle_timeout: Duration,
     cookie_store: bool,
     headers: HeaderMap,
+    inspect: Option<Inspector>,
+}
+
+impl std::fmt::Debug for ClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientBuilder")
+            .field("http2_prior_knowledge", &self.http2_prior_knowledge)
+            .field("timeout", &self.timeout)
+            .field("cookie_store", &self.cookie_store)
+            .field("inspect", &self.inspect.is_some())
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for ClientBuilder {
@@ -149,6 +188,7 @@ impl Default for ClientBuilder {
             pool_idle_timeout: Duration::from_secs(90),
             cookie_store: true,
             headers: HeaderMap::new(),
+            inspect: None,
         }
     }
 }
@@ -193,6 +233,13 @@ impl ClientBuilder {
         self
     }
 
+    /// Calls `inspect` with each call's request and answer once the answer is read (for a
+    /// log of the calls, or a test that checks them against the API document).
+    pub fn inspect(mut self, inspect: impl Fn(&Exchange<'_>) + Send + Sync + 'static) -> Self {
+        self.inspect = Some(Arc::new(inspect));
+        self
+    }
+
     /// A client of the service at `base_url` (`http://host[:port][/base]`): calls go to the
     /// base path followed by each route's full path.
     pub fn build(self, base_url: &str) -> Result<ApiClient, ClientError> {
@@ -225,6 +272,7 @@ impl ClientBuilder {
                 transport: Transport::Http(client),
                 cookies: self.cookie_store.then(CookieStore::default),
                 timeout: self.timeout,
+                inspect: self.inspect,
             }),
             headers: self.headers,
         })
@@ -241,6 +289,7 @@ impl ClientBuilder {
                 transport: Transport::InProcess(client.clone()),
                 cookies: None,
                 timeout: self.timeout,
+                inspect: self.inspect,
             }),
             headers: self.headers,
         }
@@ -532,6 +581,11 @@ impl ApiRequest<'_> {
             }
             None => Bytes::new(),
         };
+        // What the inspector is shown of the request (kept only when there is one).
+        let sent = shared
+            .inspect
+            .as_ref()
+            .map(|_| (headers.clone(), body.clone()));
         let call = async {
             match &shared.transport {
                 Transport::Http(client) => {
@@ -555,23 +609,35 @@ impl ApiRequest<'_> {
                         .await
                         .map_err(|e| ClientError::Transport(Box::new(e)))?
                         .to_bytes();
-                    Ok((parts.status, body))
+                    Ok((parts.status, parts.headers, body))
                 }
                 Transport::InProcess(client) => {
                     let response = client
                         .send_parts(self.method.clone(), &target, headers, body)
                         .await
                         .map_err(ClientError::Request)?;
-                    Ok((response.status, response.body))
+                    Ok((response.status, response.headers, response.body))
                 }
             }
         };
-        let (status, body) = match shared.timeout {
+        let (status, response_headers, body) = match shared.timeout {
             Some(limit) => tokio::time::timeout(limit, call)
                 .await
                 .map_err(|_| ClientError::Timeout)??,
             None => call.await?,
         };
+        if let (Some(inspect), Some((request_headers, request_body))) = (&shared.inspect, &sent) {
+            inspect(&Exchange {
+                method: &self.method,
+                route: self.template,
+                target: &target,
+                request_headers,
+                request_body,
+                status,
+                response_headers: &response_headers,
+                response_body: &body,
+            });
+        }
         if status.is_client_error() || status.is_server_error() {
             return Err(ClientError::Status {
                 status,
