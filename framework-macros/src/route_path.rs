@@ -49,4 +49,3 @@ pub(crate) fn join(prefix: &str, path: &str) -> String {
     }
     format!("{prefix}{path}")
 }
-

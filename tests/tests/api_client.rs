@@ -1,12 +1,14 @@
 //! The typed client generated from the user service's `#[api]` trait (`user_api::UserApi`):
-//! register, token, proof, login and me with one client, over HTTP/1.1, over HTTP/2 and in
-//! process; the service's error answers, transport failures and timeouts apart.
+//! register, token, proof, login and me with one client, over HTTP/1.1, over HTTP/2 (prior
+//! knowledge), over HTTPS (both) and in process; the service's error answers, transport
+//! failures and timeouts apart.
 
 mod common;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use framework::client::{ApiClient, ClientError};
+use framework::client::{ApiClient, ClientBuilder, ClientError};
 use framework::extract::Json;
 use framework::testing::TestClient;
 use sha2::{Digest, Sha256};
@@ -100,18 +102,98 @@ async fn register_token_proof_login_me(client: &UserApiClient) {
 #[tokio::test]
 async fn the_flow_over_http1() {
     let server = common::start(service()).await;
-    let client = UserApiClient::new(&server.url("")).expect("client");
-    register_token_proof_login_me(&client).await;
+    let versions = Arc::default();
+    let client = recording_versions(&versions)
+        .build(&server.url(""))
+        .expect("client");
+    register_token_proof_login_me(&UserApiClient::from_client(client)).await;
+    let versions = versions.lock().unwrap();
+    assert_eq!(versions.len(), 8);
+    assert!(
+        versions.iter().all(|v| *v == http::Version::HTTP_11),
+        "{versions:?}"
+    );
+    // The constructor the generated client has, with the defaults.
+    register_token_proof_login_me(
+        &UserApiClient::new(&common::start(service()).await.url("")).unwrap(),
+    )
+    .await;
+}
+
+/// A builder that records the HTTP version of every answer in `versions`.
+fn recording_versions(versions: &Arc<Mutex<Vec<http::Version>>>) -> ClientBuilder {
+    let versions = Arc::clone(versions);
+    ApiClient::builder().inspect(move |call| versions.lock().unwrap().push(call.version))
 }
 
 #[tokio::test]
 async fn the_flow_over_http2() {
     let server = common::start(service()).await;
-    let client = ApiClient::builder()
+    let versions = Arc::default();
+    let client = recording_versions(&versions)
         .http2_prior_knowledge()
         .build(&server.url(""))
         .expect("client");
     register_token_proof_login_me(&UserApiClient::from_client(client)).await;
+    let versions = versions.lock().unwrap();
+    assert_eq!(versions.len(), 8);
+    assert!(
+        versions.iter().all(|v| *v == http::Version::HTTP_2),
+        "{versions:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_flow_over_https_with_http1_and_http2() {
+    for http2 in [false, true] {
+        let pki = common::pki::Pki::new(if http2 { "api-client-h2" } else { "api-client" });
+        pki.issue("api-client");
+        let tls = framework::tls::Tls::from_pem_files(pki.cert(), pki.key()).unwrap();
+        let service = user_service::app(&Config::default(), Stores::in_memory())
+            .expect("app")
+            .tls(tls)
+            .build()
+            .expect("service");
+        let server = common::start(service).await;
+        let base = format!("https://localhost:{}", server.addr.port());
+        let versions = Arc::default();
+        let mut builder = recording_versions(&versions)
+            .tls_root_pem(pki.ca_pem.as_bytes())
+            .expect("the CA");
+        builder = if http2 {
+            builder.http2_prior_knowledge()
+        } else {
+            builder.http1_only()
+        };
+        let client = UserApiClient::from_client(builder.build(&base).expect("client"));
+        register_token_proof_login_me(&client).await;
+        let expected = if http2 {
+            http::Version::HTTP_2
+        } else {
+            http::Version::HTTP_11
+        };
+        assert!(
+            versions.lock().unwrap().iter().all(|v| *v == expected),
+            "{versions:?}"
+        );
+
+        // Without the CA the service's certificate is not trusted: a transport failure.
+        let other = common::pki::Pki::new("api-client-other");
+        let untrusting = ApiClient::builder()
+            .tls_root_pem(other.ca_pem.as_bytes())
+            .unwrap()
+            .build(&base)
+            .unwrap();
+        let err = UserApiClient::from_client(untrusting)
+            .me()
+            .await
+            .expect_err("untrusted");
+        assert!(matches!(err, ClientError::Transport(_)), "{err:?}");
+    }
+    assert!(matches!(
+        ApiClient::builder().tls_root_pem(b"not a certificate"),
+        Err(ClientError::Request(_))
+    ));
 }
 
 #[tokio::test]

@@ -73,7 +73,9 @@ impl NotesApi for Notes {
         theme: Option<String>,
     ) -> Result<Vec<Note>> {
         let text = format!("{tenant}:{}", theme.unwrap_or_default());
-        Ok((0..page.size.min(3)).map(|_| Note { text: text.clone() }).collect())
+        Ok((0..page.size.min(3))
+            .map(|_| Note { text: text.clone() })
+            .collect())
     }
 
     async fn put(&self, _id: u64, note: Json<Note>) -> Result<NoContent> {
@@ -135,10 +137,12 @@ impl Call {
 fn document_path(route: &str) -> String {
     route
         .split('/')
-        .map(|part| match part.strip_prefix(':').or_else(|| part.strip_prefix('*')) {
-            Some(name) => format!("{{{name}}}"),
-            None => part.to_owned(),
-        })
+        .map(
+            |part| match part.strip_prefix(':').or_else(|| part.strip_prefix('*')) {
+                Some(name) => format!("{{{name}}}"),
+                None => part.to_owned(),
+            },
+        )
         .collect::<Vec<_>>()
         .join("/")
 }
@@ -180,9 +184,17 @@ fn parameter_value(schema: &Value, text: &str) -> Value {
 fn check_call(doc: &Value, call: &Call) -> Vec<String> {
     let mut refused = Vec::new();
     let path = document_path(&call.route);
-    let what = format!("{} {} -> {}", call.method.to_uppercase(), call.target, call.status);
+    let what = format!(
+        "{} {} -> {}",
+        call.method.to_uppercase(),
+        call.target,
+        call.status
+    );
     let operation = &doc["paths"][&path][&call.method];
-    assert!(operation.is_object(), "{what}: no operation {path} in the document");
+    assert!(
+        operation.is_object(),
+        "{what}: no operation {path} in the document"
+    );
 
     // Parameters: each sent one is declared, every required one is sent, each value fits.
     let (path_part, query) = call.target.split_once('?').unwrap_or((&call.target, ""));
@@ -201,15 +213,23 @@ fn check_call(doc: &Value, call: &Call) -> Vec<String> {
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
         sent.push(("query".into(), name.into_owned(), value.into_owned()));
     }
-    let parameters = operation["parameters"].as_array().cloned().unwrap_or_default();
+    let parameters = operation["parameters"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     for (name, value) in &call.request_headers {
-        if parameters.iter().any(|p| p["in"] == "header" && p["name"] == name.as_str()) {
+        if parameters
+            .iter()
+            .any(|p| p["in"] == "header" && p["name"] == name.as_str())
+        {
             sent.push(("header".into(), name.clone(), value.clone()));
         }
         if name == "cookie" {
             for pair in value.split("; ") {
                 if let Some((cookie, value)) = pair.split_once('=')
-                    && parameters.iter().any(|p| p["in"] == "cookie" && p["name"] == cookie)
+                    && parameters
+                        .iter()
+                        .any(|p| p["in"] == "cookie" && p["name"] == cookie)
                 {
                     sent.push(("cookie".into(), cookie.into(), value.into()));
                 }
@@ -244,7 +264,10 @@ fn check_call(doc: &Value, call: &Call) -> Vec<String> {
     match (&call.request_type, operation.get("requestBody")) {
         (Some(media), Some(body)) => {
             let content = &body["content"][media.as_str()];
-            assert!(content.is_object(), "{what}: request media type {media} not in {body}");
+            assert!(
+                content.is_object(),
+                "{what}: request media type {media} not in {body}"
+            );
             let value: Value = serde_json::from_slice(&call.request_body).expect("JSON body");
             refused.extend(schema_errors(
                 doc,
@@ -285,7 +308,10 @@ fn check_call(doc: &Value, call: &Call) -> Vec<String> {
                 );
             }
         }
-        None => assert!(call.response_body.is_empty(), "{what}: an undeclared answer body"),
+        None => assert!(
+            call.response_body.is_empty(),
+            "{what}: an undeclared answer body"
+        ),
     }
     // What the document refuses, the service refuses: a validation error.
     if !refused.is_empty() {
@@ -307,7 +333,12 @@ fn params(account: &str, password: &str) -> Json<UserParams> {
 
 /// The last recorded call's answer, for comparing with the decoded value.
 fn last_answer(calls: &Mutex<Vec<Call>>) -> Value {
-    calls.lock().unwrap().last().expect("a call").response_json()
+    calls
+        .lock()
+        .unwrap()
+        .last()
+        .expect("a call")
+        .response_json()
 }
 
 #[tokio::test]
@@ -334,11 +365,17 @@ async fn every_route_round_trips_against_the_document() {
     assert_eq!(serde_json::to_value(&me).unwrap(), last_answer(&calls));
     let user = users.register(params("carol_1", &digest)).await.unwrap();
     assert_eq!(serde_json::to_value(&user).unwrap(), last_answer(&calls));
-    users.register(params("carol_1", &digest)).await.unwrap_err();
+    users
+        .register(params("carol_1", &digest))
+        .await
+        .unwrap_err();
     users.register(params("c", &digest)).await.unwrap_err();
     let token = users.login_token().await.unwrap();
     assert_eq!(serde_json::to_value(&token).unwrap(), last_answer(&calls));
-    users.login(params("carol_1", &"0".repeat(64))).await.unwrap_err();
+    users
+        .login(params("carol_1", &"0".repeat(64)))
+        .await
+        .unwrap_err();
     let token = users.login_token().await.unwrap().token;
     let proof = sha256_hex(&format!("{digest}{}", token.as_str()));
     let user = users.login(params("carol_1", &proof)).await.unwrap();
@@ -358,18 +395,40 @@ async fn every_route_round_trips_against_the_document() {
     assert_eq!(list.len(), 2);
     assert_eq!(list[0].text, "acme:dark");
     assert_eq!(serde_json::to_value(&list).unwrap(), last_answer(&calls));
-    notes.list(Query(Page { size: 0 }), "acme".into(), None).await.unwrap_err();
-    notes.put(7, Json(Note { text: "new".into() })).await.unwrap();
-    let err = notes.put(7, Json(Note { text: "taken".into() })).await.unwrap_err();
-    assert!(matches!(err, framework::client::ClientError::Status { declared: true, .. }));
+    notes
+        .list(Query(Page { size: 0 }), "acme".into(), None)
+        .await
+        .unwrap_err();
+    notes
+        .put(7, Json(Note { text: "new".into() }))
+        .await
+        .unwrap();
+    let err = notes
+        .put(
+            7,
+            Json(Note {
+                text: "taken".into(),
+            }),
+        )
+        .await
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        framework::client::ClientError::Status { declared: true, .. }
+    ));
 
     let calls = calls.lock().unwrap();
     let statuses: Vec<u16> = calls.iter().map(|c| c.status).collect();
     assert_eq!(
         statuses,
-        [200, 201, 409, 400, 200, 400, 200, 200, 200, 200, 404, 200, 400, 204, 409]
+        [
+            200, 201, 409, 400, 200, 400, 200, 200, 200, 200, 404, 200, 400, 204, 409
+        ]
     );
-    let refused: Vec<String> = calls.iter().flat_map(|call| check_call(&doc, call)).collect();
+    let refused: Vec<String> = calls
+        .iter()
+        .flat_map(|call| check_call(&doc, call))
+        .collect();
     // The two calls sent to be refused (an account of one letter, a page of none) are the
     // ones the document refuses.
     assert_eq!(refused.len(), 2, "{refused:#?}");

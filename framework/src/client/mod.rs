@@ -129,14 +129,22 @@ pub struct Exchange<'a> {
     pub request_body: &'a [u8],
     /// The answer's status.
     pub status: StatusCode,
+    /// The HTTP version the answer came in (HTTP/1.1 in process).
+    pub version: http::Version,
     /// The answer's headers.
     pub response_headers: &'a HeaderMap,
     /// The answer's body.
     pub response_body: &'a [u8],
 }
 
+/// Plain TCP, and TLS where the `tls` feature is on (`https://`).
+#[cfg(feature = "tls")]
+type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+#[cfg(not(feature = "tls"))]
+type Connector = HttpConnector;
+
 enum Transport {
-    Http(Client<HttpConnector, Full<Bytes>>),
+    Http(Client<Connector, Full<Bytes>>),
     InProcess(TestClient),
 }
 
@@ -160,12 +168,16 @@ impl std::fmt::Debug for ApiClient {
 #[derive(Clone)]
 pub struct ClientBuilder {
     http2_prior_knowledge: bool,
+    http1_only: bool,
     timeout: Option<Duration>,
     connect_timeout: Duration,
     pool_idle_timeout: Duration,
     cookie_store: bool,
     headers: HeaderMap,
     inspect: Option<Inspector>,
+    /// The certificate authorities an `https://` service's certificate must chain to.
+    #[cfg(feature = "tls")]
+    roots: Option<rustls::RootCertStore>,
 }
 
 impl std::fmt::Debug for ClientBuilder {
@@ -183,21 +195,33 @@ impl Default for ClientBuilder {
     fn default() -> Self {
         Self {
             http2_prior_knowledge: false,
+            http1_only: false,
             timeout: Some(Duration::from_secs(30)),
             connect_timeout: Duration::from_secs(10),
             pool_idle_timeout: Duration::from_secs(90),
             cookie_store: true,
             headers: HeaderMap::new(),
             inspect: None,
+            #[cfg(feature = "tls")]
+            roots: None,
         }
     }
 }
 
 impl ClientBuilder {
-    /// HTTP/2 without negotiation (prior knowledge, as the framework's server accepts on the
-    /// same port as HTTP/1.1). Default: HTTP/1.1.
+    /// HTTP/2 only: without negotiation over plain TCP (prior knowledge, which the framework's
+    /// server accepts on the same port as HTTP/1.1), and offered alone over TLS. Default:
+    /// HTTP/1.1 over plain TCP; over TLS, HTTP/2 when the server picks it (ALPN), else
+    /// HTTP/1.1.
     pub fn http2_prior_knowledge(mut self) -> Self {
         self.http2_prior_knowledge = true;
+        self
+    }
+
+    /// HTTP/1.1 only, also over TLS (where the server otherwise picks HTTP/2 when it can,
+    /// through ALPN).
+    pub fn http1_only(mut self) -> Self {
+        self.http1_only = true;
         self
     }
 
@@ -233,6 +257,33 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts the certificate authorities of `pem` (one or more PEM certificates) for an
+    /// `https://` service (feature `tls`). Without any, `build` refuses an `https://` URL:
+    /// there are no built-in roots.
+    #[cfg(feature = "tls")]
+    pub fn tls_root_pem(mut self, pem: &[u8]) -> Result<Self, ClientError> {
+        use rustls::pki_types::CertificateDer;
+        use rustls::pki_types::pem::PemObject;
+        let mut roots = self
+            .roots
+            .take()
+            .unwrap_or_else(rustls::RootCertStore::empty);
+        let before = roots.len();
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| ClientError::Request(format!("root certificate: {e}")))?;
+            roots
+                .add(cert)
+                .map_err(|e| ClientError::Request(format!("root certificate: {e}")))?;
+        }
+        if roots.len() == before {
+            return Err(ClientError::Request(
+                "root certificates: no certificate in the PEM".to_owned(),
+            ));
+        }
+        self.roots = Some(roots);
+        Ok(self)
+    }
+
     /// Calls `inspect` with each call's request and answer once the answer is read (for a
     /// log of the calls, or a test that checks them against the API document).
     pub fn inspect(mut self, inspect: impl Fn(&Exchange<'_>) + Send + Sync + 'static) -> Self {
@@ -251,14 +302,10 @@ impl ClientBuilder {
                 "base URL {base_url:?}: expected http://host[:port][/base]"
             )));
         };
-        if scheme != "http" {
-            return Err(ClientError::Request(format!(
-                "base URL {base_url:?}: only http:// is supported"
-            )));
-        }
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(self.connect_timeout));
+        let connector = self.connector(base_url, scheme, connector)?;
         let mut builder = Client::builder(TokioExecutor::new());
         builder.pool_idle_timeout(self.pool_idle_timeout);
         if self.http2_prior_knowledge {
@@ -276,6 +323,68 @@ impl ClientBuilder {
             }),
             headers: self.headers,
         })
+    }
+
+    /// The connector for `scheme`: plain TCP for `http`, TLS for `https` (feature `tls`).
+    #[cfg(feature = "tls")]
+    fn connector(
+        &self,
+        base_url: &str,
+        scheme: &str,
+        mut tcp: HttpConnector,
+    ) -> Result<Connector, ClientError> {
+        let roots = match (scheme, &self.roots) {
+            ("http", roots) => roots.clone().unwrap_or_else(rustls::RootCertStore::empty),
+            ("https", Some(roots)) => roots.clone(),
+            ("https", None) => {
+                return Err(ClientError::Request(format!(
+                    "base URL {base_url:?}: https needs the certificate authorities to trust \
+                     (ClientBuilder::tls_root_pem)"
+                )));
+            }
+            _ => {
+                return Err(ClientError::Request(format!(
+                    "base URL {base_url:?}: expected http:// or https://"
+                )));
+            }
+        };
+        let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .map_err(|e| ClientError::Request(format!("TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+        // The URL's scheme decides: TLS for https, plain TCP for http.
+        tcp.enforce_http(false);
+        let builder = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(config)
+            .https_or_http();
+        // ALPN offers what the client will speak.
+        Ok(if self.http1_only {
+            builder.enable_http1().wrap_connector(tcp)
+        } else if self.http2_prior_knowledge {
+            builder.enable_http2().wrap_connector(tcp)
+        } else {
+            builder.enable_all_versions().wrap_connector(tcp)
+        })
+    }
+
+    /// The connector for `scheme`: plain TCP for `http` (`https` needs the `tls` feature).
+    #[cfg(not(feature = "tls"))]
+    fn connector(
+        &self,
+        base_url: &str,
+        scheme: &str,
+        tcp: HttpConnector,
+    ) -> Result<Connector, ClientError> {
+        if scheme == "http" {
+            Ok(tcp)
+        } else {
+            Err(ClientError::Request(format!(
+                "base URL {base_url:?}: expected http:// (https:// needs the `tls` feature)"
+            )))
+        }
     }
 
     /// A client that sends its calls through `client` ([`TestClient`]): in process, through
@@ -601,6 +710,7 @@ impl ApiRequest<'_> {
                         .await
                         .map_err(|e| ClientError::Transport(Box::new(e)))?;
                     let (parts, body) = response.into_parts();
+                    let version = parts.version;
                     if let Some(cookies) = &shared.cookies {
                         cookies.store(&parts.headers);
                     }
@@ -609,18 +719,23 @@ impl ApiRequest<'_> {
                         .await
                         .map_err(|e| ClientError::Transport(Box::new(e)))?
                         .to_bytes();
-                    Ok((parts.status, parts.headers, body))
+                    Ok((parts.status, version, parts.headers, body))
                 }
                 Transport::InProcess(client) => {
                     let response = client
                         .send_parts(self.method.clone(), &target, headers, body)
                         .await
                         .map_err(ClientError::Request)?;
-                    Ok((response.status, response.headers, response.body))
+                    Ok((
+                        response.status,
+                        http::Version::HTTP_11,
+                        response.headers,
+                        response.body,
+                    ))
                 }
             }
         };
-        let (status, response_headers, body) = match shared.timeout {
+        let (status, version, response_headers, body) = match shared.timeout {
             Some(limit) => tokio::time::timeout(limit, call)
                 .await
                 .map_err(|_| ClientError::Timeout)??,
@@ -634,6 +749,7 @@ impl ApiRequest<'_> {
                 request_headers,
                 request_body,
                 status,
+                version,
                 response_headers: &response_headers,
                 response_body: &body,
             });
