@@ -107,17 +107,17 @@ async fn the_flow_over_http1() {
         .build(&server.url(""))
         .expect("client");
     register_token_proof_login_me(&UserApiClient::from_client(client)).await;
-    let versions = versions.lock().unwrap();
-    assert_eq!(versions.len(), 8);
-    assert!(
-        versions.iter().all(|v| *v == http::Version::HTTP_11),
-        "{versions:?}"
-    );
+    {
+        let versions = versions.lock().unwrap();
+        assert_eq!(versions.len(), 8);
+        assert!(
+            versions.iter().all(|v| *v == http::Version::HTTP_11),
+            "{versions:?}"
+        );
+    }
     // The constructor the generated client has, with the defaults.
-    register_token_proof_login_me(
-        &UserApiClient::new(&common::start(service()).await.url("")).unwrap(),
-    )
-    .await;
+    let server = common::start(service()).await;
+    register_token_proof_login_me(&UserApiClient::new(&server.url("")).unwrap()).await;
 }
 
 /// A builder that records the HTTP version of every answer in `versions`.

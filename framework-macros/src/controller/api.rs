@@ -105,7 +105,7 @@ fn make_send_future(method: &mut syn::TraitItemFn) {
 /// `#[controller(middleware(..))] impl UserApi for UserController { .. }`: the trait's routes,
 /// served by this type.
 pub(super) fn expand_impl(
-    args: ControllerArgs,
+    args: &ControllerArgs,
     mut block: ItemImpl,
     mut errors: Errors,
 ) -> TokenStream {
@@ -163,7 +163,7 @@ pub(super) fn expand_impl(
     let Some(self_name) = self_name else {
         return quote!(#block);
     };
-    let registration = codegen::api_registration(&block.self_ty, &self_name, trait_path, &args);
+    let registration = codegen::api_registration(&block.self_ty, &self_name, trait_path, args);
     quote! {
         #block
         #registration

@@ -87,7 +87,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         ControllerArgs::default()
     });
     if block.trait_.is_some() {
-        return api::expand_impl(args, block, errors);
+        return api::expand_impl(&args, block, errors);
     }
     if !block.generics.params.is_empty() {
         errors.push(syn::Error::new(

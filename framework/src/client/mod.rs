@@ -144,7 +144,8 @@ type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 type Connector = HttpConnector;
 
 enum Transport {
-    Http(Client<Connector, Full<Bytes>>),
+    /// Boxed: the pool is large, the in-process transport two pointers.
+    Http(Box<Client<Connector, Full<Bytes>>>),
     InProcess(TestClient),
 }
 
@@ -316,7 +317,7 @@ impl ClientBuilder {
             shared: Arc::new(Shared {
                 origin: format!("{scheme}://{authority}"),
                 base_path: uri.path().trim_end_matches('/').to_owned(),
-                transport: Transport::Http(client),
+                transport: Transport::Http(Box::new(client)),
                 cookies: self.cookie_store.then(CookieStore::default),
                 timeout: self.timeout,
                 inspect: self.inspect,
