@@ -1,12 +1,12 @@
 //! A client generated from an `#[api]` trait carries, on the calls a server makes on a
-//! request's behalf (`ApiClient::propagate`), the request's id and a child of its trace.
+//! request's behalf (`TracedClient::traced`), the request's id and a child of its trace.
 //! Its own test binary: the app mounts every controller linked in, and only the echo
 //! controller is.
 
 use framework::client::ApiClient;
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::responder::Responder;
-use framework::middleware::trace::{Trace, TraceConfig};
+use framework::middleware::trace::{Trace, TraceConfig, TracedClient};
 use framework::testing::TestClient;
 use framework::{App, Context, FromState, Result};
 use serde::{Deserialize, Serialize};
@@ -58,7 +58,7 @@ async fn calls_made_for_a_request_carry_its_id_and_trace() {
         .use_middleware(Responder::default())
         .with_state(echo)
         .get("/front", |ctx: &mut Context| {
-            let echo = ctx.state().require::<ApiClient>().map(|c| c.propagate(ctx));
+            let echo = ctx.state().require::<ApiClient>().map(|c| c.traced(ctx));
             async move {
                 let client = EchoApiClient::from_client(echo?);
                 let seen = client

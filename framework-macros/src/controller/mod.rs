@@ -31,7 +31,7 @@ struct Handler {
     output: Option<Type>,
     /// The body of its OpenAPI description function.
     describe: TokenStream,
-    /// Its doc comment, for the generated client's method.
+    /// Its doc comment and `#[allow(..)]` attributes, for the generated client's method.
     docs: Vec<Attribute>,
 }
 
@@ -194,9 +194,10 @@ fn take_route(
         syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
     };
     let describe = openapi::describe_body(attrs, &route, &args, output.as_ref());
+    // The doc comment, and the lint levels that go with it (`#[allow(rustdoc::..)]`).
     let docs = attrs
         .iter()
-        .filter(|attr| attr.path().is_ident("doc"))
+        .filter(|attr| attr.path().is_ident("doc") || attr.path().is_ident("allow"))
         .cloned()
         .collect();
     ok.then_some(Handler {

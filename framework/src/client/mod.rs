@@ -23,8 +23,8 @@
 //! [`ApiClient`] is the runtime under every generated client: hyper-util's pooled client
 //! (HTTP/1.1, or HTTP/2 with prior knowledge), a timeout for each call, a cookie store so a
 //! session flows from one call to the next (on by default), and headers sent with every call
-//! ([`ApiClient::propagate`] carries a server request's `X-Request-Id` and a child
-//! `traceparent` on the calls made on its behalf). [`ApiClient::in_process`] sends the same
+//! ([`ApiClient::propagate`] carries a server request's `X-Request-Id` on the calls made on
+//! its behalf, and the trace middleware's `TracedClient::traced` its trace as well). [`ApiClient::in_process`] sends the same
 //! calls through a [`TestClient`] instead: no socket, the app's whole chain.
 
 mod cookies;
@@ -48,7 +48,6 @@ use serde::de::DeserializeOwned;
 pub use self::error::{ClientError, ErrorObject};
 use crate::context::Context;
 use crate::header::X_REQUEST_ID;
-use crate::middleware::trace::{TRACEPARENT, TraceExt};
 use crate::testing::TestClient;
 use cookies::CookieStore;
 
@@ -423,19 +422,13 @@ impl ApiClient {
     }
 
     /// A handle on the same connections and cookies whose calls are made on behalf of the
-    /// request `ctx` serves: each carries its `X-Request-Id`, and a `traceparent` naming a
-    /// new span of its trace when the trace middleware runs.
+    /// request `ctx` serves: each carries its `X-Request-Id`. With the trace middleware,
+    /// `TracedClient::traced` (`framework::middleware::trace`) also carries a `traceparent`
+    /// naming a new span of its trace.
     pub fn propagate(&self, ctx: &Context) -> Self {
-        let mut headers = self.headers.clone();
-        if let Ok(id) = HeaderValue::from_str(ctx.request_id()) {
-            headers.insert(X_REQUEST_ID, id);
-        }
-        if let Some(trace) = ctx.trace() {
-            headers.insert(TRACEPARENT, trace.child().traceparent());
-        }
-        Self {
-            shared: Arc::clone(&self.shared),
-            headers,
+        match HeaderValue::from_str(ctx.request_id()) {
+            Ok(id) => self.with_header(X_REQUEST_ID, id),
+            Err(_) => self.clone(),
         }
     }
 
