@@ -170,6 +170,7 @@ pub struct Service {
     pub(crate) limits: ServerLimits,
     /// Served over TLS when set.
     #[cfg(feature = "tls")]
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) tls: Option<crate::tls::Tls>,
 }
 

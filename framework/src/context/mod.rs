@@ -160,6 +160,7 @@ impl Context {
 
     /// The request came over the server's own TLS ([`App::tls`](crate::App::tls)).
     #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn set_tls(&mut self) {
         self.tls = true;
     }
