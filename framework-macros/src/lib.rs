@@ -32,11 +32,26 @@ pub fn controller(attr: TokenStream, item: TokenStream) -> TokenStream {
     controller::expand(attr.into(), item.into()).into()
 }
 
+/// Declares a trait's methods as routes under a prefix: an API definition that a server
+/// implements with `#[controller] impl Trait for Type` and a client is generated from.
+///
+/// `#[api(prefix = "/users")] pub trait UserApi { #[get("/v1/me")] async fn me(&self, ctx: &mut
+/// Context) -> Result<Me>; .. }`: the methods take the route attributes, the argument
+/// attributes and the signatures a `#[controller]` impl block's methods take, and give the
+/// same routes, validation and OpenAPI description. Each route's `async fn` becomes a method
+/// returning a `Send` future; the trait gets `Send + Sync + Sized + 'static` as supertraits.
+/// The implementor's `#[controller]` takes no `prefix` (the trait's is used) and may name the
+/// controller middleware (`middleware(session)`) unless the trait does.
+#[proc_macro_attribute]
+pub fn api(attr: TokenStream, item: TokenStream) -> TokenStream {
+    controller::expand_api(attr.into(), item.into()).into()
+}
+
 macro_rules! route_attribute {
     ($($name:ident),*) => {$(
         #[doc = concat!("Marks a controller method as the `", stringify!($name),
             "` handler of a path: `#[", stringify!($name), "(\"/v1/me\")]`. Only valid inside \
-            a `#[controller]` impl block, which consumes it.")]
+            a `#[controller]` impl block or an `#[api]` trait, which consumes it.")]
         #[proc_macro_attribute]
         pub fn $name(_attr: TokenStream, item: TokenStream) -> TokenStream {
             controller::outside_controller(stringify!($name), item.into()).into()

@@ -35,3 +35,17 @@ pub(crate) fn check(path: &str, is_prefix: bool) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// A route's full path, joined as the app joins a controller's prefix and a route's path
+/// (`framework::app`'s `join_path`): `"/"` under a prefix is the prefix itself.
+pub(crate) fn join(prefix: &str, path: &str) -> String {
+    let prefix = prefix.trim_end_matches('/');
+    if path.is_empty() || path == "/" && !prefix.is_empty() {
+        return if prefix.is_empty() {
+            "/".to_owned()
+        } else {
+            prefix.to_owned()
+        };
+    }
+    format!("{prefix}{path}")
+}

@@ -20,12 +20,41 @@ pub struct ControllerDef {
     pub routes: &'static [RouteDef],
 }
 
+/// What `#[api]` writes of a trait's routes, as its hidden associated constant; the
+/// `#[controller] impl` of the trait puts it into the implementor's [`ControllerDef`].
+#[doc(hidden)]
+pub struct ApiDef {
+    pub prefix: &'static str,
+    pub middleware: &'static [&'static str],
+    pub routes: &'static [RouteDef],
+}
+
+/// The controller middleware of a trait's implementor: the impl's `middleware(..)`, else the
+/// trait's. Both naming some is refused when the program compiles (a constant's panic).
+#[doc(hidden)]
+pub const fn api_middleware(
+    of_impl: &'static [&'static str],
+    of_trait: &'static [&'static str],
+) -> &'static [&'static str] {
+    if of_impl.is_empty() {
+        of_trait
+    } else if of_trait.is_empty() {
+        of_impl
+    } else {
+        panic!(
+            "controller middleware is named on both the #[api] trait and the #[controller] impl: \
+             name it on one of them"
+        )
+    }
+}
+
 /// A controller method's route.
 #[doc(hidden)]
 pub struct RouteDef {
     pub method: &'static str,
     pub path: &'static str,
-    pub handler: &'static str,
+    /// The method's name: the handler is `<controller>::<name>`.
+    pub name: &'static str,
     pub middleware: &'static [&'static str],
     pub endpoint: EndpointFactory,
     /// Describes the route for the OpenAPI document.

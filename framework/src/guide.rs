@@ -34,6 +34,9 @@
 //!     service as an endpoint, the app as a tower service.
 //! 17. [Coming from axum](coming_from_axum) (feature `tower`): the same service written both
 //!     ways, what maps to what, moving over a route at a time.
+//! 18. [API crates and clients](api_crates_and_clients) (feature `client`): routes declared
+//!     once on an `#[api]` trait in a crate without the server, implemented by a controller,
+//!     and the typed client generated from the same declaration.
 //!
 //! Runnable programs for each idea are in the repository's `examples/` folder.
 
@@ -91,3 +94,7 @@ pub mod tower {}
 #[cfg(feature = "tower")]
 #[doc = include_str!("../docs/17-coming-from-axum.md")]
 pub mod coming_from_axum {}
+
+#[cfg(feature = "client")]
+#[doc = include_str!("../docs/18-api-crates-and-clients.md")]
+pub mod api_crates_and_clients {}

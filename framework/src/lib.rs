@@ -4,6 +4,8 @@ pub mod app;
 #[cfg(feature = "static-serve")]
 mod blocking_file;
 pub mod body;
+#[cfg(feature = "client")]
+pub mod client;
 pub mod client_ip;
 pub mod conditional;
 pub mod context;
@@ -38,6 +40,7 @@ mod route;
 /// The route table: public for the router benchmarks and allocation test, not part of the API.
 #[doc(hidden)]
 pub mod router;
+#[cfg(feature = "server")]
 mod server;
 mod service;
 pub mod slot;
@@ -57,7 +60,7 @@ pub use app::{App, BuildError, Group, RouteInfo, Routes, Service, TrailingSlash}
 pub use context::Context;
 pub use error::{Error, HttpError, Result};
 pub use framework_macros::{
-    FromState, Validate, controller, delete, get, head, options, patch, post, put, validator,
+    FromState, Validate, api, controller, delete, get, head, options, patch, post, put, validator,
 };
 pub use handler::{
     Before, BoxFuture, ENDPOINT_FUTURE_INLINE, Endpoint, EndpointFuture, IntoReply, Middleware,
@@ -72,16 +75,37 @@ pub use reply::Reply;
 /// The `schemars` crate the OpenAPI document is built with: a type the document describes
 /// derives `schemars::JsonSchema` of this version (`schemars = "1"`).
 pub use schemars;
+#[cfg(feature = "server")]
 pub use server::shutdown_signal;
 pub use state::{FromState, State};
 pub use validate::Validate;
 pub use view::RequestView;
 
+/// Its input when the `client` feature is on, nothing otherwise: the typed client `#[api]`
+/// generates exists only with the client runtime.
+#[cfg(feature = "client")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_client {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// Its input when the `client` feature is on, nothing otherwise: the typed client `#[api]`
+/// generates exists only with the client runtime.
+#[cfg(not(feature = "client"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __if_client {
+    ($($item:tt)*) => {};
+}
+
 /// What the macros expand to. Not part of the public API.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::__if_client as if_client;
     pub use crate::controller::{
-        ControllerDef, EndpointFactory, RouteDef, build_controller, method_endpoint,
+        ApiDef, ControllerDef, EndpointFactory, RouteDef, api_middleware, build_controller,
+        method_endpoint,
     };
     pub use crate::extract::{FromContext, FromRequest, Source, optional, required, state};
     pub use crate::handler::{

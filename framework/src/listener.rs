@@ -167,6 +167,7 @@ enum Inner {
 }
 
 /// A connection just accepted.
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) enum Accepted {
     Tcp(tokio::net::TcpStream, SocketAddr),
     #[cfg(unix)]
@@ -263,6 +264,7 @@ impl Listener {
     }
 
     /// Waits for the next connection.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) async fn accept(&self) -> io::Result<Accepted> {
         match &self.inner {
             Inner::Tcp(listener) => {
@@ -373,6 +375,7 @@ impl UnixPeer {
 
     /// The credentials of the peer of `stream`; `None` when the kernel will not say.
     #[cfg(unix)]
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn of(stream: &tokio::net::UnixStream) -> Option<Self> {
         let cred = stream.peer_cred().ok()?;
         Some(Self {

@@ -428,7 +428,8 @@ pub(crate) struct DocRoute {
     /// The full path, as the router reads it (`:id` or `{id}`).
     pub(crate) path: String,
     pub(crate) tag: &'static str,
-    pub(crate) handler: &'static str,
+    /// `<controller>::<method>`.
+    pub(crate) handler: String,
     pub(crate) describe: fn(&mut Operation<'_>),
     /// What the middleware the route runs adds (each one's
     /// [`Middleware::describe`](crate::Middleware::describe), app-wide first).

@@ -166,9 +166,11 @@ pub struct Service {
     trailing_slash: TrailingSlash,
     listing: Vec<RouteInfo>,
     shared: Arc<AppShared>,
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) limits: ServerLimits,
     /// Served over TLS when set.
     #[cfg(feature = "tls")]
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) tls: Option<crate::tls::Tls>,
 }
 

@@ -95,6 +95,35 @@ impl TestClient {
         HeaderValue::try_from(line).ok()
     }
 
+    /// Sends a request made elsewhere (the typed API client's in-process transport): its
+    /// cookies beside the jar's; `Err` for a target that is no URI.
+    #[cfg(feature = "client")]
+    pub(crate) async fn send_parts(
+        &self,
+        method: Method,
+        target: &str,
+        mut headers: HeaderMap,
+        body: Bytes,
+    ) -> Result<TestResponse, String> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(target)
+            .body(RequestBody::Full(body))
+            .map_err(|e| format!("{target}: {e}"))?;
+        if let Some(jar) = self.cookie_header() {
+            let line = match headers.remove(header::COOKIE) {
+                Some(own) => {
+                    HeaderValue::from_bytes(&[own.as_bytes(), b"; ", jar.as_bytes()].concat())
+                        .unwrap_or(jar)
+                }
+                None => jar,
+            };
+            headers.insert(header::COOKIE, line);
+        }
+        *request.headers_mut() = headers;
+        Ok(self.dispatch(request).await)
+    }
+
     fn store_cookies(&self, headers: &HeaderMap) {
         let Ok(mut jar) = self.cookies.lock() else {
             return;
@@ -168,9 +197,16 @@ impl TestRequest {
         if let Some(cookie) = self.client.cookie_header() {
             request.headers_mut().insert(header::COOKIE, cookie);
         }
-        let response = self.client.service.handle(request, TEST_PEER).await;
+        self.client.dispatch(request).await
+    }
+}
+
+impl TestClient {
+    /// Sends a built request through the service, keeping the cookies it sets.
+    async fn dispatch(&self, request: Request<RequestBody>) -> TestResponse {
+        let response = self.service.handle(request, TEST_PEER).await;
         let (parts, body) = response.into_parts();
-        self.client.store_cookies(&parts.headers);
+        self.store_cookies(&parts.headers);
         let body = body
             .collect()
             .await

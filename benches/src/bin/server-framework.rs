@@ -10,6 +10,10 @@
 //! is, instead of by the framework's server: what the framework's server adds or saves.
 //! Given a certificate (`BENCH_TLS_CERT`, `BENCH_TLS_KEY`), the same app also answers over TLS
 //! (the framework's `Tls`: ALPN `h2` or `http/1.1`) on its port plus 1000.
+//! Built with the feature `api-trait`, the routes but `/big` are declared on an `#[api]`
+//! trait that `Bench` implements (`#[controller] impl BenchApi for Bench`) instead of on its
+//! impl block: what the trait form costs a request. A build-time switch, since controllers
+//! are registered when the program is linked.
 
 use framework::extract::Json;
 use framework::middleware::body_parser::BodyParser;
@@ -35,6 +39,7 @@ impl FromState for Bench {
     }
 }
 
+#[cfg(not(feature = "api-trait"))]
 #[controller]
 impl Bench {
     #[get("/plaintext")]
@@ -58,7 +63,49 @@ impl Bench {
     async fn echo_typed(&self, body: Json<Credentials>) -> Result<Credentials> {
         Ok(body.0)
     }
+}
 
+/// The same routes declared on a trait (feature `api-trait`).
+#[cfg(feature = "api-trait")]
+#[framework::api]
+trait BenchApi {
+    #[get("/plaintext")]
+    async fn plaintext(&self, _ctx: &mut Context) -> Result<&'static str>;
+
+    #[get("/json")]
+    async fn json(&self, _ctx: &mut Context) -> Result<Message>;
+
+    #[post("/echo")]
+    async fn echo(&self, ctx: &mut Context) -> Result<Credentials>;
+
+    /// `/echo` with a typed argument.
+    #[post("/ech2")]
+    async fn echo_typed(&self, body: Json<Credentials>) -> Result<Credentials>;
+}
+
+#[cfg(feature = "api-trait")]
+#[controller]
+impl BenchApi for Bench {
+    async fn plaintext(&self, _ctx: &mut Context) -> Result<&'static str> {
+        Ok(PLAINTEXT)
+    }
+
+    async fn json(&self, _ctx: &mut Context) -> Result<Message> {
+        Ok(Message { message: PLAINTEXT })
+    }
+
+    async fn echo(&self, ctx: &mut Context) -> Result<Credentials> {
+        Ok(ctx.bind::<Credentials>()?)
+    }
+
+    async fn echo_typed(&self, body: Json<Credentials>) -> Result<Credentials> {
+        Ok(body.0)
+    }
+}
+
+/// `/big` on the impl block in both builds.
+#[controller]
+impl Bench {
     #[get("/big")]
     async fn big(&self, _ctx: &mut Context) -> Result<&'static [Item]> {
         Ok(self.big)

@@ -3,7 +3,7 @@
 
 use quote::format_ident;
 use syn::spanned::Spanned;
-use syn::{Attribute, FnArg, Ident, ImplItemFn, Type};
+use syn::{Attribute, FnArg, Ident, Signature, Type};
 
 use super::Errors;
 use super::attrs::ArgAttr;
@@ -19,6 +19,8 @@ const SCALARS: [&str; 17] = [
 pub(super) struct Arg {
     pub(super) ty: Type,
     pub(super) kind: ArgKind,
+    /// The argument's name, when its pattern is one (`_` and other patterns have none).
+    pub(super) name: Option<Ident>,
 }
 
 pub(super) enum ArgKind {
@@ -66,22 +68,19 @@ impl Source {
 }
 
 /// How each argument after `&self` is made; misuse is reported at the argument.
-pub(super) fn analyse_args(
-    method: &mut ImplItemFn,
-    full_path: &str,
-    errors: &mut Errors,
-) -> Vec<Arg> {
+pub(super) fn analyse_args(sig: &mut Signature, full_path: &str, errors: &mut Errors) -> Vec<Arg> {
     let params = path_params(full_path);
     let mut args = Vec::new();
     let mut borrowed_seen = false;
     let mut body_seen = false;
-    for input in method.sig.inputs.iter_mut().skip(1) {
+    for input in sig.inputs.iter_mut().skip(1) {
         let FnArg::Typed(typed) = input else { continue };
         let attr = take_arg_attr(&mut typed.attrs, errors);
-        let name = match &*typed.pat {
-            syn::Pat::Ident(p) => p.ident.to_string(),
-            _ => String::new(),
+        let ident = match &*typed.pat {
+            syn::Pat::Ident(p) => Some(p.ident.clone()),
+            _ => None,
         };
+        let name = ident.as_ref().map(Ident::to_string).unwrap_or_default();
         let ty = (*typed.ty).clone();
         let named = |source, name| ArgKind::Named {
             source,
@@ -150,7 +149,11 @@ pub(super) fn analyse_args(
             }
             ArgKind::FromRequest
         };
-        args.push(Arg { ty, kind });
+        args.push(Arg {
+            ty,
+            kind,
+            name: ident,
+        });
     }
     args
 }

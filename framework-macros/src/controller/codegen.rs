@@ -20,71 +20,11 @@ pub(super) fn registration(
     let prefix = args.prefix.as_ref().map_or_else(String::new, LitStr::value);
     let group_middleware = args.middleware.iter().map(Ident::to_string);
     let controller_name = self_name.to_string();
-    let mut wrappers = Vec::new();
-    let mut routes = Vec::new();
-    for Handler {
-        name,
-        route,
-        args,
-        output,
-        describe,
-    } in handlers
-    {
-        let call_fn = format_ident!("__framework_call_{}", name);
-        let describe_fn = format_ident!("__framework_describe_{}", name);
-        let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
-        let span = name.span();
-        let (lets, values) = arg_values(args);
-        let output = output.as_ref();
-        // `Option<T>` (plain or in a `Result`): `None` is a 404.
-        let finish = match (output.is_some_and(returns_result), returns_option(output)) {
-            (true, false) => quote_spanned! {span=>
-                ::framework::__private::finish(this.#name(#(#values),*).await, ctx)
-            },
-            (false, false) => quote_spanned! {span=>
-                ::framework::__private::finish_value(this.#name(#(#values),*).await, ctx)
-            },
-            (true, true) => quote_spanned! {span=>
-                ::framework::__private::finish_found(this.#name(#(#values),*).await, ctx)
-            },
-            (false, true) => quote_spanned! {span=>
-                ::framework::__private::finish_found_value(this.#name(#(#values),*).await, ctx)
-            },
-        };
-        wrappers.push(quote! {
-            fn #call_fn<'a>(
-                this: &'a #self_ty,
-                ctx: &'a mut ::framework::Context,
-            ) -> ::framework::__private::EndpointFuture<'a> {
-                ::framework::__private::endpoint_future(async move {
-                    #(#lets)*
-                    #finish
-                })
-            }
-            fn #describe_fn(d: &mut ::framework::__private::openapi::Operation<'_>) {
-                #describe
-            }
-            fn #endpoint_fn(
-                controller: &::std::sync::Arc<dyn ::std::any::Any + Send + Sync>,
-            ) -> ::std::option::Option<::std::sync::Arc<dyn ::framework::Endpoint>> {
-                ::framework::__private::method_endpoint::<#self_ty>(controller, #call_fn)
-            }
-        });
-        let method = route.method.to_ascii_uppercase();
-        let path = &route.path;
-        let handler = format!("{controller_name}::{name}");
-        let middleware = route.middleware.iter().map(Ident::to_string);
-        routes.push(quote! {
-            ::framework::__private::RouteDef {
-                method: #method,
-                path: #path,
-                handler: #handler,
-                middleware: &[#(#middleware),*],
-                endpoint: #endpoint_fn,
-                describe: #describe_fn,
-            }
-        });
-    }
+    let this = quote!(#self_ty);
+    let wrappers = handlers
+        .iter()
+        .map(|handler| handler_fns(&this, &quote!(), handler));
+    let routes = handlers.iter().map(|handler| route_def(handler, &quote!()));
     quote! {
         const _: () = {
             #(#wrappers)*
@@ -98,6 +38,135 @@ pub(super) fn registration(
                 }
             }
         };
+    }
+}
+
+/// The hidden items `#[api]` adds to a trait: each handler's functions, generic over the
+/// implementor (`Self`), and the trait's routes as the associated constant `__FRAMEWORK_API`.
+pub(super) fn api_items(args: &ControllerArgs, handlers: &[Handler]) -> TokenStream {
+    let prefix = args.prefix.as_ref().map_or_else(String::new, LitStr::value);
+    let group_middleware = args.middleware.iter().map(Ident::to_string);
+    let this = quote!(Self);
+    let wrappers = handlers
+        .iter()
+        .map(|handler| handler_fns(&this, &quote!(Self::), handler));
+    let routes = handlers
+        .iter()
+        .map(|handler| route_def(handler, &quote!(Self::)));
+    quote! {
+        #(#wrappers)*
+        #[doc(hidden)]
+        const __FRAMEWORK_API: ::framework::__private::ApiDef = ::framework::__private::ApiDef {
+            prefix: #prefix,
+            middleware: &[#(#group_middleware),*],
+            routes: &[#(#routes),*],
+        };
+    }
+}
+
+/// The registration of an `#[api]` trait's implementor: the trait's routes, bound to it.
+pub(super) fn api_registration(
+    self_ty: &Type,
+    self_name: &Ident,
+    trait_path: &syn::Path,
+    args: &ControllerArgs,
+) -> TokenStream {
+    let middleware = args.middleware.iter().map(Ident::to_string);
+    let controller_name = self_name.to_string();
+    let api = quote!(<#self_ty as #trait_path>::__FRAMEWORK_API);
+    quote! {
+        const _: () = {
+            ::framework::__private::inventory::submit! {
+                ::framework::__private::ControllerDef {
+                    name: #controller_name,
+                    prefix: #api.prefix,
+                    middleware: ::framework::__private::api_middleware(
+                        &[#(#middleware),*],
+                        #api.middleware,
+                    ),
+                    build: ::framework::__private::build_controller::<#self_ty>,
+                    routes: #api.routes,
+                }
+            }
+        };
+    }
+}
+
+/// A handler's call wrapper, describe function and endpoint constructor, for the receiver
+/// type `this` (the controller's type, or `Self` inside a trait, where the functions are
+/// named with `path`, `Self::`, before them).
+fn handler_fns(this: &TokenStream, path: &TokenStream, handler: &Handler) -> TokenStream {
+    let Handler {
+        name,
+        args,
+        output,
+        describe,
+        ..
+    } = handler;
+    let call_fn = format_ident!("__framework_call_{}", name);
+    let describe_fn = format_ident!("__framework_describe_{}", name);
+    let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
+    let span = name.span();
+    let (lets, values) = arg_values(args);
+    let output = output.as_ref();
+    // `Option<T>` (plain or in a `Result`): `None` is a 404.
+    let finish = match (output.is_some_and(returns_result), returns_option(output)) {
+        (true, false) => quote_spanned! {span=>
+            ::framework::__private::finish(this.#name(#(#values),*).await, ctx)
+        },
+        (false, false) => quote_spanned! {span=>
+            ::framework::__private::finish_value(this.#name(#(#values),*).await, ctx)
+        },
+        (true, true) => quote_spanned! {span=>
+            ::framework::__private::finish_found(this.#name(#(#values),*).await, ctx)
+        },
+        (false, true) => quote_spanned! {span=>
+            ::framework::__private::finish_found_value(this.#name(#(#values),*).await, ctx)
+        },
+    };
+    quote! {
+        #[doc(hidden)]
+        fn #call_fn<'a>(
+            this: &'a #this,
+            ctx: &'a mut ::framework::Context,
+        ) -> ::framework::__private::EndpointFuture<'a> {
+            ::framework::__private::endpoint_future(async move {
+                #(#lets)*
+                #finish
+            })
+        }
+        #[doc(hidden)]
+        fn #describe_fn(d: &mut ::framework::__private::openapi::Operation<'_>) {
+            #describe
+        }
+        #[doc(hidden)]
+        fn #endpoint_fn(
+            controller: &::std::sync::Arc<dyn ::std::any::Any + Send + Sync>,
+        ) -> ::std::option::Option<::std::sync::Arc<dyn ::framework::Endpoint>> {
+            ::framework::__private::method_endpoint::<#this>(controller, #path #call_fn)
+        }
+    }
+}
+
+/// A handler's `RouteDef`; its functions are named with `path` before them (`Self::` in a
+/// trait).
+fn route_def(handler: &Handler, path: &TokenStream) -> TokenStream {
+    let Handler { name, route, .. } = handler;
+    let describe_fn = format_ident!("__framework_describe_{}", name);
+    let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
+    let method = route.method.to_ascii_uppercase();
+    let route_path = &route.path;
+    let name = name.to_string();
+    let middleware = route.middleware.iter().map(Ident::to_string);
+    quote! {
+        ::framework::__private::RouteDef {
+            method: #method,
+            path: #route_path,
+            name: #name,
+            middleware: &[#(#middleware),*],
+            endpoint: #path #endpoint_fn,
+            describe: #path #describe_fn,
+        }
     }
 }
 
@@ -117,7 +186,7 @@ fn arg_values(args: &[Arg]) -> (Vec<TokenStream>, Vec<TokenStream>) {
     let mut lets = Vec::new();
     let mut borrowed = None;
     let mut values = Vec::new();
-    for (index, Arg { ty, kind }) in args.iter().enumerate() {
+    for (index, Arg { ty, kind, .. }) in args.iter().enumerate() {
         let var = format_ident!("__arg{}", index);
         let span = ty.span();
         let make = match kind {

@@ -4,15 +4,19 @@
 //! `openapi` writes each handler's description and `codegen` the wrappers and the registration.
 //! This module takes the impl block apart and puts the phases together.
 
+mod api;
 mod args;
 mod attrs;
+mod client;
 mod codegen;
 mod openapi;
+
+pub(crate) use api::expand as expand_api;
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::spanned::Spanned;
-use syn::{FnArg, Ident, ImplItem, ImplItemFn, Item, LitStr, Type};
+use syn::{Attribute, FnArg, Ident, ImplItem, Item, LitStr, Signature, Type};
 
 use self::args::Arg;
 use self::attrs::{ControllerArgs, RouteArgs};
@@ -27,6 +31,8 @@ struct Handler {
     output: Option<Type>,
     /// The body of its OpenAPI description function.
     describe: TokenStream,
+    /// Its doc comment and `#[allow(..)]` attributes, for the generated client's method.
+    docs: Vec<Attribute>,
 }
 
 /// Collects errors so one expansion reports all of them.
@@ -55,7 +61,10 @@ fn reemit(item: impl quote::ToTokens, err: &syn::Error) -> TokenStream {
 pub(crate) fn outside_controller(verb: &str, item: TokenStream) -> TokenStream {
     let err = syn::Error::new(
         Span::call_site(),
-        format!("`#[{verb}]` is only valid on a method inside a `#[controller]` impl block"),
+        format!(
+            "`#[{verb}]` is only valid on a method inside a `#[controller]` impl block or an \
+             `#[api]` trait"
+        ),
     );
     reemit(item, &err)
 }
@@ -77,11 +86,8 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         errors.push(e);
         ControllerArgs::default()
     });
-    if let Some((_, path, _)) = &block.trait_ {
-        errors.push(syn::Error::new(
-            path.span(),
-            "`#[controller]` goes on an inherent impl block, not a trait impl",
-        ));
+    if block.trait_.is_some() {
+        return api::expand_impl(&args, block, errors);
     }
     if !block.generics.params.is_empty() {
         errors.push(syn::Error::new(
@@ -94,7 +100,9 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         .items
         .iter_mut()
         .filter_map(|item| match item {
-            ImplItem::Fn(method) => take_route(method, &prefix, &mut errors),
+            ImplItem::Fn(method) => {
+                take_route(&mut method.attrs, &mut method.sig, &prefix, &mut errors)
+            }
             _ => None,
         })
         .collect();
@@ -118,11 +126,17 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Takes the route attribute off a method and checks the method's shape.
-fn take_route(method: &mut ImplItemFn, prefix: &str, errors: &mut Errors) -> Option<Handler> {
+/// Takes the route attribute off a method (of an impl block or a trait) and checks the
+/// method's shape.
+fn take_route(
+    attrs: &mut Vec<Attribute>,
+    sig: &mut Signature,
+    prefix: &str,
+    errors: &mut Errors,
+) -> Option<Handler> {
     let mut route = None;
-    let mut kept = Vec::with_capacity(method.attrs.len());
-    for attr in std::mem::take(&mut method.attrs) {
+    let mut kept = Vec::with_capacity(attrs.len());
+    for attr in std::mem::take(attrs) {
         match attrs::route_method(&attr) {
             Some(verb) if route.is_some() => errors.push(syn::Error::new(
                 attr.span(),
@@ -135,33 +149,33 @@ fn take_route(method: &mut ImplItemFn, prefix: &str, errors: &mut Errors) -> Opt
             None => kept.push(attr),
         }
     }
-    method.attrs = kept;
+    *attrs = kept;
     let route = route?;
-    let name = method.sig.ident.clone();
+    let name = sig.ident.clone();
     let mut ok = true;
-    if method.sig.asyncness.is_none() {
+    if sig.asyncness.is_none() {
         errors.push(syn::Error::new(
-            method.sig.fn_token.span,
+            sig.fn_token.span,
             format!("handler `{name}` must be an `async fn`"),
         ));
         ok = false;
     }
-    if !method.sig.generics.params.is_empty() {
+    if !sig.generics.params.is_empty() {
         errors.push(syn::Error::new(
-            method.sig.generics.span(),
+            sig.generics.span(),
             format!("handler `{name}` cannot be generic"),
         ));
         ok = false;
     }
     let takes_self = matches!(
-        method.sig.inputs.first(),
+        sig.inputs.first(),
         Some(FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_none()
     );
     if !takes_self {
         // The parentheses, not `inputs`: an empty list has no span of its own and would point
         // at `#[controller]`.
         errors.push(syn::Error::new(
-            method.sig.paren_token.span.join(),
+            sig.paren_token.span.join(),
             format!(
                 "handler `{name}` must take `&self` first, then its arguments \
                  (e.g. `ctx: &mut Context`, `body: Json<T>`, `id: u64`)"
@@ -171,20 +185,27 @@ fn take_route(method: &mut ImplItemFn, prefix: &str, errors: &mut Errors) -> Opt
     }
     let full_path = format!("{prefix}{}", route.path.value());
     let args = if takes_self {
-        args::analyse_args(method, &full_path, errors)
+        args::analyse_args(sig, &full_path, errors)
     } else {
         Vec::new()
     };
-    let output = match &method.sig.output {
+    let output = match &sig.output {
         syn::ReturnType::Default => None,
         syn::ReturnType::Type(_, ty) => Some((**ty).clone()),
     };
-    let describe = openapi::describe_body(method, &route, &args, output.as_ref());
+    let describe = openapi::describe_body(attrs, &route, &args, output.as_ref());
+    // The doc comment, and the lint levels that go with it (`#[allow(rustdoc::..)]`).
+    let docs = attrs
+        .iter()
+        .filter(|attr| attr.path().is_ident("doc") || attr.path().is_ident("allow"))
+        .cloned()
+        .collect();
     ok.then_some(Handler {
         name,
         route,
         args,
         output,
         describe,
+        docs,
     })
 }

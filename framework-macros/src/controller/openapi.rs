@@ -2,7 +2,7 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{Attribute, ImplItemFn, Type};
+use syn::{Attribute, Type};
 
 use super::args::{Arg, ArgKind};
 use super::attrs::RouteArgs;
@@ -11,12 +11,12 @@ use crate::types::{is_named, option_inner, result_value, wrapped};
 /// The code that describes a handler for the OpenAPI document: its doc comment, its
 /// arguments as parameters and body, its return type as the success response.
 pub(super) fn describe_body(
-    method: &ImplItemFn,
+    attrs: &[Attribute],
     route: &RouteArgs,
     args: &[Arg],
     output: Option<&Type>,
 ) -> TokenStream {
-    let doc = doc_comment(&method.attrs);
+    let doc = doc_comment(attrs);
     let mut steps = vec![quote!(d.doc(#doc);)];
     steps.extend(route.errors.iter().map(|status| quote!(d.error(#status);)));
     steps.extend(args.iter().flat_map(describe_arg));
@@ -62,7 +62,7 @@ fn doc_comment(attrs: &[Attribute]) -> String {
 
 /// The steps that describe one argument: a parameter, the parameters of a `Query<T>` or a
 /// `Path<T>`, or the request body of a `Json<T>` or a `Form<T>`.
-fn describe_arg(Arg { ty, kind }: &Arg) -> Vec<TokenStream> {
+fn describe_arg(Arg { ty, kind, .. }: &Arg) -> Vec<TokenStream> {
     let mut steps = Vec::new();
     match kind {
         ArgKind::Named {

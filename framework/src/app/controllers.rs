@@ -25,10 +25,16 @@ impl App {
             let mut group = Group::new(def.prefix);
             for route in def.routes {
                 let method = Method::from_bytes(route.method.as_bytes()).map_err(|_| {
-                    BuildError::new(format!("{}: bad method {}", route.handler, route.method))
+                    BuildError::new(format!(
+                        "{}::{}: bad method {}",
+                        def.name, route.name, route.method
+                    ))
                 })?;
                 let endpoint = (route.endpoint)(&instance).ok_or_else(|| {
-                    BuildError::new(format!("{}: controller type mismatch", route.handler))
+                    BuildError::new(format!(
+                        "{}::{}: controller type mismatch",
+                        def.name, route.name
+                    ))
                 })?;
                 let middleware = def
                     .middleware
@@ -39,7 +45,7 @@ impl App {
                 group.routes.push(RouteSpec {
                     method,
                     path: route.path.to_owned(),
-                    handler: Cow::Borrowed(route.handler),
+                    handler: Cow::Owned(format!("{}::{}", def.name, route.name)),
                     owner: Cow::Borrowed(def.name),
                     middleware,
                     endpoint,
@@ -76,7 +82,7 @@ pub(super) fn controller_doc_routes(app: &App) -> Vec<crate::openapi::DocRoute> 
                 method: route.method,
                 path: join_path(def.prefix, route.path),
                 tag: def.name,
-                handler: route.handler,
+                handler: format!("{}::{}", def.name, route.name),
                 describe: route.describe,
                 middleware: Box::new(move |operation| {
                     for middleware in &chain {

@@ -58,6 +58,7 @@ pub(crate) struct ConnFacts {
 
 impl ConnFacts {
     /// `None` when there is nothing to share: the context then carries no pointer.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn shared(self) -> Option<Arc<Self>> {
         #[cfg(feature = "tls")]
         let any = self.unix_peer.is_some() || self.client_cert.is_some();
@@ -159,11 +160,13 @@ impl Context {
 
     /// The request came over the server's own TLS ([`App::tls`](crate::App::tls)).
     #[cfg_attr(not(feature = "tls"), allow(dead_code))]
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn set_tls(&mut self) {
         self.tls = true;
     }
 
     /// The connection's facts beyond its peer address.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn set_conn(&mut self, conn: Arc<ConnFacts>) {
         self.conn = Some(conn);
     }

@@ -286,6 +286,27 @@ impl TraceContext {
     }
 }
 
+/// The calls a typed client ([`crate::client`], feature `client`) makes on a request's behalf
+/// carry its trace.
+#[cfg(feature = "client")]
+pub trait TracedClient {
+    /// A handle whose calls carry the request's `X-Request-Id`
+    /// ([`ApiClient::propagate`](crate::client::ApiClient::propagate)) and a `traceparent`
+    /// naming a new span of its trace ([`TraceContext::child`]) when [`Trace`] runs.
+    fn traced(&self, ctx: &Context) -> crate::client::ApiClient;
+}
+
+#[cfg(feature = "client")]
+impl TracedClient for crate::client::ApiClient {
+    fn traced(&self, ctx: &Context) -> crate::client::ApiClient {
+        let client = self.propagate(ctx);
+        match ctx.trace() {
+            Some(trace) => client.with_header(TRACEPARENT, trace.child().traceparent()),
+            None => client,
+        }
+    }
+}
+
 /// The request's trace, kept by [`Trace`].
 pub trait TraceExt {
     /// The request's trace, when the trace middleware ran.

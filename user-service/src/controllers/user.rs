@@ -7,12 +7,12 @@ use framework::middleware::session::{SessionExt, SessionValue};
 use framework::reply::Created;
 use framework::{Context, Error, FromState, HttpError, Result, controller};
 use http::StatusCode;
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
+pub use user_api::{LoginToken, Me, Token, User, UserApi};
 
 use crate::params::UserParams;
-use crate::store::{CATEGORY, User, UserStore};
+use crate::store::{self, CATEGORY, UserStore};
 use crate::throttle::LoginThrottle;
 
 /// Session key of the login token, kept as the client sees it: 32 lowercase hex characters.
@@ -23,58 +23,6 @@ pub const SESSION_ACCOUNT: &str = "account";
 /// failed attempt): anonymous clients cannot park day-long records. The session middleware's
 /// full TTL starts at login.
 pub const ANONYMOUS_SESSION_TTL: std::time::Duration = std::time::Duration::from_secs(10 * 60);
-
-/// Answer of GET me.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct Me {
-    /// The logged-in account, `""` when nobody is logged in.
-    pub name: String,
-}
-
-/// Answer of GET login.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-pub struct LoginToken {
-    /// The one-time token to build the proof from.
-    pub token: Token,
-}
-
-/// A login token: 128 bits from the OS generator as 32 lowercase hex characters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct Token(String);
-
-impl Token {
-    /// The token's text.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The token kept in a session; `None` when the value is not one (tampered with in the
-    /// store).
-    pub fn from_session(value: &str) -> Option<Self> {
-        let hex = value.len() == 32
-            && value
-                .bytes()
-                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
-        hex.then(|| Token(value.to_owned()))
-    }
-}
-
-/// 32 lowercase hex digits.
-impl schemars::JsonSchema for Token {
-    fn schema_name() -> std::borrow::Cow<'static, str> {
-        "Token".into()
-    }
-
-    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-        schemars::json_schema!({
-            "type": "string",
-            "pattern": "^[0-9a-f]{32}$",
-            "minLength": 32,
-            "maxLength": 32,
-        })
-    }
-}
 
 /// The single answer to every failed login, so accounts cannot be probed.
 fn wrong_credentials() -> Error {
@@ -107,7 +55,7 @@ pub fn login_proof(stored_digest: &str, token: &str) -> String {
 fn new_token() -> Result<Token> {
     let mut bits = [0u8; 16];
     getrandom::fill(&mut bits).map_err(|e| Error::msg(format!("random source failed: {e}")))?;
-    Ok(Token(hex::encode(bits)))
+    Ok(Token::from_bits(bits))
 }
 
 /// User endpoints; shares the user store and the login throttle, taken from the app state.
@@ -117,11 +65,10 @@ pub struct UserController {
     throttle: LoginThrottle,
 }
 
-#[controller(prefix = "/users", middleware(session))]
-impl UserController {
-    /// The current session's account as `name` (`""` when not logged in).
-    #[get("/v1/me")]
-    pub async fn me(&self, ctx: &mut Context) -> Result<Me> {
+/// The routes of [`UserApi`], their paths, middleware and documentation declared there.
+#[controller(middleware(session))]
+impl UserApi for UserController {
+    async fn me(&self, ctx: &mut Context) -> Result<Me> {
         no_store(ctx);
         let name = ctx.session()?.get_str(SESSION_ACCOUNT).unwrap_or("");
         Ok(Me {
@@ -129,20 +76,14 @@ impl UserController {
         })
     }
 
-    /// Registration: 201 with the user record; 409 when the account exists (ignoring case);
-    /// 507 when the memory store is full (`MEMORY_USERS`).
     /// The digest is stored lowercase, so the client's hex case never matters.
-    #[post("/v1/me", middleware(csrf, submit_once), errors(409, 507))]
-    pub async fn register(&self, params: Json<UserParams>) -> Result<Created<User>> {
+    async fn register(&self, params: Json<UserParams>) -> Result<Created<User>> {
         let digest = params.password.to_ascii_lowercase();
         let user = self.store.create(&params.account, &digest).await?;
-        Ok(Created(user))
+        Ok(Created(user.into()))
     }
 
-    /// A new login token, bound to the session (it replaces any earlier one). Rate-limited per
-    /// client IP (`token_rate`, see [`Config::token_rate`](crate::Config::token_rate)).
-    #[get("/v1/login", middleware(token_rate))]
-    pub async fn login_token(&self, ctx: &mut Context) -> Result<LoginToken> {
+    async fn login_token(&self, ctx: &mut Context) -> Result<LoginToken> {
         no_store(ctx);
         let token = new_token()?;
         let session = ctx.session()?;
@@ -153,12 +94,10 @@ impl UserController {
         Ok(LoginToken { token })
     }
 
-    /// Login with the proof. Any attempt with valid parameters consumes the token, right or
-    /// wrong, so each guess needs a new token. Success regenerates the session id and stores
-    /// the account; every failure gets the same 400. Rate-limited per client IP (`login_rate`)
-    /// before the failed-login limits are looked at.
-    #[post("/v1/login", middleware(csrf, login_rate, submit_once), errors(429))]
-    pub async fn login(&self, params: Json<UserParams>, ctx: &mut Context) -> Result<User> {
+    /// Any attempt with valid parameters consumes the token, right or wrong, so each guess
+    /// needs a new token. The client IP's rate (`login_rate`) is checked before the
+    /// failed-login limits are looked at.
+    async fn login(&self, params: Json<UserParams>, ctx: &mut Context) -> Result<User> {
         no_store(ctx);
         let ip = ctx.real_ip();
         if let Some(wait) = self.throttle.check(&params.account, ip).await? {
@@ -177,18 +116,18 @@ impl UserController {
             }
             Err(_) => {}
         }
-        outcome
-    }
-
-    /// Listing users is for administrators: not registered on any route, always refused.
-    pub async fn list(&self, _ctx: &mut Context) -> Result {
-        Err(Error::msg("only administrators may access it"))
+        outcome.map(User::from)
     }
 }
 
 impl UserController {
+    /// Listing users is for administrators: not registered on any route, always refused.
+    pub async fn list(&self, _ctx: &mut Context) -> Result {
+        Err(Error::msg("only administrators may access it"))
+    }
+
     /// Checks the proof against the session's token and logs in.
-    async fn check_proof(&self, ctx: &mut Context, params: &UserParams) -> Result<User> {
+    async fn check_proof(&self, ctx: &mut Context, params: &UserParams) -> Result<store::User> {
         let user = self.store.find(&params.account).await?;
         let session = ctx.session()?;
         let token = session.remove(SESSION_TOKEN);

@@ -34,6 +34,15 @@ pub struct User {
     pub password: String,
 }
 
+/// The record as the API answers with it: the account, never the digest.
+impl From<User> for user_api::User {
+    fn from(user: User) -> Self {
+        user_api::User {
+            account: user.account,
+        }
+    }
+}
+
 /// The 409 for a taken account name.
 pub fn account_exists() -> HttpError {
     HttpError::with(StatusCode::CONFLICT, CATEGORY, "account already exists")

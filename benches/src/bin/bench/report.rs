@@ -610,6 +610,8 @@ impl Report<'_> {
 
         // Measured with the benchmark server's `BENCH_TOWER` modes, not by a full run.
         let _ = write!(s, "\n{}", include_str!("tower.md"));
+        // Measured with the benchmark server built with and without `api-trait`.
+        let _ = write!(s, "{}", include_str!("api_trait.md"));
         let _ = writeln!(s, "\n## Allocations per request (dhat)\n");
         let _ = writeln!(
             s,
