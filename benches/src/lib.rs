@@ -227,6 +227,11 @@ pub fn rustls_config() -> std::io::Result<Option<rustls::ServerConfig>> {
 
 /// A tokio runtime with `threads` workers, as every tokio-based server here uses.
 ///
+/// With `BENCH_CURRENT_THREAD` set, a current-thread runtime instead (one thread, whatever
+/// `threads` says), as each actix-web worker is: how the HTTP/2 `writev` count of hyper's
+/// stream-per-task model was traced to the multi-thread scheduler's LIFO slot (see
+/// `framework/src/server/connection/streams.rs`). Not used by the harness.
+///
 /// # Panics
 /// When the runtime cannot start.
 pub fn runtime(threads: usize) -> tokio::runtime::Runtime {

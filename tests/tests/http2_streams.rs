@@ -80,6 +80,25 @@ async fn h2_client(
     (send, tokio::spawn(connection))
 }
 
+/// Sends `GET path` (no body) once the connection takes another stream: the sender back, and
+/// the answer to come.
+async fn send_get(
+    send: h2::client::SendRequest<Bytes>,
+    addr: std::net::SocketAddr,
+    path: &str,
+) -> (h2::client::SendRequest<Bytes>, h2::client::ResponseFuture) {
+    let mut send = send.ready().await.expect("ready");
+    let (answer, _) = send.send_request(get(addr, path), true).expect("send");
+    (send, answer)
+}
+
+/// A new client's `GET /json` on a connection of its own is answered.
+async fn another_client_is_served(addr: std::net::SocketAddr) {
+    let (other, _connection) = h2_client(addr).await;
+    let (_other, answer) = send_get(other, addr, "/json").await;
+    assert_eq!(answer.await.expect("answered").status(), 200);
+}
+
 fn get(addr: std::net::SocketAddr, path: &str) -> http::Request<()> {
     http::Request::get(format!("http://{addr}{path}"))
         .body(())
@@ -104,18 +123,9 @@ async fn a_panicking_stream_is_reset_and_its_connection_serves_the_others() {
     let (dropped, handled) = (Arc::default(), Arc::default());
     let server = common::start(service(&dropped, &handled)).await;
     let (send, _connection) = h2_client(server.addr).await;
-    let mut send = send.ready().await.expect("ready");
-    let (before, _) = send
-        .send_request(get(server.addr, "/json"), true)
-        .expect("send");
-    let mut send = send.ready().await.expect("ready");
-    let (boom, _) = send
-        .send_request(get(server.addr, "/boom"), true)
-        .expect("send");
-    let mut send = send.ready().await.expect("ready");
-    let (after, _) = send
-        .send_request(get(server.addr, "/json"), true)
-        .expect("send");
+    let (send, before) = send_get(send, server.addr, "/json").await;
+    let (send, boom) = send_get(send, server.addr, "/boom").await;
+    let (send, after) = send_get(send, server.addr, "/json").await;
 
     let boom = boom.await.expect_err("the panicking stream is reset");
     assert!(boom.is_reset(), "{boom:?}");
@@ -125,10 +135,7 @@ async fn a_panicking_stream_is_reset_and_its_connection_serves_the_others() {
         assert!(body_of(answer).await.starts_with(b"{\"message\""));
     }
     // And one more on the same connection.
-    let mut send = send.ready().await.expect("the connection is still open");
-    let (again, _) = send
-        .send_request(get(server.addr, "/json"), true)
-        .expect("send");
+    let (_send, again) = send_get(send, server.addr, "/json").await;
     assert_eq!(again.await.expect("answered").status(), 200);
     server.stop().await;
 }
@@ -140,15 +147,12 @@ async fn a_panicking_stream_is_reset_and_its_connection_serves_the_others() {
 async fn a_closed_connection_drops_its_unfinished_streams() {
     let (dropped, handled) = (Arc::<Dropped>::default(), Arc::<AtomicUsize>::default());
     let server = common::start(service(&dropped, &handled)).await;
-    let (send, connection) = h2_client(server.addr).await;
-    let mut send = send.ready().await.expect("ready");
+    let (mut send, connection) = h2_client(server.addr).await;
     let mut pending = Vec::new();
     for _ in 0..3 {
-        let (answer, _) = send
-            .send_request(get(server.addr, "/slow"), true)
-            .expect("send");
+        let (next, answer) = send_get(send, server.addr, "/slow").await;
         pending.push(answer);
-        send = send.ready().await.expect("ready");
+        send = next;
     }
     assert!(
         common::eventually(|| handled.load(Ordering::SeqCst) == 3).await,
@@ -172,15 +176,12 @@ async fn a_closed_connection_drops_its_unfinished_streams() {
 async fn a_graceful_shutdown_answers_the_streams_in_flight() {
     let (dropped, handled) = (Arc::default(), Arc::default());
     let mut server = common::start(service(&dropped, &handled)).await;
-    let (send, connection) = h2_client(server.addr).await;
-    let mut send = send.ready().await.expect("ready");
+    let (mut send, connection) = h2_client(server.addr).await;
     let mut answers = Vec::new();
     for _ in 0..4 {
-        let (answer, _) = send
-            .send_request(get(server.addr, "/wait"), true)
-            .expect("send");
+        let (next, answer) = send_get(send, server.addr, "/wait").await;
         answers.push(answer);
-        send = send.ready().await.expect("ready");
+        send = next;
     }
     tokio::time::sleep(Duration::from_millis(50)).await;
     let stopped = server.signal_shutdown();
@@ -207,20 +208,15 @@ async fn the_stream_limit_is_advertised_and_streams_up_to_it_are_answered() {
     let (dropped, handled) = (Arc::default(), Arc::default());
     let server = common::start(service(&dropped, &handled)).await;
     let (send, _connection) = h2_client(server.addr).await;
-    let mut send = send.ready().await.expect("ready");
     // The server's SETTINGS came with the handshake's first round trip.
-    let (first, _) = send
-        .send_request(get(server.addr, "/json"), true)
-        .expect("send");
+    let (mut send, first) = send_get(send, server.addr, "/json").await;
     assert_eq!(first.await.expect("answered").status(), 200);
     assert_eq!(send.current_max_send_streams(), 200);
     let mut answers = Vec::new();
     for _ in 0..200 {
-        send = send.ready().await.expect("ready");
-        let (answer, _) = send
-            .send_request(get(server.addr, "/json"), true)
-            .expect("send");
+        let (next, answer) = send_get(send, server.addr, "/json").await;
         answers.push(answer);
+        send = next;
     }
     for answer in answers {
         let answer = answer.await.expect("answered");
@@ -274,12 +270,7 @@ async fn a_rapid_reset_client_is_cut_off() {
         reached < 1_000,
         "few streams reached a handler: {reached} of {opened}"
     );
-    let (other, _c) = h2_client(server.addr).await;
-    let mut other = other.ready().await.expect("ready");
-    let (answer, _) = other
-        .send_request(get(server.addr, "/json"), true)
-        .expect("send");
-    assert_eq!(answer.await.expect("answered").status(), 200);
+    another_client_is_served(server.addr).await;
     server.stop().await;
 }
 
@@ -345,11 +336,6 @@ async fn a_continuation_flood_is_refused() {
     };
     assert!(closed, "the connection is closed");
     assert_eq!(handled.load(Ordering::SeqCst), 0, "no handler ran");
-    let (other, _c) = h2_client(server.addr).await;
-    let mut other = other.ready().await.expect("ready");
-    let (answer, _) = other
-        .send_request(get(server.addr, "/json"), true)
-        .expect("send");
-    assert_eq!(answer.await.expect("answered").status(), 200);
+    another_client_is_served(server.addr).await;
     server.stop().await;
 }

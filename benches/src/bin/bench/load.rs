@@ -460,6 +460,16 @@ pub(crate) enum Work {
     Flow(Flow, usize),
 }
 
+impl Work {
+    /// The route, for route work; a flow is HTTP/1.1 to the user service.
+    fn route(self) -> Option<Route> {
+        match self {
+            Self::Route(route) => Some(route),
+            Self::Flow(..) => None,
+        }
+    }
+}
+
 /// One iteration of `work` on `sender`: `Some(true)` when it succeeded, `Some(false)` when the
 /// server answered wrongly, `None` when the connection failed.
 async fn once(work: Work, sender: &mut SendRequest, conn: usize, i: u64) -> Option<bool> {
@@ -520,7 +530,7 @@ pub(crate) async fn livez_while_downloading(
             match connect(addr, false).await {
                 Some(sender) => {
                     let work = Work::Flow(Flow::DocsBundle("br"), 0);
-                    drive(addr, work, sender, conn, deadline, false).await
+                    drive(addr, work, sender, conn, deadline).await
                 }
                 None => failed_run(),
             }
@@ -528,9 +538,7 @@ pub(crate) async fn livez_while_downloading(
     }
     let probe = tokio::spawn(async move {
         match connect(addr, false).await {
-            Some(sender) => {
-                drive(addr, Work::Flow(Flow::Livez, 0), sender, 0, deadline, false).await
-            }
+            Some(sender) => drive(addr, Work::Flow(Flow::Livez, 0), sender, 0, deadline).await,
             None => failed_run(),
         }
     });
@@ -548,31 +556,25 @@ pub(crate) async fn run(
     duration: Duration,
 ) -> Run {
     let deadline = Instant::now() + duration;
-    let h2 = matches!(work, Work::Route(route) if route.is_h2());
+    let h2 = work.route().is_some_and(Route::is_h2);
     let mut tasks = Vec::new();
     if h2 {
         for conn in 0..connections.div_ceil(H2_STREAMS) {
-            let route = match work {
-                Work::Route(route) => Some(route),
-                Work::Flow(..) => None,
-            };
-            let Some(sender) = connect_for(addr, route).await else {
+            let Some(sender) = connect_for(addr, work.route()).await else {
                 tasks.push(tokio::spawn(async { failed_run() }));
                 continue;
             };
             for stream in 0..H2_STREAMS {
                 let sender = sender.stream().expect("an HTTP/2 connection");
                 let conn = conn * H2_STREAMS + stream;
-                tasks.push(tokio::spawn(drive(
-                    addr, work, sender, conn, deadline, true,
-                )));
+                tasks.push(tokio::spawn(drive(addr, work, sender, conn, deadline)));
             }
         }
     } else {
         for conn in 0..connections {
             tasks.push(tokio::spawn(async move {
                 match connect(addr, false).await {
-                    Some(sender) => drive(addr, work, sender, conn, deadline, false).await,
+                    Some(sender) => drive(addr, work, sender, conn, deadline).await,
                     None => failed_run(),
                 }
             }));
@@ -597,7 +599,6 @@ async fn drive(
     mut sender: SendRequest,
     conn: usize,
     deadline: Instant,
-    h2: bool,
 ) -> Run {
     let mut run = Run {
         ok: 0,
@@ -616,16 +617,7 @@ async fn drive(
             Some(false) => run.errors += 1,
             None => {
                 run.errors += 1;
-                let route = match work {
-                    Work::Route(route) => Some(route),
-                    Work::Flow(..) => None,
-                };
-                let again = if h2 {
-                    connect_for(addr, route).await
-                } else {
-                    connect(addr, false).await
-                };
-                match again {
+                match connect_for(addr, work.route()).await {
                     Some(s) => sender = s,
                     None => break,
                 }
