@@ -104,7 +104,11 @@ impl Rule {
             Rule::NonEmpty => quote_spanned!(span=> #rules::non_empty(value)),
             Rule::Hex => quote_spanned!(span=> #rules::hex(value)),
             Rule::Ascii => quote_spanned!(span=> #rules::ascii(value)),
-            Rule::Charset(set) => quote_spanned!(span=> #rules::charset(value, #set)),
+            // The set is a constant, made at compile time: no search of it per character.
+            Rule::Charset(set) => quote_spanned!(span=> {
+                const SET: #rules::Charset<'static> = #rules::Charset::new(#set);
+                SET.check(value)
+            }),
             Rule::OneOf(options) => quote_spanned!(span=> #rules::one_of(value, &[#(#options),*])),
             // Taken as a value, as the schema description takes it, so a misspelled name is one
             // error ("cannot find value"), not one per use.

@@ -296,7 +296,13 @@ pub mod rules {
 
     /// Between `min` and `max` characters (not bytes).
     pub fn length(value: &str, min: usize, max: usize) -> Result<(), Cow<'static, str>> {
-        let n = value.chars().count();
+        // An ASCII string (the usual account, token or hex digest) has as many characters as
+        // bytes, and telling that is a word-at-a-time scan, cheaper than counting.
+        let n = if value.is_ascii() {
+            value.len()
+        } else {
+            value.chars().count()
+        };
         if (min..=max).contains(&n) {
             Ok(())
         } else if min == max {
@@ -346,12 +352,67 @@ pub mod rules {
         }
     }
 
-    /// Every character is one of `allowed`.
+    /// Every character is one of `allowed`. This builds the set on each call; the derive's
+    /// `charset("…")` builds it once, as a constant ([`Charset`]).
     pub fn charset(value: &str, allowed: &str) -> Result<(), Cow<'static, str>> {
-        if value.chars().all(|c| allowed.contains(c)) {
-            Ok(())
-        } else {
-            Err(format!("must only contain characters from \"{allowed}\"").into())
+        Charset::new(allowed).check(value)
+    }
+
+    /// The characters a [`charset`] rule allows, made once: its ASCII members as a 128-bit
+    /// table (a shift and a test per byte of the value), any others looked up in the string.
+    /// `const`, so `#[derive(Validate)]` makes each `charset("…")` a constant: a value's check
+    /// then costs no search of the set per character (a set of 63 characters, searched for each
+    /// of ten, was some 850 instructions per request on the benchmarks' `POST /echo`).
+    #[derive(Debug, Clone, Copy)]
+    pub struct Charset<'a> {
+        ascii: u128,
+        /// Whether `allowed` has characters beyond ASCII.
+        others: bool,
+        allowed: &'a str,
+    }
+
+    impl<'a> Charset<'a> {
+        /// The set of the characters of `allowed`.
+        pub const fn new(allowed: &'a str) -> Self {
+            let bytes = allowed.as_bytes();
+            let mut ascii = 0u128;
+            let mut others = false;
+            let mut i = 0;
+            while i < bytes.len() {
+                if bytes[i] < 128 {
+                    ascii |= 1 << bytes[i];
+                } else {
+                    others = true;
+                }
+                i += 1;
+            }
+            Self {
+                ascii,
+                others,
+                allowed,
+            }
+        }
+
+        fn has_ascii(&self, b: u8) -> bool {
+            b < 128 && self.ascii & (1 << b) != 0
+        }
+
+        /// `Ok` when every character of `value` is in the set.
+        pub fn check(&self, value: &str) -> Result<(), Cow<'static, str>> {
+            let ok = value.bytes().all(|b| self.has_ascii(b))
+                || (self.others
+                    && value.chars().all(|c| {
+                        if c.is_ascii() {
+                            self.has_ascii(c as u8)
+                        } else {
+                            self.allowed.contains(c)
+                        }
+                    }));
+            if ok {
+                Ok(())
+            } else {
+                Err(format!("must only contain characters from \"{}\"", self.allowed).into())
+            }
         }
     }
 
@@ -387,6 +448,21 @@ mod tests {
         assert!(ascii("é").is_err());
         assert!(charset("abba", "ab").is_ok());
         assert!(charset("abc", "ab").is_err());
+        assert!(charset("", "ab").is_ok());
+        // Beyond ASCII: looked up in the string, whichever side the character is on.
+        assert!(charset("añb", "abñ").is_ok());
+        assert!(charset("añb", "ab").is_err());
+        assert!(charset("aéb", "abñ").is_err());
+        // Bytes of 128 and over never match the table: a multi-byte character is not its
+        // bytes.
+        assert!(charset("é", "\u{c3}\u{a9}").is_err());
+        assert_eq!(
+            charset("a-b", "ab").unwrap_err(),
+            "must only contain characters from \"ab\""
+        );
+        const SET: Charset<'static> = Charset::new("_0123456789");
+        assert!(SET.check("0_9").is_ok());
+        assert!(SET.check("0_a").is_err());
         assert!(one_of("b", &["a", "b"]).is_ok());
         assert!(one_of("c", &["a", "b"]).is_err());
     }

@@ -279,3 +279,80 @@ async fn configurable_limit() {
         .await;
     assert_eq!(over.status, 413);
 }
+
+/// A content decoder of its own coding, `x-upper` (the body sent in capitals), that counts
+/// how often the parser asks it whether it applies.
+struct Upper(std::sync::Arc<std::sync::atomic::AtomicUsize>);
+
+impl framework::middleware::body_parser::Decoder for Upper {
+    fn accepts(&self, ctx: &Context) -> bool {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        ctx.header(http::header::CONTENT_ENCODING) == Some("x-upper")
+    }
+
+    fn decode(
+        &self,
+        ctx: &mut Context,
+        body: bytes::Bytes,
+        _limit: usize,
+    ) -> std::result::Result<bytes::Bytes, framework::HttpError> {
+        ctx.headers_mut().remove(http::header::CONTENT_ENCODING);
+        Ok(body.to_ascii_lowercase().into())
+    }
+
+    fn content_coding(&self) -> Option<&'static str> {
+        Some("x-upper")
+    }
+}
+
+/// A content decoder (one that names its coding) is asked only about requests sent with a
+/// `Content-Encoding`; a coding it leaves in place is still refused with 415.
+#[tokio::test]
+async fn content_decoders_are_asked_only_about_coded_requests() {
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let client = client(
+        BodyParser::new(BodyParserConfig::default())
+            .add_decoder(Upper(std::sync::Arc::clone(&asked)))
+            .add_decoder(JsonDecoder),
+    );
+    let times = || asked.load(std::sync::atomic::Ordering::Relaxed);
+
+    let plain = client
+        .post("/echo")
+        .header("content-type", "application/json")
+        .body(&br#"{"A":"B"}"#[..])
+        .send()
+        .await;
+    assert_eq!(
+        (plain.status.as_u16(), plain.text()),
+        (200, r#"{"A":"B"}"#.into())
+    );
+    assert_eq!(
+        times(),
+        0,
+        "a request without a coding asked the content decoder"
+    );
+
+    let coded = client
+        .post("/echo")
+        .header("content-type", "application/json")
+        .header("content-encoding", "x-upper")
+        .body(&br#"{"A":"B"}"#[..])
+        .send()
+        .await;
+    assert_eq!(
+        (coded.status.as_u16(), coded.text()),
+        (200, r#"{"a":"b"}"#.into())
+    );
+    assert_eq!(times(), 1);
+
+    let unknown = client
+        .post("/echo")
+        .header("content-type", "application/json")
+        .header("content-encoding", "gzip")
+        .body(&b"{}"[..])
+        .send()
+        .await;
+    assert_eq!(unknown.status, 415);
+    assert_eq!(times(), 2);
+}

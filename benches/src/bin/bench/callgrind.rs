@@ -64,7 +64,15 @@ fn total_instructions(
         "--tool=callgrind".to_owned(),
         format!("--callgrind-out-file={}", out.display()),
     ];
-    let child = kind.command(1, &wrapper).spawn()?;
+    // No TLS port: every route measured here is plain, and the framework's TLS watches its
+    // certificate files on a 5 s tick, a timer in tokio's wheel that made each park (one per
+    // request when they come one at a time, as here) some 170 instructions dearer, which the
+    // plain path of a server without TLS does not pay.
+    let child = kind
+        .command(1, &wrapper)
+        .env_remove("BENCH_TLS_CERT")
+        .env_remove("BENCH_TLS_KEY")
+        .spawn()?;
     let mut server = Server::from_child(kind, child);
     runtime.block_on(server.wait_ready(Duration::from_secs(120)))?;
     runtime.block_on(async {
