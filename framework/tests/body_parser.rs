@@ -305,6 +305,22 @@ impl framework::middleware::body_parser::Decoder for Upper {
     }
 }
 
+/// `POST /echo` of `body` as JSON, sent in `coding` when given: the status and the body.
+async fn post_json(
+    client: &TestClient,
+    coding: Option<&str>,
+    body: &'static [u8],
+) -> (u16, String) {
+    let mut request = client
+        .post("/echo")
+        .header("content-type", "application/json");
+    if let Some(coding) = coding {
+        request = request.header("content-encoding", coding);
+    }
+    let res = request.body(body).send().await;
+    (res.status.as_u16(), res.text())
+}
+
 /// A content decoder (one that names its coding) is asked only about requests sent with a
 /// `Content-Encoding`; a coding it leaves in place is still refused with 415.
 #[tokio::test]
@@ -317,14 +333,8 @@ async fn content_decoders_are_asked_only_about_coded_requests() {
     );
     let times = || asked.load(std::sync::atomic::Ordering::Relaxed);
 
-    let plain = client
-        .post("/echo")
-        .header("content-type", "application/json")
-        .body(&br#"{"A":"B"}"#[..])
-        .send()
-        .await;
     assert_eq!(
-        (plain.status.as_u16(), plain.text()),
+        post_json(&client, None, br#"{"A":"B"}"#).await,
         (200, r#"{"A":"B"}"#.into())
     );
     assert_eq!(
@@ -333,26 +343,13 @@ async fn content_decoders_are_asked_only_about_coded_requests() {
         "a request without a coding asked the content decoder"
     );
 
-    let coded = client
-        .post("/echo")
-        .header("content-type", "application/json")
-        .header("content-encoding", "x-upper")
-        .body(&br#"{"A":"B"}"#[..])
-        .send()
-        .await;
     assert_eq!(
-        (coded.status.as_u16(), coded.text()),
+        post_json(&client, Some("x-upper"), br#"{"A":"B"}"#).await,
         (200, r#"{"a":"b"}"#.into())
     );
     assert_eq!(times(), 1);
 
-    let unknown = client
-        .post("/echo")
-        .header("content-type", "application/json")
-        .header("content-encoding", "gzip")
-        .body(&b"{}"[..])
-        .send()
-        .await;
-    assert_eq!(unknown.status, 415);
+    let (status, _) = post_json(&client, Some("gzip"), b"{}").await;
+    assert_eq!(status, 415);
     assert_eq!(times(), 2);
 }
