@@ -88,7 +88,7 @@ fn main() -> std::io::Result<()> {
         // The same server measured by wrk or h2load right after the harness, each round.
         let cross_check = options.cross_check && crosscheck::checks(route);
         let mut tool_samples: Vec<Vec<load::Sample>> = vec![Vec::new(); servers.len()];
-        for round in 0..options.rounds {
+        for round in 0..route.rounds(options.rounds) {
             for (i, server) in servers.iter().enumerate() {
                 let before = server.cpu_ticks()?;
                 let run = runtime.block_on(load::run(
