@@ -479,12 +479,14 @@ impl Middleware for BodyParser {
     /// a request). A POST without a body takes the future and then reads nothing.
     fn before(&self, ctx: &mut Context) -> Before {
         if has_body_method(ctx) {
-            Before::Handle
-        } else {
-            // Marks a body sent with such a method as declined, for `bind`.
-            self.wants(ctx);
-            Before::Pass
+            return Before::Handle;
         }
+        // A body sent with such a method is left unread: marked declined, for `bind` (what
+        // `wants` does, without deciding the method again).
+        if ctx.raw_body_has_data() {
+            ctx.insert_data(BodyDeclined);
+        }
+        Before::Pass
     }
 }
 
