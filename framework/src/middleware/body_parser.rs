@@ -405,8 +405,8 @@ impl BodyParser {
     /// [`BodyDeclined`] for [`Context::bind`].
     fn wants(&self, ctx: &mut Context) -> Wants {
         let wants = self.decide(ctx);
-        if !matches!(wants, Wants::Read) && ctx.raw_body_has_data() {
-            ctx.insert_data(BodyDeclined);
+        if !matches!(wants, Wants::Read) {
+            mark_declined(ctx);
         }
         wants
     }
@@ -421,6 +421,13 @@ impl BodyParser {
         } else {
             Wants::Nothing
         }
+    }
+}
+
+/// Marks a body the parser leaves unread as [`BodyDeclined`], for [`Context::bind`].
+fn mark_declined(ctx: &mut Context) {
+    if ctx.raw_body_has_data() {
+        ctx.insert_data(BodyDeclined);
     }
 }
 
@@ -481,11 +488,7 @@ impl Middleware for BodyParser {
         if has_body_method(ctx) {
             return Before::Handle;
         }
-        // A body sent with such a method is left unread: marked declined, for `bind` (what
-        // `wants` does, without deciding the method again).
-        if ctx.raw_body_has_data() {
-            ctx.insert_data(BodyDeclined);
-        }
+        mark_declined(ctx);
         Before::Pass
     }
 }
