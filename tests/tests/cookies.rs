@@ -61,6 +61,9 @@ async fn sealed_set(ctx: &mut Context) -> Result<&'static str> {
         .signed()?
         .add(Cookie::build(("signed", "ann; admin=no")).path("/"))?;
     cookies
+        .signed()?
+        .add(Cookie::build(("role", "user")).path("/"))?;
+    cookies
         .private()?
         .add(Cookie::build(("private", "secret 42")).path("/"))?;
     Ok("sealed")
@@ -70,11 +73,22 @@ async fn sealed_get(ctx: &mut Context) -> Result<String> {
     let cookies = ctx.cookies();
     let signed = cookies.signed()?.value("signed");
     let private = cookies.private()?.value("private");
+    let role = cookies.signed()?.value("role");
+    let admin = cookies.signed()?.value("admin");
     Ok(format!(
-        "signed={} private={}",
+        "signed={} private={} role={} admin={}",
         signed.as_deref().unwrap_or("-"),
-        private.as_deref().unwrap_or("-")
+        private.as_deref().unwrap_or("-"),
+        role.as_deref().unwrap_or("-"),
+        admin.as_deref().unwrap_or("-"),
     ))
+}
+
+/// The signed cookie the query's `name` names, or `-`.
+async fn signed_read(ctx: &mut Context) -> Result<String> {
+    let name = ctx.query("name").unwrap_or_default().into_owned();
+    let value = ctx.cookies().signed()?.value(&name);
+    Ok(value.unwrap_or_else(|| "-".to_owned()))
 }
 
 /// The jar as a controller argument beside `#[cookie]`.
@@ -105,6 +119,7 @@ fn service(keys: Option<CookieKeys>) -> Service {
         .get("/remove", remove)
         .get("/sealed/set", sealed_set)
         .get("/sealed/get", sealed_get)
+        .get("/sealed/read", signed_read)
         .mount_controllers();
     if let Some(keys) = keys {
         app = app.with_state(keys);
@@ -233,27 +248,52 @@ async fn signed_and_private_cookies_round_trip_and_refuse_tampering() {
     );
     assert!(!jar.contains("secret"), "private is encrypted: {jar}");
     let read = get_with(&server, "/sealed/get", &jar).await;
-    assert_eq!(read.text(), "signed=ann; admin=no private=secret 42");
+    assert_eq!(
+        read.text(),
+        "signed=ann; admin=no private=secret 42 role=user admin=-"
+    );
 
-    // The signed value changed, the private one cut short, each moved to the other's name.
-    let signed = jar.split("; ").find(|c| c.starts_with("signed=")).unwrap();
-    let private = jar.split("; ").find(|c| c.starts_with("private=")).unwrap();
+    let value = |name: &str| {
+        let pair = jar
+            .split("; ")
+            .find(|c| c.starts_with(&format!("{name}=")))
+            .unwrap();
+        pair[name.len() + 1..].to_owned()
+    };
+    let (signed, role, private) = (value("signed"), value("role"), value("private"));
     let forged = signed.replace("admin%3Dno", "admin%3Dyes");
     let cut = &private[..private.len() - 2];
-    let swapped = format!(
-        "signed={}; private={}",
-        &private["private=".len()..],
-        &signed["signed=".len()..]
-    );
     for cookie in [
-        format!("{forged}; {cut}"),
-        swapped,
+        // The signed value changed, the private one cut short.
+        format!("signed={forged}; private={cut}"),
+        // Each moved to the other kind's name.
+        format!("signed={private}; private={signed}"),
         "signed=x; private=y".to_owned(),
     ] {
         let read = get_with(&server, "/sealed/get", &cookie).await;
         assert_eq!(read.status, 200, "{cookie}");
-        assert_eq!(read.text(), "signed=- private=-", "{cookie}");
+        assert_eq!(read.text(), "signed=- private=- role=- admin=-", "{cookie}");
     }
+    // A signed cookie is bound to its name: moved to a name it was not signed for, two signed
+    // cookies swapped, the same value under a name that differs in case, or cut short. The
+    // untouched cookie beside them still reads.
+    let truncated = [&role[..role.len() - 1], &role[..44], &role[..43]];
+    let mut cases = vec![
+        ("admin", format!("admin={role}")),
+        ("signed", format!("signed={role}; role={signed}")),
+        ("role", format!("signed={role}; role={signed}")),
+        ("Role", format!("Role={role}")),
+        ("ROLE", format!("ROLE={role}")),
+        ("Signed", format!("Signed={signed}")),
+    ];
+    cases.extend(truncated.map(|cut| ("role", format!("role={cut}"))));
+    for (name, cookie) in cases {
+        let read = get_with(&server, &format!("/sealed/read?name={name}"), &cookie).await;
+        assert_eq!(read.status, 200, "{cookie}");
+        assert_eq!(read.text(), "-", "{name} from {cookie}");
+    }
+    let read = get_with(&server, "/sealed/read?name=role", &format!("role={role}")).await;
+    assert_eq!(read.text(), "user");
     server.stop().await;
 }
 
@@ -283,14 +323,14 @@ async fn a_rotated_key_still_reads_and_the_new_one_writes() {
     let after = common::start(service(Some(CookieKeys::new(new)))).await;
 
     let made_before = echo(&get_with(&before, "/sealed/set", "").await);
-    let expected = "signed=ann; admin=no private=secret 42";
+    let expected = "signed=ann; admin=no private=secret 42 role=user admin=-";
     assert_eq!(
         get_with(&during, "/sealed/get", &made_before).await.text(),
         expected
     );
     assert_eq!(
         get_with(&after, "/sealed/get", &made_before).await.text(),
-        "signed=- private=-",
+        "signed=- private=- role=- admin=-",
         "the old key is gone"
     );
     let made_during = echo(&get_with(&during, "/sealed/set", "").await);
@@ -300,7 +340,7 @@ async fn a_rotated_key_still_reads_and_the_new_one_writes() {
     );
     assert_eq!(
         get_with(&before, "/sealed/get", &made_during).await.text(),
-        "signed=- private=-",
+        "signed=- private=- role=- admin=-",
         "written under the new key"
     );
     for server in [before, during, after] {

@@ -1,6 +1,10 @@
 //! Signed and private cookies: the jar seen through a set of keys.
 
 use ::cookie::{Cookie, CookieJar, Key};
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use super::{CookieError, CookieKeys, add_checked, remove_checked};
 
@@ -13,29 +17,75 @@ enum Seal {
 
 impl Seal {
     /// `cookie` sealed under `key`.
-    fn close(self, key: &Key, cookie: Cookie<'static>) -> Cookie<'static> {
-        // The crate seals only into a jar: a scratch one, so the cookie is checked before it
-        // reaches the request's jar.
-        let mut scratch = CookieJar::new();
+    fn close(self, key: &Key, mut cookie: Cookie<'static>) -> Cookie<'static> {
         match self {
-            Seal::Signed => scratch.signed_mut(key).add(cookie),
-            Seal::Private => scratch.private_mut(key).add(cookie),
+            Seal::Signed => {
+                let tag = signature(key, cookie.name(), cookie.value()).finalize();
+                let mut value = STANDARD.encode(tag.into_bytes());
+                value.push_str(cookie.value());
+                cookie.set_value(value);
+                cookie
+            }
+            Seal::Private => {
+                // The crate encrypts only into a jar: a scratch one, so the cookie is checked
+                // before it reaches the request's jar.
+                let mut scratch = CookieJar::new();
+                scratch.private_mut(key).add(cookie);
+                scratch
+                    .delta()
+                    .next()
+                    .cloned()
+                    .unwrap_or_else(|| unreachable!("the jar holds the cookie just added"))
+            }
         }
-        scratch
-            .delta()
-            .next()
-            .cloned()
-            .unwrap_or_else(|| unreachable!("the jar holds the cookie just added"))
     }
 
     /// `cookie` opened with the first of `keys` that authenticates it.
     fn open(self, keys: &CookieKeys, cookie: &Cookie<'static>) -> Option<Cookie<'static>> {
-        let jar = CookieJar::new();
-        keys.all().iter().find_map(|key| match self {
-            Seal::Signed => jar.signed(key).verify(cookie.clone()),
-            Seal::Private => jar.private(key).decrypt(cookie.clone()),
-        })
+        match self {
+            Seal::Signed => {
+                let sealed = cookie.value();
+                let tag = STANDARD.decode(sealed.get(..SIGNATURE_LEN)?).ok()?;
+                let value = &sealed[SIGNATURE_LEN..];
+                keys.all()
+                    .iter()
+                    .any(|key| {
+                        signature(key, cookie.name(), value)
+                            .verify_slice(&tag)
+                            .is_ok()
+                    })
+                    .then(|| {
+                        let mut opened = cookie.clone();
+                        opened.set_value(value.to_owned());
+                        opened
+                    })
+            }
+            Seal::Private => {
+                let jar = CookieJar::new();
+                keys.all()
+                    .iter()
+                    .find_map(|key| jar.private(key).decrypt(cookie.clone()))
+            }
+        }
     }
+}
+
+/// The length of a signed cookie's signature: base64 of an HMAC-SHA256 tag (32 bytes).
+const SIGNATURE_LEN: usize = 44;
+
+/// HMAC-SHA256 under `key`'s signing half over the cookie's name and value: the name's length
+/// (8 bytes, big-endian), the name, the value, so no other name and value give the same input.
+///
+/// The `cookie` crate's signed jar MACs the value alone, so a signed value moved to another
+/// name verified there; this one reads as absent under any name but its own. The layout of the
+/// sealed value is the crate's (the tag's base64, then the value as it is).
+fn signature(key: &Key, name: &str, value: &str) -> Hmac<Sha256> {
+    let mut mac = Hmac::<Sha256>::new_from_slice(key.signing())
+        .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
+    mac.update(&(name.len() as u64).to_be_bytes());
+    mac.update(name.as_bytes());
+    mac.update(value.as_bytes());
+    mac
 }
 
 macro_rules! sealed_jar {
@@ -169,6 +219,39 @@ mod tests {
         tampered.insert(COOKIE, HeaderValue::from_str(&raw).unwrap());
         let mut tampered = Cookies::from_headers(&tampered, Some(rotated));
         assert_eq!(tampered.signed().unwrap().value("s"), None);
+    }
+
+    #[test]
+    fn a_signed_cookie_reads_under_its_own_name_only() {
+        let keys = CookieKeys::generate();
+        let mut first = Cookies::from_headers(&HeaderMap::new(), Some(keys.clone()));
+        first
+            .signed()
+            .unwrap()
+            .add(Cookie::new("t", "user=admin"))
+            .unwrap();
+        let sent = echo(&first);
+        let value = sent[COOKIE].to_str().unwrap().strip_prefix("t=").unwrap();
+        for (name, header) in [
+            ("t", format!("t={value}")),
+            ("s", format!("s={value}")),
+            ("T", format!("T={value}")),
+        ] {
+            let mut headers = HeaderMap::new();
+            headers.insert(COOKIE, HeaderValue::from_str(&header).unwrap());
+            let mut jar = Cookies::from_headers(&headers, Some(keys.clone()));
+            let read = jar.signed().unwrap().value(name);
+            let expected = (name == "t").then(|| "user=admin".to_owned());
+            assert_eq!(read, expected, "{header}");
+        }
+        // A name and value that join to the same text as another pair do not share a tag.
+        let tag = |name: &str, value: &str| {
+            signature(keys.current(), name, value)
+                .finalize()
+                .into_bytes()
+        };
+        assert_ne!(tag("a=b", "c"), tag("a", "b=c"));
+        assert_ne!(tag("ab", "c"), tag("a", "bc"));
     }
 
     #[test]
