@@ -33,7 +33,8 @@ pub struct ErrorObject {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The service answered with an error status.
+    /// The service answered with an error status, or a redirect (`3xx`: the client follows
+    /// none, and no route's answer is a redirect).
     Status {
         /// The answer's status.
         status: StatusCode,
@@ -43,8 +44,21 @@ pub enum ClientError {
         /// Whether the route declares the status (`errors(..)` on its attribute).
         declared: bool,
     },
-    /// No answer: the connection could not be made, or failed (HTTP, TLS or I/O).
+    /// No answer: the connection could not be made, or failed (HTTP, TLS or I/O), or the
+    /// answer was not HTTP. Its message ends with the chain of causes (hyper's own message,
+    /// such as `invalid HTTP version parsed` or `message head is too large`, and the I/O
+    /// error under it), so [`Error::source`](std::error::Error::source) gives none: the
+    /// error itself is the variant's field.
     Transport(Box<dyn std::error::Error + Send + Sync>),
+    /// An answer whose body is longer than the client's limit
+    /// ([`ClientBuilder::max_answer_bytes`](super::ClientBuilder::max_answer_bytes)); the
+    /// rest of it was not read.
+    TooLarge {
+        /// The answer's status.
+        status: StatusCode,
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// No answer within the client's timeout.
     Timeout,
     /// A success whose body is not the route's answer type.
@@ -63,9 +77,9 @@ impl ClientError {
     /// The answer's status: of an error answer, or of a success that did not decode.
     pub fn status(&self) -> Option<StatusCode> {
         match self {
-            ClientError::Status { status, .. } | ClientError::Decode { status, .. } => {
-                Some(*status)
-            }
+            ClientError::Status { status, .. }
+            | ClientError::Decode { status, .. }
+            | ClientError::TooLarge { status, .. } => Some(*status),
             _ => None,
         }
     }
@@ -100,7 +114,19 @@ impl fmt::Display for ClientError {
                 error.code
             ),
             ClientError::Status { status, .. } => write!(f, "{status}"),
-            ClientError::Transport(err) => write!(f, "transport: {err}"),
+            ClientError::Transport(err) => {
+                write!(f, "transport: {err}")?;
+                let mut cause = err.source();
+                while let Some(err) = cause {
+                    write!(f, ": {err}")?;
+                    cause = err.source();
+                }
+                Ok(())
+            }
+            ClientError::TooLarge { status, limit } => write!(
+                f,
+                "{status}: the answer's body is over the client's limit of {limit} bytes"
+            ),
             ClientError::Timeout => f.write_str("no answer within the timeout"),
             ClientError::Decode { status, message } => {
                 write!(f, "{status}: the answer is not the route's type: {message}")
@@ -110,11 +136,5 @@ impl fmt::Display for ClientError {
     }
 }
 
-impl std::error::Error for ClientError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ClientError::Transport(err) => Some(&**err),
-            _ => None,
-        }
-    }
-}
+/// No source: a transport failure's causes are in its message.
+impl std::error::Error for ClientError {}

@@ -37,7 +37,8 @@ use std::time::Duration;
 pub use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, COOKIE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Full};
+use http_body::Body as _;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -45,6 +46,7 @@ use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+pub use self::cookies::{MAX_COOKIE_BYTES, MAX_COOKIE_HEADER_BYTES, MAX_COOKIES};
 pub use self::error::{ClientError, ErrorObject};
 use crate::context::Context;
 use crate::header::X_REQUEST_ID;
@@ -105,8 +107,12 @@ struct Shared {
     transport: Transport,
     cookies: Option<CookieStore>,
     timeout: Option<Duration>,
+    max_answer_bytes: usize,
     inspect: Option<Inspector>,
 }
+
+/// The default of [`ClientBuilder::max_answer_bytes`]: 16 MiB.
+pub const DEFAULT_MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 
 /// What [`ClientBuilder::inspect`] calls.
 type Inspector = Arc<dyn Fn(&Exchange<'_>) + Send + Sync>;
@@ -173,6 +179,7 @@ pub struct ClientBuilder {
     connect_timeout: Duration,
     pool_idle_timeout: Duration,
     cookie_store: bool,
+    max_answer_bytes: usize,
     headers: HeaderMap,
     inspect: Option<Inspector>,
     /// The certificate authorities an `https://` service's certificate must chain to.
@@ -186,6 +193,7 @@ impl std::fmt::Debug for ClientBuilder {
             .field("http2_prior_knowledge", &self.http2_prior_knowledge)
             .field("timeout", &self.timeout)
             .field("cookie_store", &self.cookie_store)
+            .field("max_answer_bytes", &self.max_answer_bytes)
             .field("inspect", &self.inspect.is_some())
             .finish_non_exhaustive()
     }
@@ -200,6 +208,7 @@ impl Default for ClientBuilder {
             connect_timeout: Duration::from_secs(10),
             pool_idle_timeout: Duration::from_secs(90),
             cookie_store: true,
+            max_answer_bytes: DEFAULT_MAX_ANSWER_BYTES,
             headers: HeaderMap::new(),
             inspect: None,
             #[cfg(feature = "tls")]
@@ -245,9 +254,21 @@ impl ClientBuilder {
     }
 
     /// Whether cookies the service sets are sent back on later calls, so a session flows
-    /// (register, token, login, me). Default on.
+    /// (register, token, login, me). Default on. The store is bounded as browsers bound
+    /// theirs: a cookie over [`MAX_COOKIE_BYTES`] is ignored, and past [`MAX_COOKIES`]
+    /// cookies or a `Cookie` header of [`MAX_COOKIE_HEADER_BYTES`] the oldest is evicted.
     pub fn cookie_store(mut self, on: bool) -> Self {
         self.cookie_store = on;
+        self
+    }
+
+    /// The longest answer body a call reads, in bytes; default
+    /// [`DEFAULT_MAX_ANSWER_BYTES`] (16 MiB). A longer answer is a [`ClientError::TooLarge`]
+    /// at once: by its `Content-Length` before any of its body is read, or as soon as the
+    /// bytes read pass the limit (a chunked body); the rest is not read. Error answers count
+    /// the same.
+    pub fn max_answer_bytes(mut self, limit: usize) -> Self {
+        self.max_answer_bytes = limit;
         self
     }
 
@@ -319,6 +340,7 @@ impl ClientBuilder {
                 transport: Transport::Http(Box::new(client)),
                 cookies: self.cookie_store.then(CookieStore::default),
                 timeout: self.timeout,
+                max_answer_bytes: self.max_answer_bytes,
                 inspect: self.inspect,
             }),
             headers: self.headers,
@@ -398,6 +420,7 @@ impl ClientBuilder {
                 transport: Transport::InProcess(client.clone()),
                 cookies: None,
                 timeout: self.timeout,
+                max_answer_bytes: self.max_answer_bytes,
                 inspect: self.inspect,
             }),
             headers: self.headers,
@@ -704,22 +727,23 @@ impl ApiRequest<'_> {
                         .await
                         .map_err(|e| ClientError::Transport(Box::new(e)))?;
                     let (parts, body) = response.into_parts();
-                    let version = parts.version;
                     if let Some(cookies) = &shared.cookies {
                         cookies.store(&parts.headers);
                     }
-                    let body = body
-                        .collect()
-                        .await
-                        .map_err(|e| ClientError::Transport(Box::new(e)))?
-                        .to_bytes();
-                    Ok((parts.status, version, parts.headers, body))
+                    let body = read_answer(body, parts.status, shared.max_answer_bytes).await?;
+                    Ok((parts.status, parts.version, parts.headers, body))
                 }
                 Transport::InProcess(client) => {
                     let response = client
                         .send_parts(self.method.clone(), &target, headers, body)
                         .await
                         .map_err(ClientError::Request)?;
+                    if response.body.len() > shared.max_answer_bytes {
+                        return Err(ClientError::TooLarge {
+                            status: response.status,
+                            limit: shared.max_answer_bytes,
+                        });
+                    }
                     Ok((
                         response.status,
                         http::Version::HTTP_11,
@@ -748,7 +772,9 @@ impl ApiRequest<'_> {
                 response_body: &body,
             });
         }
-        if status.is_client_error() || status.is_server_error() {
+        // A redirect is not the route's answer either: the client does not follow it, and
+        // its body (whatever its shape) is not the resource asked for.
+        if status.is_redirection() || status.is_client_error() || status.is_server_error() {
             return Err(ClientError::Status {
                 status,
                 error: serde_json::from_slice(&body).ok(),
@@ -756,6 +782,25 @@ impl ApiRequest<'_> {
             });
         }
         Ok((status, body))
+    }
+}
+
+/// The whole body of an answer, refused with [`ClientError::TooLarge`] when its
+/// `Content-Length` says more than `limit` (before reading any of it) or once the bytes read
+/// pass `limit`.
+async fn read_answer(
+    body: hyper::body::Incoming,
+    status: StatusCode,
+    limit: usize,
+) -> Result<Bytes, ClientError> {
+    let too_large = ClientError::TooLarge { status, limit };
+    if body.size_hint().lower() > limit as u64 {
+        return Err(too_large);
+    }
+    match Limited::new(body, limit).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.is::<LengthLimitError>() => Err(too_large),
+        Err(err) => Err(ClientError::Transport(err)),
     }
 }
 
