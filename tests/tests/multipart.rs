@@ -429,6 +429,94 @@ async fn each_limit_passes_at_its_value_and_answers_413_one_past_it() {
     server.stop().await;
 }
 
+/// Posts `body` with its head in one write (`Content-Length`), reading the answer while the
+/// write goes on (a 413 may come before the server reads the rest).
+async fn post_in_one_write(server: &common::Running, path: &str, body: Vec<u8>) -> (u16, Value) {
+    let mut request = format!(
+        "POST {path} HTTP/1.1\r\nHost: t\r\nContent-Type: {}\r\nContent-Length: {}\r\n\
+         Accept: application/json\r\nConnection: close\r\n\r\n",
+        content_type(),
+        body.len()
+    )
+    .into_bytes();
+    request.extend_from_slice(&body);
+    let stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let (mut read, mut write) = stream.into_split();
+    let writer = tokio::spawn(async move {
+        let _ = write.write_all(&request).await;
+        write
+    });
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(10), read.read_to_end(&mut answer))
+        .await
+        .expect("an answer within 10 s")
+        .ok();
+    drop(writer);
+    let text = String::from_utf8_lossy(&answer);
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .expect("a status");
+    let json = text
+        .find('{')
+        .zip(text.rfind('}'))
+        .and_then(|(from, to)| serde_json::from_str(&text[from..=to]).ok())
+        .unwrap_or(Value::Null);
+    (status, json)
+}
+
+#[tokio::test]
+async fn the_part_header_limit_holds_whatever_the_read_boundaries() {
+    let server = common::start(service()).await;
+    let limit = MultipartLimits::DEFAULT.header_size as usize;
+    assert_eq!(limit, 8192);
+    // A part whose header block (boundary line, headers, empty line) is `size` bytes.
+    let headers = |size: usize| {
+        let fixed = format!(
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"b\"\r\nX-Pad: \r\n\r\n"
+        )
+        .len();
+        format!(
+            "Content-Disposition: form-data; name=\"b\"\r\nX-Pad: {}",
+            "p".repeat(size - fixed)
+        )
+    };
+    let alone = |size: usize| Form::default().part(&headers(size), b"1").finish();
+    let after_a_large_part = |size: usize| {
+        Form::default()
+            .file(
+                "big",
+                "big.bin",
+                "application/octet-stream",
+                &vec![b'z'; 600_000],
+            )
+            .part(&headers(size), b"1")
+            .finish()
+    };
+    let message = format!("multipart part headers exceed the header size limit of {limit} bytes");
+    for (case, form) in [
+        ("first part", &alone as &dyn Fn(usize) -> Vec<u8>),
+        ("after a 600 KB part", &after_a_large_part),
+    ] {
+        // At the limit: accepted in one write and trickled.
+        let (status, body) = post_in_one_write(&server, "/parts", form(limit)).await;
+        assert_eq!(status, 200, "{case}, one write: {body}");
+        let (status, body) = post_chunked(&server, "/parts", form(limit), 64).await;
+        assert_eq!(status, 200, "{case}, trickled: {body}");
+        // One byte past it, and far past it: refused in one write, trickled, or in one piece.
+        for size in [limit + 1, 16_089, 60_000, 200_000] {
+            let (status, body) = post_in_one_write(&server, "/parts", form(size)).await;
+            assert_413(status, &body, &message);
+            let (status, body) = post_chunked(&server, "/parts", form(size), 64).await;
+            assert_413(status, &body, &message);
+        }
+        let (status, body) = post(&server, "/parts", form(limit + 1)).await;
+        assert_413(status, &body, &message);
+    }
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn unread_parts_are_skipped_and_still_counted() {
     let server = common::start(service()).await;

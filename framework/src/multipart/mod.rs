@@ -60,22 +60,23 @@
 
 mod describe;
 mod file_name;
+mod header_scan;
 mod part;
 
 use std::marker::PhantomData;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::task::Poll;
 
-use futures_util::TryStreamExt;
+use futures_util::StreamExt;
 use http::StatusCode;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HeaderName, HeaderValue};
 use http_body_util::BodyExt;
 
-use crate::body::{BodyError, RequestBody};
+use crate::body::{BodyError, BoxError, RequestBody};
 use crate::context::Context;
 use crate::error::HttpError;
 use crate::extract::FromRequest;
+use header_scan::{HeaderBlockTooLarge, HeaderScan};
 
 pub use describe::{AnyParts, MultipartParts, PartSpec};
 pub use file_name::sanitise_file_name;
@@ -134,8 +135,8 @@ pub struct Multipart<P = AnyParts> {
     current: Option<part::Current>,
     /// Parts begun so far.
     parts: usize,
-    /// Bytes received from the connection so far, counted as the parser pulls them.
-    received: Arc<AtomicU64>,
+    /// The header block limit in force, shared with the [`HeaderScan`] of the body stream.
+    header_limit: Arc<AtomicU64>,
     /// The error that ended the body: every later read answers it again.
     failed: Option<HttpError>,
     _parts: PhantomData<fn() -> P>,
@@ -245,7 +246,7 @@ impl<P> Multipart<P> {
             },
             current: None,
             parts: 0,
-            received: Arc::new(AtomicU64::new(0)),
+            header_limit: Arc::new(AtomicU64::new(limits.header_size)),
             failed: None,
             _parts: PhantomData,
         })
@@ -262,6 +263,8 @@ impl<P> Multipart<P> {
     #[must_use]
     pub fn with_limits(mut self, limits: MultipartLimits) -> Self {
         self.limits = limits;
+        self.header_limit
+            .store(limits.header_size, Ordering::Relaxed);
         self
     }
 
@@ -300,23 +303,8 @@ impl<P> Multipart<P> {
         let Source::Reading(parser) = &mut self.source else {
             return Ok(false);
         };
-        let started_at = self.received.load(Ordering::Relaxed);
-        let header_limit = self.limits.header_size;
-        let received = &self.received;
-        let next = std::future::poll_fn(|cx| match parser.poll_next_field(cx) {
-            // Still looking for the end of the part's headers: all that arrived since is the
-            // boundary and those headers, waiting in the parser's buffer.
-            Poll::Pending
-                if received.load(Ordering::Relaxed).saturating_sub(started_at) > header_limit =>
-            {
-                Poll::Ready(Err(too_large(format!(
-                    "multipart part headers exceed the header size limit of {header_limit} bytes"
-                ))))
-            }
-            Poll::Pending => Poll::Pending,
-            Poll::Ready(result) => Poll::Ready(result.map_err(|e| from_multer(&e))),
-        })
-        .await?;
+        // The header block's limit is the body stream's (`HeaderScan`): it fails the read.
+        let next = parser.next_field().await.map_err(|e| from_multer(&e))?;
         let Some(field) = next else {
             self.source = Source::Done;
             return Ok(false);
@@ -346,9 +334,11 @@ impl<P> Multipart<P> {
         if declared.is_some_and(|n| n > total) {
             return Err(total_too_large(total));
         }
-        let received = Arc::clone(&self.received);
-        let stream = body.into_data_stream().inspect_ok(move |chunk| {
-            received.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        let mut scan = HeaderScan::new(&boundary, Arc::clone(&self.header_limit));
+        let stream = body.into_data_stream().map(move |chunk| {
+            let chunk = chunk.map_err(BoxError::from)?;
+            scan.feed(&chunk)?;
+            Ok::<_, BoxError>(chunk)
         });
         // The parser's own per-field limit backs ours (which is exact and names the part):
         // never below it, so ours always answers first.
@@ -421,6 +411,9 @@ fn from_multer(err: &multer::Error) -> HttpError {
             "multipart part exceeds the part size limit of {} bytes",
             limit.saturating_sub(1)
         )),
+        E::StreamReadFailed(source) if source.is::<HeaderBlockTooLarge>() => {
+            too_large(source.to_string())
+        }
         E::StreamReadFailed(source) => match source.downcast_ref::<BodyError>() {
             Some(e) if e.is_timeout() => {
                 error(StatusCode::REQUEST_TIMEOUT, "request body read timed out")
