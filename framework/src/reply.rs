@@ -33,6 +33,8 @@ pub mod redirect;
 pub mod sse;
 
 pub use disposition::Disposition;
+#[cfg(feature = "multipart")]
+pub(crate) use disposition::is_invisible_or_bidi;
 #[cfg(feature = "static-serve")]
 pub use file::{Attachment, NamedFile};
 pub use json_lines::JsonLines;

@@ -311,6 +311,12 @@ async fn parts_arrive_with_their_names_types_and_safe_file_names() {
             "Content-Disposition: form-data; name=\"bare\"; filename=\".bashrc\"",
             b"x",
         )
+        .file(
+            "bidi",
+            "invoice\u{202e}gnp\u{200b}.exe\u{feff}",
+            "application/octet-stream",
+            b"MZ",
+        )
         .finish();
     let (status, seen) = post(&server, "/parts", body).await;
     assert_eq!(status, 200, "{seen}");
@@ -327,6 +333,9 @@ async fn parts_arrive_with_their_names_types_and_safe_file_names() {
              "file": true, "len": 0, "sha256": hex::encode(Sha256::digest(b""))},
             {"name": "bare", "fileName": "bashrc", "contentType": null, "file": true,
              "len": 1, "sha256": hex::encode(Sha256::digest(b"x"))},
+            {"name": "bidi", "fileName": "invoicegnp.exe",
+             "contentType": "application/octet-stream", "file": true,
+             "len": 2, "sha256": hex::encode(Sha256::digest(b"MZ"))},
         ])
     );
     // No parts at all is a valid form.

@@ -415,6 +415,12 @@ async fn disposition_names_a_file_in_ascii_and_in_utf8() {
             "as=a%0D%0AX-Evil:%201",
             "attachment; filename=\"a__X-Evil: 1\"",
         ),
+        // A right-to-left override (U+202E) and a zero-width space (U+200B): replaced in both
+        // forms, so no client shows `invoice.exe` as `invoiceexe.png`.
+        (
+            "as=invoice%E2%80%AEgnp%E2%80%8B.exe",
+            "attachment; filename=\"invoice_gnp_.exe\"",
+        ),
     ] {
         let res = client
             .get(server.url(&format!("/file/notes.txt?{query}")))

@@ -4,7 +4,9 @@
 const MAX_FILE_NAME: usize = 255;
 
 /// A client's file name made safe: the last path component only (a name with `/` or `\`, as
-/// some clients send a whole path), without control characters, with `<>:"|?*` (which
+/// some clients send a whole path), without control characters, invisible characters and
+/// bidirectional controls (zero-width and direction marks, embeddings, overrides and isolates,
+/// the byte order mark: `invoice\u{202e}gnp.exe` would show as `invoiceexe.png`), with `<>:"|?*` (which
 /// Windows refuses, and `:` names a drive or a stream there) as `_`, without leading dots (no
 /// `..`, no hidden file) and surrounding spaces or trailing dots, at most 255 bytes (the
 /// extension kept). `None` when nothing is left.
@@ -22,7 +24,7 @@ pub fn sanitise_file_name(raw: &str) -> Option<String> {
     let last = raw.rsplit(['/', '\\']).next().unwrap_or(raw);
     let cleaned: String = last
         .chars()
-        .filter(|c| !c.is_control())
+        .filter(|&c| !c.is_control() && !crate::reply::is_invisible_or_bidi(c))
         .map(|c| match c {
             '<' | '>' | ':' | '"' | '|' | '?' | '*' => '_',
             c => c,
@@ -79,6 +81,12 @@ mod tests {
             ("tab\there", Some("tabhere")),
             ("del\u{7f}.txt", Some("del.txt")),
             ("résumé.pdf", Some("résumé.pdf")),
+            ("invoice\u{202e}gnp.exe", Some("invoicegnp.exe")),
+            (
+                "a\u{200b}b\u{200f}c\u{2066}d\u{2069}\u{feff}.txt",
+                Some("abcd.txt"),
+            ),
+            ("\u{202d}\u{202a}\u{200e}", None),
         ] {
             assert_eq!(sanitise_file_name(raw).as_deref(), expected, "{raw:?}");
         }

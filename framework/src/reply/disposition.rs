@@ -43,9 +43,29 @@ const NOT_ATTR_CHAR: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'|')
     .remove(b'~');
 
+/// Whether `c` is a character a file name must not carry although it is not a control
+/// character: the zero-width and direction marks U+200B to U+200F, the bidirectional
+/// embeddings and overrides U+202A to U+202E and isolates U+2066 to U+2069, the Arabic letter
+/// mark U+061C, the word joiner and invisible operators U+2060 to U+2064, and the byte order
+/// mark U+FEFF. A right-to-left override shows `invoice\u{202e}gnp.exe` as `invoiceexe.png`,
+/// and invisible characters make two names that look the same differ.
+pub(crate) fn is_invisible_or_bidi(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{FEFF}'
+    )
+}
+
 impl Disposition {
     /// The header for a file called `file_name`: only its last path component counts (a name
-    /// with `/` or `\` keeps what follows the last one), and control characters become `_`.
+    /// with `/` or `\` keeps what follows the last one), and control characters, invisible
+    /// characters and bidirectional controls (a right-to-left override would show
+    /// `invoice\u{202e}gnp.exe` as `invoiceexe.png`) become `_`.
     /// `filename="…"` carries an ASCII form in which every other character, `"`, `\` and `%`
     /// (which some clients decode, RFC 6266 appendix D) become `_`; when that form differs
     /// from the name, `filename*=UTF-8''…` carries the name itself, percent-encoded, which
@@ -60,7 +80,13 @@ impl Disposition {
             .next()
             .unwrap_or_default()
             .chars()
-            .map(|c| if c.is_control() { '_' } else { c })
+            .map(|c| {
+                if c.is_control() || is_invisible_or_bidi(c) {
+                    '_'
+                } else {
+                    c
+                }
+            })
             .collect();
         if name.is_empty() {
             return HeaderValue::from_static(kind);
