@@ -65,7 +65,7 @@ impl Files {
                     // Streamed to disk as it arrives; deleted unless persisted below.
                     let file = part.save_to_temp_in(&self.storage.0).await?;
                     let bytes = tokio::fs::read(file.path()).await?;
-                    let id = hex(&Sha256::digest(&bytes));
+                    let id = hex::encode(Sha256::digest(&bytes));
                     let (file_name, size) = (file.file_name().map(str::to_owned), file.len());
                     file.persist(self.storage.0.join(&id)).await?;
                     stored = Some((id, file_name, size));
@@ -91,14 +91,13 @@ impl Files {
     /// A stored file, by its SHA-256.
     #[get("/{id}")]
     async fn download(&self, id: String, ctx: &mut Context) -> Result {
-        let digest: Option<[u8; 32]> = (id.len() == 64)
-            .then(|| (0..32).map(|i| u8::from_str_radix(&id[2 * i..2 * i + 2], 16).ok()))
-            .and_then(|bytes| bytes.collect::<Option<Vec<u8>>>())
-            .and_then(|bytes| bytes.try_into().ok());
+        // The id is the client's text: decoded as hex (64 digits), never sliced by position,
+        // which would panic inside a multi-byte character.
+        let mut digest = [0u8; 32];
         let not_found = || HttpError::with(StatusCode::NOT_FOUND, "files", "no such file");
-        let Some(digest) = digest else {
+        if hex::decode_to_slice(&id, &mut digest).is_err() {
             return Err(not_found().into());
-        };
+        }
         let Ok(bytes) = tokio::fs::read(self.storage.0.join(&id)).await else {
             return Err(not_found().into());
         };
@@ -113,10 +112,6 @@ impl Files {
         .serve(ctx, bytes.into(), "files")?;
         Ok(())
     }
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[tokio::main]

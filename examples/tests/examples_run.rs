@@ -355,6 +355,15 @@ async fn upload() {
     assert_eq!(res.text().await.unwrap(), "0123456789");
     let res = form(&vec![0; 1024 * 1024 + 1]).await.unwrap();
     assert_eq!(res.status(), 413);
+    // An id of 64 bytes that are not 64 hex digits (`a` and 21 euro signs, which slicing by
+    // position cut inside a character): a 404, not a panic.
+    let euros = format!("a{}", "%E2%82%AC".repeat(21));
+    let res = client
+        .get(format!("http://127.0.0.1:3000/files/{euros}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
 }
 
 async fn jwt() {

@@ -14,7 +14,9 @@ use crate::body::{RequestBody, ResponseBody};
 use crate::client_ip::TrustedProxies;
 use crate::context::Context;
 use crate::error::{BuildError, HttpError};
-use crate::handler::{Endpoint, EndpointFuture, Next, SharedMiddleware, endpoint_future};
+use crate::handler::{
+    Endpoint, EndpointFuture, Next, SharedMiddleware, endpoint_future, run_caught,
+};
 use crate::limits::ServerLimits;
 use crate::route::{AppShared, ROUTER_CATEGORY, RouteInfo, RouteMeta};
 use crate::router::Router;
@@ -48,19 +50,43 @@ pub(crate) struct Route {
     meta: Arc<RouteMeta>,
     chain: Box<[SharedMiddleware]>,
     endpoint: Arc<dyn Endpoint>,
+    /// [`App::new`](crate::App::new)'s default recover, taken off the front of the chain:
+    /// the chain runs under one `catch_unwind` instead of the recover's nested part of the
+    /// chain (see [`run_caught`]).
+    catcher: Option<SharedMiddleware>,
 }
 
 impl Route {
-    fn new(meta: Arc<RouteMeta>, chain: &[SharedMiddleware], endpoint: Arc<dyn Endpoint>) -> Self {
+    /// The route of `chain` and `endpoint`; when the chain starts with `catcher` (the app's
+    /// default recover, outermost of every chain it is in), that middleware becomes the
+    /// route's catcher.
+    fn new(
+        meta: Arc<RouteMeta>,
+        chain: &[SharedMiddleware],
+        endpoint: Arc<dyn Endpoint>,
+        catcher: Option<&SharedMiddleware>,
+    ) -> Self {
+        let (catcher, chain) = match (catcher, chain.split_first()) {
+            (Some(catcher), Some((first, rest))) if std::ptr::addr_eq(&**catcher, &**first) => {
+                (Some(Arc::clone(first)), rest)
+            }
+            _ => (None, chain),
+        };
         Self {
             meta,
             chain: chain.into(),
             endpoint,
+            catcher,
         }
     }
 
-    fn next(&self) -> Next<'_> {
-        Next::new(&self.chain, &*self.endpoint)
+    /// Runs the chain, its panics answered by the catcher when the route has one.
+    async fn run(&self, ctx: &mut Context) -> crate::error::Result {
+        let next = Next::new(&self.chain, &*self.endpoint);
+        match &self.catcher {
+            None => next.run(ctx).await,
+            Some(catcher) => run_caught(next, &**catcher, ctx).await,
+        }
     }
 }
 
@@ -84,6 +110,9 @@ pub(crate) struct Settings {
     /// 405 (which sets `Allow` and the status first).
     pub(crate) not_allowed: Option<(Vec<SharedMiddleware>, Arc<dyn Endpoint>)>,
     pub(crate) trailing_slash: TrailingSlash,
+    /// The app's default recover, at the front of the chains it is in: run as each such
+    /// route's catcher ([`Route::new`]).
+    pub(crate) catcher: Option<SharedMiddleware>,
     pub(crate) trusted_proxies: TrustedProxies,
     pub(crate) state: State,
     pub(crate) limits: ServerLimits,
@@ -206,6 +235,7 @@ impl Service {
         }
         listing.sort_by(|a, b| (&a.path, &a.method).cmp(&(&b.path, &b.method)));
 
+        let catcher = settings.catcher.as_ref();
         let mut router: Router<CompiledPath> = Router::new();
         let mut route_count: u32 = 0;
         for path in by_path.routes() {
@@ -223,7 +253,7 @@ impl Service {
                 .map(|r| {
                     let meta = meta(Some(r.method.as_str()), Some(route_count));
                     route_count += 1;
-                    let route = Route::new(meta, &r.chain, Arc::clone(&r.endpoint));
+                    let route = Route::new(meta, &r.chain, Arc::clone(&r.endpoint), catcher);
                     (r.method.clone(), route)
                 })
                 .collect();
@@ -237,6 +267,7 @@ impl Service {
                 meta(None, None),
                 chain,
                 Arc::new(MethodNotAllowed { allow, handler }),
+                catcher,
             );
             let compiled = CompiledPath {
                 methods,
@@ -252,10 +283,15 @@ impl Service {
         Ok(Service {
             router,
             not_found: match settings.fallback {
-                Some((chain, fallback)) => Route::new(unrouted(), &chain, fallback),
-                None => Route::new(unrouted(), &settings.global, Arc::new(NotFound)),
+                Some((chain, fallback)) => Route::new(unrouted(), &chain, fallback, catcher),
+                None => Route::new(unrouted(), &settings.global, Arc::new(NotFound), catcher),
             },
-            redirect: Route::new(unrouted(), &settings.global, Arc::new(SlashRedirect)),
+            redirect: Route::new(
+                unrouted(),
+                &settings.global,
+                Arc::new(SlashRedirect),
+                catcher,
+            ),
             trailing_slash: settings.trailing_slash,
             listing,
             shared: Arc::new(AppShared {
@@ -319,7 +355,7 @@ impl Service {
             match self.other_slash_form(ctx) {
                 SlashForm::Routed(other) => found = Some(other),
                 SlashForm::Redirect => {
-                    let result = self.redirect.next().run(ctx).await;
+                    let result = self.redirect.run(ctx).await;
                     return ctx.take_response(result);
                 }
                 SlashForm::None => {}
@@ -337,7 +373,7 @@ impl Service {
             }
             None => &self.not_found,
         };
-        let result = route.next().run(ctx).await;
+        let result = route.run(ctx).await;
         ctx.take_response(result)
     }
 }

@@ -319,3 +319,33 @@ fn any_origin_cannot_be_trusted() {
     assert_eq!(err.component(), "csrf");
     assert!(err.message().contains("trusted_origins"), "{err}");
 }
+
+/// A CSRF check inside the session would load the victim's session for every forged request
+/// before refusing it: `build()` refuses such a route, naming it and the fix.
+#[test]
+fn a_route_with_csrf_inside_its_session_does_not_build() {
+    use framework::Group;
+    use framework::middleware::session::{MemoryStore, SessionConfig, SessionMiddleware};
+    use std::sync::Arc;
+    let session = || SessionMiddleware::new(Arc::new(MemoryStore::new()), SessionConfig::default());
+    let csrf = || Csrf::new(CsrfConfig::default()).unwrap();
+    let inside = App::new()
+        .use_middleware(session())
+        .group(Group::new("/g").use_middleware(csrf()).post("/x", changed))
+        .build()
+        .err()
+        .expect("refused");
+    let message = inside.to_string();
+    assert!(message.contains("POST /g/x"), "{message}");
+    assert!(message.contains("mount csrf before session"), "{message}");
+    // The reference order builds.
+    App::new()
+        .use_middleware(csrf())
+        .group(
+            Group::new("/g")
+                .use_middleware(session())
+                .post("/x", changed),
+        )
+        .build()
+        .expect("csrf before session");
+}

@@ -74,6 +74,13 @@ async fn answers_itself(ctx: &mut Context) -> Result<()> {
     Ok(())
 }
 
+/// Panics, as a handler that slices client text at the wrong place does.
+async fn panics(ctx: &mut Context) -> Result<Health> {
+    let id = ctx.query("id").unwrap_or_default().into_owned();
+    let _ = &id[0..2];
+    Ok(Health { ok: true })
+}
+
 fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
@@ -322,6 +329,44 @@ fn a_bare_app_names_the_middleware_a_route_lacks() {
     );
     let (_, warned) = logged(|| App::new().build().unwrap());
     assert!(!warned.contains("not mounted"), "{warned}");
+}
+
+#[tokio::test]
+async fn a_panic_in_a_handler_is_a_500_and_a_log_line_not_a_dropped_connection() {
+    let lines = common::SharedWriter::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::ERROR)
+        .with_writer(move || writer.clone())
+        .finish();
+    // The test's runtime runs the server on this thread, so the subscriber sees its events.
+    let _log = tracing::subscriber::set_default(subscriber);
+    let service = App::new()
+        .get("/panic", panics)
+        .get("/health", health)
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let answer = common::raw_request(
+        server.addr,
+        "GET /panic?id=%E2%82%AC HTTP/1.1\r\nHost: t\r\nAccept: application/json\r\n\
+         Connection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(answer.status, 500, "{}", answer.head);
+    let body: Value = serde_json::from_slice(&answer.body).expect("a JSON error");
+    assert_eq!(body["category"], "framework-recover", "{body}");
+    assert_eq!(body["message"], "internal server error", "{body}");
+    assert_eq!(body["exception"], true, "{body}");
+    assert!(!answer.text().contains("char boundary"), "no panic text");
+    let logged = String::from_utf8_lossy(&lines.0.lock().unwrap()).into_owned();
+    let id = answer.header("x-request-id").expect("a request id");
+    assert!(logged.contains(id), "the request id {id}: {logged}");
+    assert!(logged.contains("char boundary"), "the panic text: {logged}");
+    // The server goes on serving.
+    let answer = common::raw_get(server.addr, "/health").await;
+    assert_eq!(answer.status, 200);
+    server.stop().await;
 }
 
 /// What `f` logs at warn and above, as text.

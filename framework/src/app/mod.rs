@@ -10,9 +10,9 @@
 //! Chain order for a route: global middleware, then group middleware, then route middleware,
 //! then the handler. A 404 or 405 answer runs the global middleware only.
 //!
-//! [`App::new`] adds the error handler, the responder and the body parser where a route needs
-//! them and mounts the linked controllers ([`crate::middleware::defaults`]); [`App::bare`]
-//! starts empty, and its [`build`](App::build) refuses a route whose chain lacks a component
+//! [`App::new`] adds recover, the error handler, the responder and the body parser where a
+//! route needs them and mounts the linked controllers ([`crate::middleware::defaults`]);
+//! [`App::bare`] starts empty, and its [`build`](App::build) refuses a route whose chain lacks a component
 //! the route needs (a handler returning a value with no responder, a `Json<T>` argument with
 //! no body parser), naming the route and the middleware to add.
 //!
@@ -607,6 +607,7 @@ impl App {
         for (route, needs) in &routes {
             let what = || format!("{} {} ({})", route.method, route.path, route.handler);
             needs.check(&route.chain, what)?;
+            check_order(&route.chain, what)?;
         }
         let routes = routes.into_iter().map(|(route, _)| route).collect();
         // 404 and 405 answers: the app's middleware and the default error handler.
@@ -633,6 +634,10 @@ impl App {
                 fallback,
                 not_allowed,
                 trailing_slash: self.scope.trailing_slash,
+                catcher: defaults
+                    .iter()
+                    .find(|m| m.role() == Some(Role::Recover))
+                    .cloned(),
                 trusted_proxies: self.scope.trusted_proxies,
                 state: self.scope.state,
                 limits: self.scope.limits,
@@ -691,7 +696,7 @@ impl Needs {
     /// Whether a default of `role` goes on the route.
     fn wants(self, role: Role) -> bool {
         match role {
-            Role::ErrorHandler => true,
+            Role::Recover | Role::ErrorHandler => true,
             Role::Responder => self.handler,
             Role::BodyParser => self.body,
             _ => false,
@@ -730,11 +735,30 @@ impl Needs {
     }
 }
 
+/// Refuses a chain whose CSRF check runs inside its session: every forged request would cost
+/// a session load (a store round trip) before its 403. `what` names the route.
+fn check_order(chain: &[SharedMiddleware], what: impl Fn() -> String) -> Result<(), BuildError> {
+    let at = |role| chain.iter().position(|m| m.role() == Some(role));
+    if let (Some(session), Some(csrf)) = (at(Role::Session), at(Role::Csrf))
+        && session < csrf
+    {
+        return Err(BuildError::new(format!(
+            "{}: csrf runs inside session, so every forged request loads a session before its \
+             403; mount csrf before session (route middleware run after the app's and the \
+             controller's: name `session` on the routes, after `csrf`)",
+            what()
+        )));
+    }
+    Ok(())
+}
+
 /// A route's chain: the app's middleware `outer` with each of `defaults` the route `needs`
 /// and does not have already (anywhere in its chain), then `inner` (its group's and its own).
 /// A default goes before the first middleware of `outer` whose [`Role`] comes later in the
 /// reference order, else after all of `outer`: inside what the app mounted, so a logger sees
-/// the error handler's answer and compress the responder's bytes.
+/// the error handler's answer and compress the responder's bytes. The default recover goes
+/// first, outside everything: a panic anywhere in the chain is answered, and the compiled
+/// route runs it as its catcher (`Route::new`).
 fn complete(
     outer: &[SharedMiddleware],
     inner: Vec<SharedMiddleware>,
@@ -748,10 +772,14 @@ fn complete(
         if !needs.wants(role) || chain.iter().any(has) || inner.iter().any(has) {
             continue;
         }
-        let at = chain
-            .iter()
-            .position(|m| m.role().is_some_and(|r| r > role))
-            .unwrap_or(chain.len());
+        let at = if role == Role::Recover {
+            0
+        } else {
+            chain
+                .iter()
+                .position(|m| m.role().is_some_and(|r| r > role))
+                .unwrap_or(chain.len())
+        };
         chain.insert(at, Arc::clone(default));
     }
     chain.extend(inner);

@@ -108,6 +108,8 @@ pub trait Middleware: Send + Sync + 'static {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[non_exhaustive]
 pub enum Role {
+    /// Turns a panic into a 500 answer ([`Recover`](crate::middleware::recover)).
+    Recover,
     /// Turns an error into the answer ([`ErrorHandler`](crate::middleware::error_handler)).
     ErrorHandler,
     /// Limits the response's size
@@ -121,6 +123,13 @@ pub enum Role {
     Renderer,
     /// Reads the request body before the handler ([`body_parser`](crate::middleware::body_parser)).
     BodyParser,
+    /// Refuses forged cross-site requests ([`csrf`](crate::middleware::csrf)): before the
+    /// session, so a forged request costs no session load; [`App::build`](crate::App::build)
+    /// refuses a route whose chain has it inside the session.
+    Csrf,
+    /// Loads the session before the rest and saves it after
+    /// ([`session`](crate::middleware::session)).
+    Session,
 }
 
 /// What a middleware's [`before`](Middleware::before) hook decides for a request. More
@@ -232,6 +241,34 @@ async fn catching<C: Catch, M: Middleware + ?Sized>(
     match AssertUnwindSafe(rest.run_as::<C>(ctx)).catch_unwind().await {
         Ok(result) => result,
         Err(payload) => middleware.recovered(ctx, payload),
+    }
+}
+
+/// `next` with its panics answered by `catcher`'s [`recovered`](Middleware::recovered): what
+/// [`Before::CatchPanic`] does for a catcher at the front of a route's chain (the default
+/// recover of [`App::new`](crate::App::new)), without running the rest as a nested chain. The
+/// rest's future is polled in place, each poll under `catch_unwind`; after a panic it is
+/// dropped, not polled again, and the catcher answers with the context as the panic left it.
+pub(crate) async fn run_caught(
+    next: Next<'_>,
+    catcher: &dyn Middleware,
+    ctx: &mut Context,
+) -> Result {
+    let outcome = {
+        let mut rest = std::pin::pin!(next.run(ctx));
+        std::future::poll_fn(|cx| {
+            // Unwind safety is the catcher's to keep: see `Middleware::recovered`.
+            match std::panic::catch_unwind(AssertUnwindSafe(|| rest.as_mut().poll(cx))) {
+                Ok(std::task::Poll::Ready(result)) => std::task::Poll::Ready(Ok(result)),
+                Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
+                Err(payload) => std::task::Poll::Ready(Err(payload)),
+            }
+        })
+        .await
+    };
+    match outcome {
+        Ok(result) => result,
+        Err(payload) => catcher.recovered(ctx, payload),
     }
 }
 

@@ -15,7 +15,8 @@
 //! Bytes that are not what their coding says: 400 `invalid gzip body` (`deflate`, `br`, `zstd`
 //! alike). A zstd frame that asks for a window over 8 MiB (RFC 9659's bound for HTTP) is
 //! refused as invalid, so a request cannot make the server set aside more. One coding per
-//! request; a stacked one (`gzip, br`) or a coding no decoder removed: 415.
+//! request; a stacked one (`gzip, br`), a doubled one (`gzip, gzip`) or a coding no decoder
+//! removes: 415 `unsupported content encoding`, before any of the body is read or decoded.
 //! All with category `framework-body-parser`. Requests of other methods or content types pass
 //! through with their body unread (a route may read it raw: an upload, a proxy); a handler that
 //! binds such a body ([`Context::bind`]) answers **415** `unsupported media type <type>:
@@ -359,6 +360,12 @@ impl BodyParser {
     }
 
     async fn read(&self, ctx: &mut Context) -> Result<(), HttpError> {
+        // Looked up once: most requests are sent without a coding, and then no content
+        // decoder is asked and nothing is left to refuse.
+        let coded = ctx.headers().contains_key(CONTENT_ENCODING);
+        if coded && !self.decodes(ctx) {
+            return Err(unsupported_coding());
+        }
         let limit = self.config.limit;
         let declared = ctx
             .header(CONTENT_LENGTH)
@@ -383,22 +390,30 @@ impl BodyParser {
                 ));
             }
         };
-        // Looked up once: most requests are sent without a coding, and then no content
-        // decoder is asked and nothing is left to refuse.
-        let coded = ctx.headers().contains_key(CONTENT_ENCODING);
         for decoder in &self.decoders {
             if (coded || decoder.content_coding().is_none()) && decoder.accepts(ctx) {
                 body = decoder.decode(ctx, body, limit)?;
             }
         }
         if coded && !content_encodings(ctx.headers()).is_empty() {
-            return Err(error(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported content encoding",
-            ));
+            return Err(unsupported_coding());
         }
         ctx.request_body = body;
         Ok(())
+    }
+
+    /// Whether the request's `Content-Encoding` is one coding that one of the content decoders
+    /// removes: a stacked (`gzip, br`), doubled (`gzip, gzip`) or unknown coding is refused
+    /// before any of the body is read or decoded, so no other check runs on coded bytes.
+    fn decodes(&self, ctx: &Context) -> bool {
+        match content_encodings(ctx.headers()).as_slice() {
+            [] => true,
+            [coding] => self
+                .decoders
+                .iter()
+                .any(|decoder| decoder.content_coding() == Some(coding.as_str())),
+            _ => false,
+        }
     }
 
     /// Says what the parser does with the request's body; one it leaves unread is marked
@@ -422,6 +437,14 @@ impl BodyParser {
             Wants::Nothing
         }
     }
+}
+
+/// The 415 for a content coding no decoder removes.
+fn unsupported_coding() -> HttpError {
+    error(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "unsupported content encoding",
+    )
 }
 
 /// Marks a body the parser leaves unread as [`BodyDeclined`], for [`Context::bind`].

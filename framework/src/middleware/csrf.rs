@@ -232,6 +232,10 @@ fn well_formed(token: &str) -> bool {
 }
 
 impl Middleware for Csrf {
+    fn role(&self) -> Option<crate::handler::Role> {
+        Some(crate::handler::Role::Csrf)
+    }
+
     /// 403 for a refused request.
     fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
         operation.error(403);

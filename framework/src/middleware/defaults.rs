@@ -1,11 +1,12 @@
-//! What [`App::new`] adds: the error handler on every request, the responder on every handler
-//! and controller route, the body parser (JSON and forms) on the controller routes
+//! What [`App::new`] adds: [`Recover`] and the error handler on every request, the responder
+//! on every handler and controller route, the body parser (JSON and forms) on the controller routes
 //! that take `Json<T>` or `Form<T>`, and every linked `#[controller]` mounted, so an app that
 //! leaves out every middleware is a working JSON API, as it is with axum, poem or salvo.
 //! [`App::bare`] starts empty instead.
 //!
 //! | default | on | as |
 //! |---|---|---|
+//! | [`Recover`] | every request, outermost | `Recover::default()`: a panic in a handler or any middleware is a 500 `framework-recover` (`internal server error`, never the panic's text) and an error event in `tracing` with the request id, not a connection dropped without an answer; its answer passes through no middleware (mount one yourself inside those that should see it) |
 //! | [`ErrorHandler`] | every request (404 and 405 answers too) | `ErrorHandler::default()`: JSON for clients that accept it, else text |
 //! | [`Responder`] | handler and controller routes | `Responder::default()`: text, bytes, JSON; a handler that answers nothing at all gets its 500 `invalid response` |
 //! | [`BodyParser`] | controller routes taking `Json<T>` or `Form<T>` | `BodyParser::default()` plus [`FormDecoder`]: JSON and `application/x-www-form-urlencoded`, in any content coding compiled in (gzip, deflate, br, zstd), 50 KiB |
@@ -59,11 +60,12 @@ use crate::middleware::body_parser::{
     BodyParser, BodyParserConfig, FormDecoder, JsonDecoder, json_and_form_content_type,
 };
 use crate::middleware::error_handler::ErrorHandler;
+use crate::middleware::recover::Recover;
 use crate::middleware::responder::Responder;
 
 impl App {
-    /// An app with the error handler, the responder and the body parser (JSON and forms) on
-    /// the routes that need them, and every `#[controller]` linked into the program mounted:
+    /// An app with recover, the error handler, the responder and the body parser (JSON and
+    /// forms) on the routes that need them, and every `#[controller]` linked into the program mounted:
     /// see [`crate::middleware::defaults`] for where each goes and how to replace one.
     /// [`App::bare`] starts empty.
     pub fn new() -> Self {
@@ -90,6 +92,7 @@ fn defaults() -> Vec<SharedMiddleware> {
         .add_decoder(JsonDecoder)
         .add_decoder(FormDecoder);
     vec![
+        share(Recover::default()),
         share(ErrorHandler::default()),
         share(Responder::default()),
         share(parser),

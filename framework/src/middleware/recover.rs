@@ -68,6 +68,12 @@ impl Middleware for Recover {
         Before::CatchPanic
     }
 
+    /// [`App::new`](crate::App::new) puts a default one on every route, outside every
+    /// middleware; one mounted anywhere in a route's chain replaces it.
+    fn role(&self) -> Option<crate::handler::Role> {
+        Some(crate::handler::Role::Recover)
+    }
+
     fn recovered(&self, ctx: &mut Context, payload: Box<dyn Any + Send>) -> Result {
         // The response (status, headers, body) is reset below, so nothing of what the
         // panicking code had written of it goes out; values and the session stay as it left

@@ -463,6 +463,10 @@ impl Session {
 /// is loaded in `before` and saved in `after`, without a future; with any other store (Redis)
 /// `handle` awaits it around the rest of the chain. Both do the same.
 impl Middleware for SessionMiddleware {
+    fn role(&self) -> Option<crate::handler::Role> {
+        Some(crate::handler::Role::Session)
+    }
+
     /// The session id, in its cookie or header, as an optional `apiKey` scheme named
     /// `session`: a request without one is served and gets one.
     fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
