@@ -59,6 +59,7 @@ fn stores(
         locks,
         attempts: Arc::new(user_service::throttle::MemoryAttempts::default()),
         rates: user_service::RateBackend::Memory,
+        used_tokens: Arc::new(user_service::used_tokens::MemoryUsedTokens::default()),
         description: "test".into(),
     }
 }
@@ -166,6 +167,7 @@ async fn same_account_on_two_instances_sharing(url: String) {
                 locks,
                 attempts: Arc::new(user_service::throttle::MemoryAttempts::default()),
                 rates: user_service::RateBackend::Memory,
+                used_tokens: Arc::new(user_service::used_tokens::MemoryUsedTokens::default()),
                 description: "test".into(),
             },
         )

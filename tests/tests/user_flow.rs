@@ -168,6 +168,84 @@ async fn register_token_login_me_on_cookie_sessions() {
     assert!(missing.unwrap_err().contains("SESSION_KEY"));
 }
 
+/// The cookie a client had before its login attempt, replayed with the same proof: with a
+/// cookie session it still carries the token, so only the used-token record refuses it.
+/// Both instances (`a`, `b`) share the key; `b` shares the record only through Redis.
+async fn replay_the_pre_login_cookie(a: &common::Running, b: Option<&common::Running>) {
+    let client = reqwest::Client::new();
+    let alice = User::new("replayer", "correct horse");
+    // The account exists on each instance (each has its own memory user store), so only the
+    // token can refuse the replay.
+    for server in std::iter::once(a).chain(b) {
+        register(&client, server, &alice).await;
+    }
+    let res = client.get(a.url("/users/v1/login")).send().await.unwrap();
+    let before = res.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let t = res.json::<Value>().await.unwrap()["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let proof = sha256_hex(&format!("{}{t}", alice.digest));
+    let attempt = |server: &common::Running| {
+        client
+            .post(server.url("/users/v1/login"))
+            .header("cookie", &before)
+            .header("accept", "application/json")
+            .json(&json!({"account": "replayer", "password": proof}))
+            .send()
+    };
+    assert_eq!(attempt(a).await.unwrap().status(), StatusCode::OK);
+    for server in std::iter::once(a).chain(b) {
+        let res = attempt(server).await.unwrap();
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "the token was used");
+        assert_eq!(res.json::<Value>().await.unwrap(), wrong_credentials());
+    }
+}
+
+/// A service on cookie sessions under a fixed key, with `REDIS_URL` when given.
+async fn cookie_session_service(redis: Option<String>) -> common::Running {
+    use base64::Engine;
+    let key = base64::engine::general_purpose::STANDARD.encode([7u8; 64]);
+    let config = Config::from_lookup(|name| match name {
+        "DATABASE_URL" => Some("memory".to_owned()),
+        "SESSION_STORE" => Some("cookie".to_owned()),
+        "SESSION_KEY" => Some(key.clone()),
+        "SESSION_KEY_PREFIX" => Some("replay-test:".to_owned()),
+        "REDIS_URL" => redis.clone(),
+        _ => None,
+    })
+    .expect("config");
+    let stores = Stores::connect(&config).await.expect("stores");
+    common::start(user_service::build(&config, stores).expect("service")).await
+}
+
+#[tokio::test]
+async fn a_replayed_pre_login_cookie_does_not_log_in_again_with_memory_or_cookie_sessions() {
+    let memory = start().await;
+    replay_the_pre_login_cookie(&memory, None).await;
+    memory.stop().await;
+    let cookie = cookie_session_service(None).await;
+    replay_the_pre_login_cookie(&cookie, None).await;
+    cookie.stop().await;
+}
+
+#[tokio::test]
+#[cfg_attr(no_test_redis, ignore = "needs Redis: set TEST_REDIS_URL")]
+async fn a_replayed_pre_login_cookie_is_refused_by_every_instance_sharing_redis() {
+    let url = common::store_url("TEST_REDIS_URL");
+    let a = cookie_session_service(Some(url.clone())).await;
+    let b = cookie_session_service(Some(url)).await;
+    replay_the_pre_login_cookie(&a, Some(&b)).await;
+    a.stop().await;
+    b.stop().await;
+}
+
 #[tokio::test]
 async fn login_regenerates_the_session_id() {
     let server = start().await;
@@ -888,8 +966,29 @@ async fn security_headers_everywhere_and_cors_only_for_configured_origins() {
     server.stop().await;
 }
 
-/// The user service refuses a forged registration and login, trusts its `CORS_ORIGINS`, and
-/// lets a client that sends neither header (curl, the other tests) through.
+/// A session store that counts its loads.
+struct CountingSessions {
+    inner: framework::middleware::session::MemoryStore,
+    loads: std::sync::atomic::AtomicUsize,
+}
+
+#[async_trait::async_trait]
+impl framework::middleware::session::SessionStore for CountingSessions {
+    async fn load(&self, id: &str) -> framework::Result<Option<bytes::Bytes>> {
+        self.loads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.load(id).await
+    }
+    async fn save(&self, id: &str, data: &[u8], ttl: std::time::Duration) -> framework::Result {
+        self.inner.save(id, data, ttl).await
+    }
+    async fn destroy(&self, id: &str) -> framework::Result {
+        self.inner.destroy(id).await
+    }
+}
+
+/// The user service refuses a forged registration and login before it loads a session (the
+/// CSRF check runs first), trusts its `CORS_ORIGINS`, and lets a client that sends neither
+/// header (curl, the other tests) through.
 #[tokio::test]
 async fn the_user_service_refuses_cross_site_posts_on_its_post_routes() {
     let config = user_service::Config {
@@ -897,17 +996,40 @@ async fn the_user_service_refuses_cross_site_posts_on_its_post_routes() {
         cors_origins: vec!["https://app.example".to_owned()],
         ..user_service::Config::default()
     };
-    let stores = user_service::Stores::connect(&config)
-        .await
-        .expect("stores");
+    let sessions = std::sync::Arc::new(CountingSessions {
+        inner: framework::middleware::session::MemoryStore::new(),
+        loads: std::sync::atomic::AtomicUsize::new(0),
+    });
+    let stores = user_service::Stores {
+        sessions: sessions.clone(),
+        ..user_service::Stores::connect(&config)
+            .await
+            .expect("stores")
+    };
     let service = common::start(user_service::build(&config, stores).expect("service")).await;
     let client = common::browser();
+    // The victim's session cookie, as a browser sends it with a forged post.
+    let res = client
+        .get(service.url("/users/v1/login"))
+        .send()
+        .await
+        .unwrap();
+    let victim = res.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    let loads = || sessions.loads.load(std::sync::atomic::Ordering::SeqCst);
+    let before = loads();
     let body = serde_json::json!({"account": "mallory", "password": "a".repeat(64)});
     for path in ["/users/v1/me", "/users/v1/login"] {
         let res = client
             .post(service.url(path))
             .header("sec-fetch-site", "cross-site")
             .header("origin", "https://evil.example")
+            .header("cookie", &victim)
             .json(&body)
             .send()
             .await
@@ -916,6 +1038,16 @@ async fn the_user_service_refuses_cross_site_posts_on_its_post_routes() {
         let error: serde_json::Value = res.json().await.unwrap();
         assert_eq!(error["category"], "framework-csrf", "{path}");
     }
+    assert_eq!(loads(), before, "a forged post loads no session");
+    // The same cookie on a real request is loaded: the count sees loads.
+    let res = client
+        .get(service.url("/users/v1/me"))
+        .header("cookie", &victim)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(loads(), before + 1);
     let trusted = client
         .post(service.url("/users/v1/me"))
         .header("sec-fetch-site", "cross-site")

@@ -3,7 +3,7 @@
 //!
 //! The crate builds on `framework` without its server (hyper's `server` feature is not in
 //! its tree), and without the user service's stores: the service implements the trait
-//! (`#[controller(middleware(session))] impl UserApi for UserController`), and a client
+//! (`#[controller] impl UserApi for UserController`), and a client
 //! depends on this crate alone.
 
 use std::borrow::Cow;
@@ -16,18 +16,20 @@ use serde::{Deserialize, Serialize};
 
 /// The user service's routes under `/users`.
 ///
-/// The route middleware named here (`csrf`, `submit_once`, `token_rate`, `login_rate`) and the
-/// controller's `session` are registered by the service that implements the trait.
+/// The route middleware named here (`csrf`, `session`, `submit_once`, `token_rate`,
+/// `login_rate`) are registered by the service that implements the trait. Each route names
+/// `session` itself, after `csrf` and the rate limits, so a forged or over-limit request is
+/// refused before its session is loaded.
 #[api(prefix = "/users")]
 pub trait UserApi {
     /// The current session's account as `name` (`""` when not logged in).
-    #[get("/v1/me")]
+    #[get("/v1/me", middleware(session))]
     async fn me(&self, ctx: &mut Context) -> Result<Me>;
 
     /// Registration: 201 with the user record; 409 when the account exists (ignoring case);
     /// 507 when the memory store is full (`MEMORY_USERS`).
     /// The digest is stored lowercase, so the client's hex case never matters.
-    #[post("/v1/me", middleware(csrf, submit_once), errors(409, 507))]
+    #[post("/v1/me", middleware(csrf, session, submit_once), errors(409, 507))]
     async fn register(&self, params: Json<UserParams>) -> Result<Created<User>>;
 
     /// A new login token, bound to the session (it replaces any earlier one). Rate-limited per
@@ -35,14 +37,18 @@ pub trait UserApi {
     // The text is the operation's description in the OpenAPI document, as the service wrote
     // it: the link names the service's configuration, which this crate does not have.
     #[allow(rustdoc::broken_intra_doc_links)]
-    #[get("/v1/login", middleware(token_rate))]
+    #[get("/v1/login", middleware(token_rate, session))]
     async fn login_token(&self, ctx: &mut Context) -> Result<LoginToken>;
 
     /// Login with the proof. Any attempt with valid parameters consumes the token, right or
     /// wrong, so each guess needs a new token. Success regenerates the session id and stores
     /// the account; every failure gets the same 400. Rate-limited per client IP (`login_rate`)
     /// before the failed-login limits are looked at.
-    #[post("/v1/login", middleware(csrf, login_rate, submit_once), errors(429))]
+    #[post(
+        "/v1/login",
+        middleware(csrf, login_rate, session, submit_once),
+        errors(429)
+    )]
     async fn login(&self, params: Json<UserParams>, ctx: &mut Context) -> Result<User>;
 }
 

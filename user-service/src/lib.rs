@@ -11,6 +11,7 @@ pub mod otlp;
 pub mod params;
 pub mod store;
 pub mod throttle;
+pub mod used_tokens;
 
 use std::sync::Arc;
 
@@ -55,6 +56,9 @@ pub struct Stores {
     pub attempts: Arc<dyn throttle::AttemptStore>,
     /// Request rate budgets (token and login per IP): in Redis when the sessions are.
     pub rates: RateBackend,
+    /// Login tokens already used (each is good for one attempt, whatever the session store):
+    /// in Redis when `REDIS_URL` is set.
+    pub used_tokens: Arc<dyn used_tokens::UsedTokenStore>,
     /// What they are, for the start-up line (no passwords).
     pub description: String,
 }
@@ -68,6 +72,7 @@ impl Stores {
             locks: Arc::new(MemoryLock::new()),
             attempts: Arc::new(throttle::MemoryAttempts::default()),
             rates: RateBackend::Memory,
+            used_tokens: Arc::new(used_tokens::MemoryUsedTokens::default()),
             description: "users: memory, sessions: memory".to_owned(),
         }
     }
@@ -86,17 +91,18 @@ impl Stores {
         } else {
             connect_sql(config).await?
         };
-        let (mut sessions, locks, attempts, rates, mut sessions_desc) = match &config.redis_url {
-            None => (
-                Arc::new(framework::middleware::session::MemoryStore::new())
-                    as Arc<dyn SessionStore>,
-                Arc::new(MemoryLock::new()) as Arc<dyn Lock>,
-                Arc::new(throttle::MemoryAttempts::default()) as Arc<dyn throttle::AttemptStore>,
-                RateBackend::Memory,
-                "memory".to_owned(),
-            ),
+        let redis = match &config.redis_url {
+            None => RedisStores {
+                sessions: Arc::new(framework::middleware::session::MemoryStore::new()),
+                locks: Arc::new(MemoryLock::new()),
+                attempts: Arc::new(throttle::MemoryAttempts::default()),
+                rates: RateBackend::Memory,
+                used_tokens: Arc::new(used_tokens::MemoryUsedTokens::default()),
+                description: "memory".to_owned(),
+            },
             Some(url) => connect_redis(config, url).await?,
         };
+        let (mut sessions, mut sessions_desc) = (redis.sessions, redis.description);
         if let Some(keys) = &config.session_cookie_keys {
             sessions = Arc::new(framework::middleware::session::CookieStore::new(
                 keys.0.clone(),
@@ -106,9 +112,10 @@ impl Stores {
         Ok(Self {
             users,
             sessions,
-            locks,
-            attempts,
-            rates,
+            locks: redis.locks,
+            attempts: redis.attempts,
+            rates: redis.rates,
+            used_tokens: redis.used_tokens,
             description: format!("users: {users_desc}, sessions: {sessions_desc}"),
         })
     }
@@ -144,15 +151,16 @@ impl RateBackend {
     }
 }
 
-/// Sessions, submit locks, failed-login counts and rate budgets on Redis, and their
+/// The stores that live in Redis when `REDIS_URL` is set (else in memory), and their
 /// description.
-type RedisStores = (
-    Arc<dyn SessionStore>,
-    Arc<dyn Lock>,
-    Arc<dyn throttle::AttemptStore>,
-    RateBackend,
-    String,
-);
+struct RedisStores {
+    sessions: Arc<dyn SessionStore>,
+    locks: Arc<dyn Lock>,
+    attempts: Arc<dyn throttle::AttemptStore>,
+    rates: RateBackend,
+    used_tokens: Arc<dyn used_tokens::UsedTokenStore>,
+    description: String,
+}
 
 #[cfg(feature = "sql")]
 async fn connect_sql(config: &Config) -> Result<(Arc<dyn UserStore>, String), String> {
@@ -213,16 +221,18 @@ async fn connect_redis(config: &Config, url: &str) -> Result<RedisStores, String
         format!("{prefix}lock:"),
     );
     let attempts = throttle::RedisAttempts::new(redis.clone(), format!("{prefix}login:"));
+    let used = used_tokens::RedisUsedTokens::new(redis.clone(), format!("{prefix}used-token:"));
     // The quota is set per limiter by `RateBackend::store`.
     let any_quota = RateQuota::per_second(1).expect("valid quota");
     let rates = framework::middleware::rate_limiter::RedisRateStore::new(redis, any_quota);
-    Ok((
-        Arc::new(store),
-        Arc::new(locks),
-        Arc::new(attempts),
-        RateBackend::Redis(rates, prefix.to_owned()),
-        format!("redis {}", config::redact(url)),
-    ))
+    Ok(RedisStores {
+        sessions: Arc::new(store),
+        locks: Arc::new(locks),
+        attempts: Arc::new(attempts),
+        rates: RateBackend::Redis(rates, prefix.to_owned()),
+        used_tokens: Arc::new(used),
+        description: format!("redis {}", config::redact(url)),
+    })
 }
 
 #[cfg(not(feature = "redis"))]
@@ -348,6 +358,7 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
             stores.attempts,
             config.login_limits,
         ))
+        .with_state(used_tokens::UsedTokens(stores.used_tokens))
         // Outermost, so the probes' answers and recover's 500 carry the headers too.
         .use_middleware(SecurityHeaders::default())
         .use_middleware(health)

@@ -14,9 +14,13 @@ pub use user_api::{LoginToken, Me, Token, User, UserApi};
 use crate::params::UserParams;
 use crate::store::{self, CATEGORY, UserStore};
 use crate::throttle::LoginThrottle;
+use crate::used_tokens::{TOKEN_LIFETIME, UsedTokens};
 
 /// Session key of the login token, kept as the client sees it: 32 lowercase hex characters.
 pub const SESSION_TOKEN: &str = "token";
+/// Session key of when the login token was issued, in seconds since the Unix epoch: a token is
+/// good for [`TOKEN_LIFETIME`](crate::used_tokens::TOKEN_LIFETIME) after it.
+pub const SESSION_TOKEN_ISSUED: &str = "token_issued";
 /// Session key of the logged-in account.
 pub const SESSION_ACCOUNT: &str = "account";
 /// How long a session lives while it holds no account (only a login token, or nothing after a
@@ -63,10 +67,13 @@ fn new_token() -> Result<Token> {
 pub struct UserController {
     store: Arc<dyn UserStore>,
     throttle: LoginThrottle,
+    used_tokens: UsedTokens,
 }
 
 /// The routes of [`UserApi`], their paths, middleware and documentation declared there.
-#[controller(middleware(session))]
+// No controller-wide `session`: each route of the trait names it after `csrf` and its rate
+// limit, so a forged or over-limit request costs no session load.
+#[controller]
 impl UserApi for UserController {
     async fn me(&self, ctx: &mut Context) -> Result<Me> {
         no_store(ctx);
@@ -88,6 +95,7 @@ impl UserApi for UserController {
         let token = new_token()?;
         let session = ctx.session()?;
         session.set_str(SESSION_TOKEN, token.as_str());
+        session.set_str(SESSION_TOKEN_ISSUED, &unix_seconds().to_string());
         if session.get_str(SESSION_ACCOUNT).is_none() {
             session.set_ttl(Some(ANONYMOUS_SESSION_TTL));
         }
@@ -132,13 +140,26 @@ impl UserController {
         let session = ctx.session()?;
         let token = session.remove(SESSION_TOKEN);
         let token = token.as_ref().and_then(SessionValue::as_str);
+        let issued = session.remove(SESSION_TOKEN_ISSUED);
+        let fresh = is_fresh(
+            issued.as_ref().and_then(SessionValue::as_str),
+            unix_seconds(),
+        );
         // The token is gone whatever the outcome: saved even when the attempt fails, still
         // with the short life of a session that holds no account.
         session.save_on_error();
         if session.get_str(SESSION_ACCOUNT).is_none() {
             session.set_ttl(Some(ANONYMOUS_SESSION_TTL));
         }
-        let (Some(user), Some(token)) = (user, token.and_then(Token::from_session)) else {
+        let Some(token) = token.and_then(Token::from_session).filter(|_| fresh) else {
+            return Err(wrong_credentials());
+        };
+        // A cookie session brings its token back when the client replays the cookie it had
+        // before this attempt: the record says whether an attempt used it already.
+        if !self.used_tokens.first_use(token.as_str()).await? {
+            return Err(wrong_credentials());
+        }
+        let Some(user) = user else {
             return Err(wrong_credentials());
         };
         let expected = login_proof(&user.password, token.as_str());
@@ -154,9 +175,35 @@ impl UserController {
     }
 }
 
+/// Whether a token issued at `issued` (seconds since the Unix epoch, as the session keeps it)
+/// is still good at `now`: for [`TOKEN_LIFETIME`]. A session without the time (made before
+/// tokens had one) holds no good token.
+fn is_fresh(issued: Option<&str>, now: u64) -> bool {
+    issued
+        .and_then(|at| at.parse::<u64>().ok())
+        .is_some_and(|at| now.saturating_sub(at) < TOKEN_LIFETIME.as_secs())
+}
+
+/// Seconds since the Unix epoch.
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_token_is_good_for_its_lifetime_after_it_was_issued() {
+        let life = TOKEN_LIFETIME.as_secs();
+        assert!(is_fresh(Some("1000"), 1000));
+        assert!(is_fresh(Some("1000"), 1000 + life - 1));
+        assert!(!is_fresh(Some("1000"), 1000 + life));
+        assert!(!is_fresh(None, 1000));
+        assert!(!is_fresh(Some("soon"), 1000));
+    }
 
     #[test]
     fn proof_is_lowercase_hex_of_digest_and_token() {
