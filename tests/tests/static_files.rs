@@ -197,6 +197,29 @@ async fn directories_index_and_no_listing() {
     let res = common::raw_get(addr, "/static/docs?x=1").await;
     assert_eq!(res.status, 307);
     assert_eq!(res.header("location"), Some("/static/docs/?x=1"));
+    // Served at the root, `//docs` (a path the static files refuse) is never redirected to
+    // `//docs/` (the host `docs` to a browser).
+    let at_root = App::new()
+        .endpoint(
+            Method::GET,
+            "/*",
+            StaticServe::new(
+                DirectorySource::new(&root).unwrap(),
+                StaticServeConfig::default(),
+            ),
+        )
+        .build()
+        .unwrap();
+    let root_server = common::start(at_root).await;
+    for path in ["//docs", "///docs", "/\\docs"] {
+        let res = common::raw_get(root_server.addr, path).await;
+        assert_eq!(res.status, 400, "{path}: {}", res.head);
+        assert_eq!(res.header("location"), None, "{path}");
+    }
+    let res = common::raw_get(root_server.addr, "/docs").await;
+    assert_eq!(res.status, 307);
+    assert_eq!(res.header("location"), Some("/docs/"));
+    root_server.stop().await;
     // A directory without index: 404, never a listing.
     let res = common::raw_get(addr, "/static/empty/").await;
     assert_eq!(res.status, 404);

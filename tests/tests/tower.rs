@@ -537,6 +537,47 @@ async fn serve_dir_and_an_axum_router_are_endpoints() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A nested service's redirects stay under its prefix and on this site: `ServeDir` sees
+/// `/sub` for `GET /files/sub` and answers `Location: /sub/`, which must reach the client as
+/// `/files/sub/`; `GET /files//sub` must not become `//sub/`, the host `sub` to a browser.
+#[tokio::test]
+async fn a_nested_services_redirect_keeps_its_prefix_and_the_site() {
+    let dir = common::temp_dir("tower-serve-dir-redirect");
+    std::fs::create_dir_all(dir.join("sub")).expect("mkdir");
+    std::fs::write(dir.join("sub/index.html"), "sub index").expect("write");
+    let nested = plain(|app| app)
+        .nest_service("/files", tower_http::services::ServeDir::new(&dir))
+        .build()
+        .expect("builds");
+    let at_root = plain(|app| app)
+        .nest_service("/", tower_http::services::ServeDir::new(&dir))
+        .build()
+        .expect("builds");
+    for (service, cases) in [
+        (
+            nested,
+            [
+                ("/files/sub", "/files/sub/"),
+                ("/files//sub", "/files/sub/"),
+                ("/files/sub?x=1", "/files/sub/?x=1"),
+            ],
+        ),
+        (
+            at_root,
+            [("/sub", "/sub/"), ("//sub", "/sub/"), ("///sub", "/sub/")],
+        ),
+    ] {
+        let server = common::start(service).await;
+        for (path, location) in cases {
+            let res = common::raw_get(server.addr, path).await;
+            assert!((300..400).contains(&res.status), "{path}: {}", res.head);
+            assert_eq!(res.header("location"), Some(location), "{path}");
+        }
+        server.stop().await;
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// The app with a JSON route and one that reports what it knows of the connection.
 fn tower_app() -> Service {
     plain(|app| app)

@@ -162,6 +162,21 @@ pub fn is_local(path: &str) -> bool {
         && !path.chars().any(char::is_control)
 }
 
+/// `path` (a request's path, or one made from it) as a `Location` that stays on this site: a
+/// run of `/` and `\` at its start becomes one `/`. A request path may begin with `//`
+/// (`GET //evil.example/`), and a location made from it by appending `/` would be
+/// `//evil.example/`, which a browser reads as another host (`/\` too). What every redirect
+/// the framework builds from a request path goes through: a static directory's, a nested
+/// service's.
+pub(crate) fn on_this_site(path: &str) -> std::borrow::Cow<'_, str> {
+    let rest = path.trim_start_matches(['/', '\\']);
+    if path.len() - rest.len() > 1 || path.starts_with('\\') {
+        std::borrow::Cow::Owned(format!("/{rest}"))
+    } else {
+        std::borrow::Cow::Borrowed(path)
+    }
+}
+
 impl crate::IntoReply for Redirect {
     const LEAVES_VALUE: bool = false;
     fn into_reply(self, ctx: &mut Context) {
@@ -186,7 +201,24 @@ impl crate::openapi::DescribeReply for Redirect {
 
 #[cfg(test)]
 mod tests {
-    use super::{Redirect, is_local};
+    use super::{Redirect, is_local, on_this_site};
+
+    #[test]
+    fn a_location_from_a_request_path_stays_on_this_site() {
+        for (path, location) in [
+            ("/sub/", "/sub/"),
+            ("/", "/"),
+            ("//sub/", "/sub/"),
+            ("///evil.example/", "/evil.example/"),
+            ("/\\evil.example/", "/evil.example/"),
+            ("\\/evil.example/", "/evil.example/"),
+            ("/files//sub/", "/files//sub/"),
+            ("sub/", "sub/"),
+        ] {
+            assert_eq!(on_this_site(path), location, "{path}");
+            assert!(is_local(&on_this_site(path)) || !path.starts_with(['/', '\\']));
+        }
+    }
 
     #[test]
     fn local_paths_and_the_attacks_refused() {

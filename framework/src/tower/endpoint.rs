@@ -52,7 +52,12 @@ where
         let service = self.service.clone();
         endpoint_future(async move {
             match service.serve(request).await {
-                Ok(response) => ctx.put_http_response(response, None),
+                Ok(mut response) => {
+                    if let Some(prefix) = &self.strip {
+                        mount_location(response.headers_mut(), prefix);
+                    }
+                    ctx.put_http_response(response, None)
+                }
                 Err(failure) => {
                     if let Some(request) = failure.request {
                         ctx.put_http_request(request);
@@ -61,6 +66,28 @@ where
                 }
             }
         })
+    }
+}
+
+/// A nested service's `Location` in the app's paths: the service saw the path without
+/// `prefix`, so an absolute path it answers with (`ServeDir`'s `/sub/` for `GET /files/sub`)
+/// is under the prefix (`/files/sub/`), and one that would begin with `//` or `/\` (from
+/// `GET /files//sub`) is made a path on this site first. A location with a scheme, or a
+/// relative one, is left as it is.
+fn mount_location(headers: &mut http::HeaderMap, prefix: &str) {
+    let Some(location) = headers.get(http::header::LOCATION) else {
+        return;
+    };
+    let Ok(location) = location.to_str() else {
+        return;
+    };
+    if !location.starts_with(['/', '\\']) {
+        return;
+    }
+    let mounted = format!("{prefix}{}", crate::reply::redirect::on_this_site(location));
+    let mounted = crate::reply::redirect::on_this_site(&mounted).into_owned();
+    if let Ok(value) = http::HeaderValue::try_from(mounted) {
+        headers.insert(http::header::LOCATION, value);
     }
 }
 
@@ -119,7 +146,10 @@ impl<Scope> Routes<Scope> {
     /// (`{prefix}/*`), for every method [`any`](Routes::any) takes, with the route's
     /// middleware around it. The service sees the path without the prefix (`/api/users` →
     /// `/users`, `/api` → `/`), as with axum's `nest_service`; a trailing `/` on `prefix` is
-    /// ignored. Feature `tower`.
+    /// ignored. A `Location` the service answers with that is an absolute path is in the
+    /// service's paths, so it is put under the prefix (`ServeDir`'s redirect of
+    /// `GET /api/docs` to `/docs/` reaches the client as `/api/docs/`), and never begins with
+    /// `//` or `/\`, which a browser reads as another host. Feature `tower`.
     #[must_use]
     pub fn nest_service<S>(self, prefix: &str, service: S) -> Self
     where

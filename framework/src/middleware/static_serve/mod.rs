@@ -461,9 +461,11 @@ impl StaticServe {
 }
 
 fn redirect_to_dir(ctx: &mut Context) {
+    // `GET //sub` must not send the client to `//sub/`, another host to a browser.
+    let path = crate::reply::redirect::on_this_site(ctx.path());
     let location = match ctx.uri().query() {
-        Some(query) => format!("{}/?{query}", ctx.path()),
-        None => format!("{}/", ctx.path()),
+        Some(query) => format!("{path}/?{query}"),
+        None => format!("{path}/"),
     };
     ctx.set_status(StatusCode::TEMPORARY_REDIRECT);
     // The path came from a valid request line, so it is a valid header value.
