@@ -277,6 +277,41 @@ async fn a_new_crl_revokes_a_client_on_new_connections_and_a_bad_one_keeps_the_o
     server.stop().await;
 }
 
+/// A CRL past its `nextUpdate` covers nothing: the clients it would cover are refused, as
+/// OpenSSL's CRL check refuses them, unless the app chose `allow_expired_crl`.
+#[tokio::test]
+async fn an_expired_crl_refuses_its_clients_unless_allowed() {
+    let pki = Pki::new("mtls-crl-expired");
+    let ca = files(&pki);
+    let crl = pki.write("clients-crl.pem", &pki.crl_until(1, &[], 2021));
+    let bob = pki.client_cert("bob", 11, VALID);
+    for (allowed, auth) in [
+        (false, ClientAuth::required(&ca).crl(&crl)),
+        (
+            true,
+            ClientAuth::required(&ca).crl(&crl).allow_expired_crl(),
+        ),
+    ] {
+        let tls = Tls::from_pem_files(pki.cert(), pki.key())
+            .unwrap()
+            .client_auth(auth)
+            .unwrap();
+        let server = common::start(service(tls)).await;
+        let answer = pki.get_as(server.addr, Some(&bob), "/whoami").await;
+        assert_eq!(answer.is_ok(), allowed, "allowed: {allowed}, {answer:?}");
+        server.stop().await;
+    }
+    // A current CRL of the same CA lets the client in.
+    pki.write("clients-crl.pem", &pki.crl(2, &[]));
+    let tls = Tls::from_pem_files(pki.cert(), pki.key())
+        .unwrap()
+        .client_auth(ClientAuth::required(&ca).crl(&crl))
+        .unwrap();
+    let server = common::start(service(tls)).await;
+    assert!(pki.get_as(server.addr, Some(&bob), "/whoami").await.is_ok());
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_new_ca_bundle_refuses_the_old_cas_clients() {
     let pki = Pki::new("mtls-ca-reload");

@@ -40,6 +40,8 @@ pub struct ClientAuth {
     ca: PathBuf,
     crl: Option<PathBuf>,
     required: bool,
+    /// A CRL past its `nextUpdate` still counts (see [`ClientAuth::allow_expired_crl`]).
+    expired_crl: bool,
 }
 
 impl ClientAuth {
@@ -50,6 +52,7 @@ impl ClientAuth {
             ca: ca.as_ref().to_owned(),
             crl: None,
             required: true,
+            expired_crl: false,
         }
     }
 
@@ -65,12 +68,26 @@ impl ClientAuth {
     /// they list is refused. Every certificate of a client's chain below the trust anchor must
     /// be covered by a CRL of its issuer in the file; one that is not is refused (as by
     /// OpenSSL's CRL check; rustls sends the `unknown_ca` alert), so the file holds a CRL of
-    /// each CA that issues client certificates. A CRL past its `nextUpdate` still counts.
-    /// Revoke a certificate by writing a new file: it is read again with the certificate, and
-    /// connections opened from then on are checked against it.
+    /// each CA that issues client certificates. A CRL past its `nextUpdate` no longer
+    /// covers anything, so every certificate it would cover is refused (as OpenSSL's CRL
+    /// check refuses it), until a current one is written; [`allow_expired_crl`] keeps using
+    /// it. Revoke a certificate by writing a new file: it is read again with the certificate,
+    /// and connections opened from then on are checked against it.
+    ///
+    /// [`allow_expired_crl`]: Self::allow_expired_crl
     #[must_use]
     pub fn crl(mut self, crl: impl AsRef<Path>) -> Self {
         self.crl = Some(crl.as_ref().to_owned());
+        self
+    }
+
+    /// Keeps using a CRL past its `nextUpdate` (the behaviour before issue 66): a CA that
+    /// stopped publishing leaves its last list in force instead of refusing every client. An
+    /// explicit choice, since an attacker who can hold back a new CRL keeps a revoked
+    /// certificate usable.
+    #[must_use]
+    pub fn allow_expired_crl(mut self) -> Self {
+        self.expired_crl = true;
         self
     }
 
@@ -114,6 +131,9 @@ impl ClientAuth {
                 )));
             }
             builder = builder.with_crls(crls);
+            if !self.expired_crl {
+                builder = builder.enforce_revocation_expiration();
+            }
         }
         if !self.required {
             builder = builder.allow_unauthenticated();

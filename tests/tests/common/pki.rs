@@ -127,9 +127,14 @@ impl Pki {
 
     /// A revocation list of this CA listing these serial numbers, as PEM.
     pub fn crl(&self, number: u64, revoked: &[u64]) -> String {
+        self.crl_until(number, revoked, 2100)
+    }
+
+    /// A CRL as [`Pki::crl`], whose `nextUpdate` is January 1st of `year`.
+    pub fn crl_until(&self, number: u64, revoked: &[u64], year: i32) -> String {
         let params = rcgen::CertificateRevocationListParams {
             this_update: rcgen::date_time_ymd(2020, 1, 1),
-            next_update: rcgen::date_time_ymd(2100, 1, 1),
+            next_update: rcgen::date_time_ymd(year, 1, 1),
             crl_number: rcgen::SerialNumber::from(number),
             issuing_distribution_point: None,
             revoked_certs: revoked
