@@ -19,6 +19,8 @@ use tokio::time::Instant;
 /// The bytes of every body, re-exported: a handler that streams needs no `bytes` dependency of
 /// its own.
 pub use bytes::Bytes;
+
+mod waits;
 /// What [`BodyStream::from_stream`] takes and the helpers to make one (`stream::iter`,
 /// `stream::unfold`, `StreamExt::map`…), re-exported from `futures-util`: a handler that
 /// streams needs no `futures` dependency of its own.
@@ -26,6 +28,7 @@ pub use futures_util::stream::{self, Stream, StreamExt};
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
 use sync_wrapper::SyncWrapper;
+pub(crate) use waits::BodyWaits;
 
 /// Marks a response body as static: the same bytes for every request that carries a mark
 /// with the same digest, such as a file compiled into the binary or a static file whose digest
@@ -139,6 +142,8 @@ pub struct IncomingBody {
     waited: Duration,
     /// Data bytes received so far.
     received: u64,
+    /// Where each wait is also recorded, when someone watches ([`RequestBody::watch_waits`]).
+    watched: Option<std::sync::Arc<BodyWaits>>,
 }
 
 impl IncomingBody {
@@ -212,6 +217,9 @@ impl Body for IncomingBody {
                     // The chunk came after a wait: had it been too slow, the timer would have
                     // fired first unless this task was not polled in time; check once more.
                     let waited = started.elapsed();
+                    if let Some(watched) = &this.watched {
+                        watched.ended(waited);
+                    }
                     if waited > this.allowed_wait() {
                         return Poll::Ready(Some(Err(BodyError(BodyErrorKind::TimedOut))));
                     }
@@ -226,6 +234,9 @@ impl Body for IncomingBody {
                 if this.wait_started.is_none() {
                     let now = Instant::now();
                     this.wait_started = Some(now);
+                    if let Some(watched) = &this.watched {
+                        watched.started(now);
+                    }
                     let deadline = now + this.allowed_wait();
                     match &mut this.sleep {
                         Some(sleep) => sleep.as_mut().reset(deadline),
@@ -283,7 +294,20 @@ impl RequestBody {
             wait_started: None,
             waited: Duration::ZERO,
             received: 0,
+            watched: None,
         }))
+    }
+
+    /// The time this body's reads spend waiting for data, from now on: recorded by the body as
+    /// it is read, wherever it goes (a body parser, a multipart reader, a proxy). `None` for a
+    /// body that is in memory already, or one a layer wrapped, whose waits are not seen.
+    pub(crate) fn watch_waits(&mut self) -> Option<std::sync::Arc<BodyWaits>> {
+        let RequestBody::Incoming(incoming) = self else {
+            return None;
+        };
+        let waits = std::sync::Arc::new(BodyWaits::new());
+        incoming.watched = Some(std::sync::Arc::clone(&waits));
+        Some(waits)
     }
 
     /// True when the body may still hold bytes nobody read.

@@ -1,7 +1,8 @@
 //! Timeout over a real socket: a handler just under the deadline is answered, one over it
 //! gets the 503 at the deadline; the keyed concurrent limiter's lock of an abandoned request is
 //! free for the next one at once; a streamed body that idles is cut and its keep-alive
-//! connection closed, while one that keeps producing outlives the deadline.
+//! connection closed, while one that keeps producing outlives the deadline; the time a handler
+//! waits for a steady upload is left out of the deadline.
 
 mod common;
 
@@ -48,6 +49,46 @@ async fn ticking(ctx: &mut Context) -> Result {
     Ok(())
 }
 
+/// Reads the whole request body, then sleeps `?ms=`: the body's length.
+async fn upload(ctx: &mut Context) -> Result<String> {
+    let body = ctx.take_raw_body().read_limited(1 << 20).await;
+    let body = body.map_err(|e| framework::HttpError::new(format!("{e:?}")))?;
+    let ms: u64 = ctx.query("ms").and_then(|ms| ms.parse().ok()).unwrap_or(0);
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+    Ok(format!("{} bytes", body.len()))
+}
+
+/// `POST target` with a body of `pieces` × 100 bytes, one piece every 100 ms (1000 bytes/s,
+/// above the server's minimum rate), and the answer's status line and body.
+async fn trickle(server: &common::Running, target: &str, pieces: usize) -> (u16, String) {
+    let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST {target} HTTP/1.1\r\nHost: t\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        pieces * 100
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    for _ in 0..pieces {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if socket.write_all(&[b'u'; 100]).await.is_err() {
+            break;
+        }
+    }
+    let mut answer = Vec::new();
+    let _ = socket.read_to_end(&mut answer).await;
+    let answer = String::from_utf8_lossy(&answer).into_owned();
+    let status = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = answer
+        .split("\r\n\r\n")
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
+    (status, body)
+}
+
 async fn server() -> common::Running {
     let limiter = ConcurrentLimiter::new(ConcurrentLimiterConfig {
         keys: vec!["h:x-account".into()],
@@ -67,6 +108,7 @@ async fn server() -> common::Running {
         .get("/sleep", sleepy)
         .route_with(http::Method::GET, "/locked", vec![share(limiter)], sleepy)
         .get("/ticks", ticking)
+        .post("/upload", upload)
         .build()
         .unwrap();
     common::start(service).await
@@ -99,6 +141,22 @@ async fn the_deadline_answers_503_at_the_deadline_and_not_before() {
         took < Duration::from_secs(2),
         "answered at the deadline: {took:?}"
     );
+    server.stop().await;
+}
+
+/// An upload that arrives steadily for three times the deadline is not a hang: the time the
+/// handler waits for it is left out. What the handler does after it still counts.
+#[tokio::test]
+async fn the_deadline_leaves_out_the_wait_for_a_steady_upload() {
+    let server = server().await;
+    let started = Instant::now();
+    let (status, body) = trickle(&server, "/upload", 12).await;
+    assert_eq!((status, body.as_str()), (200, "1200 bytes"));
+    assert!(started.elapsed() >= 3 * DEADLINE, "{:?}", started.elapsed());
+    // The same upload, then 600 ms of the handler's own: over the deadline, 503.
+    let (status, body) = trickle(&server, "/upload?ms=600", 12).await;
+    assert_eq!(status, 503, "{body}");
+    assert!(body.contains("framework-timeout"), "{body}");
     server.stop().await;
 }
 

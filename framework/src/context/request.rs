@@ -194,6 +194,16 @@ impl Context {
     pub(crate) fn raw_body_has_data(&self) -> bool {
         self.raw_body.has_data()
     }
+
+    /// The time the request body's reads spend waiting for data from now on, when it is still
+    /// arriving from the connection ([`RequestBody::watch_waits`]).
+    pub(crate) fn watch_body_waits(&mut self) -> Option<std::sync::Arc<crate::body::BodyWaits>> {
+        if self.raw_body.has_data() {
+            self.raw_body.watch_waits()
+        } else {
+            None
+        }
+    }
     /// The request body stream, for a middleware that reads it (the body parser, a proxy).
     /// Later calls get an empty body.
     pub fn take_raw_body(&mut self) -> RequestBody {

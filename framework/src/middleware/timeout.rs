@@ -20,6 +20,13 @@
 //!   client. A server-sent events stream with its default 15 s keep-alive comment never idles
 //!   past the default 30 s.
 //!
+//! - **Time spent waiting for the request body is not counted.** A handler that reads an
+//!   upload arriving slowly but steadily (above the server's
+//!   [`body_min_rate`](crate::ServerLimits::body_min_rate), which the body enforces with its
+//!   408, as it does the time between two chunks) is not hanging: the deadline moves on by the
+//!   time its reads waited for data. Time spent on anything else counts, so a handler that
+//!   hangs before or after reading the body still gets its 503.
+//!
 //! Defaults ([`TimeoutConfig::default`]): a 30 s deadline, 503, a 30 s stream idle timeout.
 //! Mount it where its error is answered: inside the error handler, on a group or a route (or
 //! on the app after an explicit [`ErrorHandler`](super::error_handler::ErrorHandler); a
@@ -155,8 +162,13 @@ impl Middleware for Timeout {
             if ctx.committed() {
                 return next.run(ctx).await;
             }
+            // Time the rest spends waiting for the request body to arrive is not counted: the
+            // body's own limits (the time between chunks, the minimum data rate) catch a
+            // client that stalls, and an upload that arrives steadily is not a hang.
+            let waits = ctx.watch_body_waits();
             // Dropping the rest's future at the deadline drops everything it holds.
-            let Ok(result) = tokio::time::timeout(self.config.deadline, next.run(ctx)).await else {
+            let Some(result) = within(self.config.deadline, waits.as_deref(), next.run(ctx)).await
+            else {
                 tracing::warn!(
                     deadline_ms = self.config.deadline.as_millis() as u64,
                     path = ctx.path(),
@@ -173,6 +185,37 @@ impl Middleware for Timeout {
             result
         })
     }
+}
+
+/// `run`'s output, or `None` when it has not finished within `deadline`, counted from now
+/// and without the time `waits` records (the request body's reads waiting for data).
+async fn within<F: Future>(
+    deadline: Duration,
+    waits: Option<&crate::body::BodyWaits>,
+    run: F,
+) -> Option<F::Output> {
+    let Some(waits) = waits else {
+        return tokio::time::timeout(deadline, run).await.ok();
+    };
+    let start = Instant::now();
+    let mut run = std::pin::pin!(run);
+    let mut sleep = std::pin::pin!(tokio::time::sleep_until(start + deadline));
+    std::future::poll_fn(|cx| {
+        if let Poll::Ready(output) = run.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        // The deadline came: moved on by the time spent waiting for the body meanwhile.
+        while sleep.as_mut().poll(cx).is_ready() {
+            let now = Instant::now();
+            let due = start + deadline + waits.total(now);
+            if due <= now {
+                return Poll::Ready(None);
+            }
+            sleep.as_mut().reset(due);
+        }
+        Poll::Pending
+    })
+    .await
 }
 
 /// A streamed body that fails when its inner stream keeps it waiting for `idle`.
