@@ -247,8 +247,10 @@ impl Listener {
     /// The supervisor's listening socket of this `index` (0: the first, file descriptor 3),
     /// TCP or Unix-domain, passed as systemd does (`LISTEN_FDS`, and `LISTEN_PID` naming this
     /// process; `systemfd --no-pid` leaves it out). `NotFound` when there is none, or it was
-    /// taken already. The environment is read (and its two variables removed, so a child
-    /// process does not take them for its own) the first time this is called.
+    /// taken already. The sockets are those [`take_inherited_sockets`] took; when it was not
+    /// called, the first call here takes them, which only a process with one thread may do
+    /// (the environment is changed: see there), so in a multi-threaded runtime it is an
+    /// error naming the fix.
     #[cfg(feature = "socket-activation")]
     pub fn inherited(index: usize) -> io::Result<Self> {
         inherited(index)
@@ -399,13 +401,57 @@ impl fmt::Display for UnixPeer {
     }
 }
 
+/// The sockets a supervisor passed, once taken from the environment.
+#[cfg(feature = "socket-activation")]
+static INHERITED: std::sync::OnceLock<std::sync::Mutex<listenfd::ListenFd>> =
+    std::sync::OnceLock::new();
+
+/// Takes the listening sockets a supervisor passed (`LISTEN_FDS`, `LISTEN_PID`), for
+/// [`Listener::inherited`] (`fd:0`) to serve later. Call it first in `main`, before the async
+/// runtime or any other thread starts: it removes the two variables from the environment (so
+/// a child process does not take the sockets for its own, as systemd's `sd_listen_fds` does),
+/// and changing the environment while another thread may read it is undefined behaviour on
+/// glibc. Later calls do nothing.
+///
+/// ```no_run
+/// fn main() -> std::io::Result<()> {
+///     // Before the runtime's threads exist.
+///     framework::listener::take_inherited_sockets();
+///     tokio::runtime::Runtime::new()?.block_on(async {
+///         let listener = framework::listener::Listener::inherited(0)?;
+///         # let _ = listener;
+///         Ok(())
+///     })
+/// }
+/// ```
+#[cfg(feature = "socket-activation")]
+pub fn take_inherited_sockets() {
+    INHERITED.get_or_init(|| std::sync::Mutex::new(listenfd::ListenFd::from_env()));
+}
+
+/// Whether this process runs one thread (Linux: the entries of `/proc/self/task`); `false`
+/// when that cannot be told.
+#[cfg(feature = "socket-activation")]
+fn single_threaded() -> bool {
+    std::fs::read_dir("/proc/self/task").is_ok_and(|tasks| tasks.count() == 1)
+}
+
 #[cfg(feature = "socket-activation")]
 fn inherited(index: usize) -> io::Result<Listener> {
-    use std::sync::{Mutex, OnceLock, PoisonError};
-    // Read once: `listenfd` removes the variables from the environment as it reads them.
-    static FDS: OnceLock<Mutex<listenfd::ListenFd>> = OnceLock::new();
-    let mut fds = FDS
-        .get_or_init(|| Mutex::new(listenfd::ListenFd::from_env()))
+    use std::sync::PoisonError;
+    if INHERITED.get().is_none() {
+        if !single_threaded() {
+            return Err(io::Error::other(
+                "the inherited sockets must be taken before threads start: call \
+                 framework::listener::take_inherited_sockets() first in main, before the \
+                 async runtime (it changes the environment)",
+            ));
+        }
+        take_inherited_sockets();
+    }
+    let mut fds = INHERITED
+        .get()
+        .ok_or_else(|| io::Error::other("the inherited sockets were not taken"))?
         .lock()
         .unwrap_or_else(PoisonError::into_inner);
     let passed = fds.len();

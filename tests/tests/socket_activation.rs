@@ -283,3 +283,15 @@ async fn sockets_for_another_pid_are_not_taken() {
         "{stderr}"
     );
 }
+
+/// Taking the sockets changes the environment, which a process with several threads must not
+/// do: `Listener::inherited` in a running multi-threaded runtime, with nothing taken before,
+/// is an error naming the fix (the user service takes them first thing in `main`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inherited_sockets_must_be_taken_before_threads_start() {
+    let err = framework::listener::Listener::inherited(0).unwrap_err();
+    assert!(
+        err.to_string().contains("take_inherited_sockets()"),
+        "{err}"
+    );
+}

@@ -99,8 +99,20 @@ fn logging(filter: tracing_subscriber::EnvFilter) -> Result<Export, String> {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // Before any thread starts: taking a supervisor's sockets (`BIND=fd:0`) changes the
+    // environment, which only a process with one thread may do.
+    framework::listener::take_inherited_sockets();
+    match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime.block_on(serve()),
+        Err(e) => {
+            eprintln!("user-service: cannot start the runtime: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve() -> ExitCode {
     // The command line first: `--help` works whatever the environment holds.
     let cli = Cli::parse();
     let config = match Config::from_env() {
