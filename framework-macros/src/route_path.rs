@@ -36,6 +36,25 @@ pub(crate) fn check(path: &str, is_prefix: bool) -> Result<(), String> {
     Ok(())
 }
 
+/// The most params a route's full path may have: the router's `MAX_PARAMS`
+/// (`framework::router`), which this crate cannot name.
+const MAX_PARAMS: usize = 8;
+
+/// Refuses a route's full path (controller prefix and route path) with more params than the
+/// router takes, as `build()` would, with the router's words.
+pub(crate) fn check_params(full_path: &str) -> Result<(), String> {
+    let count = full_path
+        .split('/')
+        .filter(|part| part.starts_with([':', '*']) || part.starts_with('{') && part.ends_with('}'))
+        .count();
+    if count > MAX_PARAMS {
+        return Err(format!(
+            "route path `{full_path}` has {count} params, at most {MAX_PARAMS} are allowed"
+        ));
+    }
+    Ok(())
+}
+
 /// A route's full path, joined as the app joins a controller's prefix and a route's path
 /// (`framework::app`'s `join_path`): `"/"` under a prefix is the prefix itself.
 pub(crate) fn join(prefix: &str, path: &str) -> String {

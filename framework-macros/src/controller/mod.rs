@@ -184,6 +184,11 @@ fn take_route(
         ok = false;
     }
     let full_path = format!("{prefix}{}", route.path.value());
+    if let Err(msg) =
+        crate::route_path::check_params(&crate::route_path::join(prefix, &route.path.value()))
+    {
+        errors.push(syn::Error::new(route.path.span(), msg));
+    }
     let args = if takes_self {
         args::analyse_args(sig, &full_path, errors)
     } else {
