@@ -18,23 +18,55 @@ pub use ipnet::IpNet;
 
 use crate::header::{X_FORWARDED_FOR, X_REAL_IP};
 
+/// Who a connection's peer is: an IP address (TCP), or a process on this host over a Unix
+/// socket, which has none ([`Context::peer`](crate::Context::peer)). A Unix peer is its own
+/// kind, so trusting loopback proxies does not trust every local process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Peer {
+    /// A TCP peer's address.
+    Ip(IpAddr),
+    /// A peer over a Unix socket ([`Context::unix_peer`](crate::Context::unix_peer) says which
+    /// process).
+    Unix,
+}
+
+impl Peer {
+    /// The address that stands for this peer where one is needed (a limiter's key, the client
+    /// IP of an untrusted peer): its own, or loopback (`127.0.0.1`) for a Unix peer, which is a
+    /// process on this host.
+    pub fn ip(self) -> IpAddr {
+        match self {
+            Peer::Ip(ip) => ip,
+            Peer::Unix => crate::listener::UNIX_PEER_ADDR.ip(),
+        }
+    }
+}
+
 /// Which proxies in front of the app are believed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TrustedProxies {
     /// None: the client IP is the peer address (the default).
     #[default]
     None,
-    /// This many proxies, each appending to `X-Forwarded-For`.
+    /// This many proxies, each appending to `X-Forwarded-For`: the nearest is the peer, over
+    /// TCP or a Unix socket.
     Hops(usize),
-    /// Proxies whose addresses lie in these networks.
+    /// Proxies whose addresses lie in these networks. A peer over a Unix socket is not in any
+    /// network, loopback included: name it with [`TrustedProxies::UnixAndNetworks`].
     Networks(Vec<IpNet>),
+    /// A proxy on this host connecting over a Unix socket (nginx in front of the app's
+    /// socket), and proxies whose addresses lie in these networks (the list may be empty).
+    UnixAndNetworks(Vec<IpNet>),
 }
 
 impl FromStr for TrustedProxies {
     type Err = String;
 
     /// `false`/`0`/`""`: none; `true`: one hop; a number: that many hops; else a comma list of
-    /// networks or addresses (`10.0.0.0/8, 192.168.1.7`).
+    /// networks or addresses (`10.0.0.0/8, 192.168.1.7`), in which `unix` names a proxy on
+    /// the Unix socket (`unix` alone, or `unix, 10.0.0.0/8`).
     fn from_str(value: &str) -> Result<Self, String> {
         let value = value.trim();
         match value.to_ascii_lowercase().as_str() {
@@ -45,17 +77,27 @@ impl FromStr for TrustedProxies {
         if let Ok(hops) = value.parse::<usize>() {
             return Ok(Self::Hops(hops));
         }
-        value
+        let mut unix = false;
+        let networks = value
             .split(',')
             .map(str::trim)
             .filter(|s| !s.is_empty())
+            .filter(|s| {
+                let named = s.eq_ignore_ascii_case("unix");
+                unix |= named;
+                !named
+            })
             .map(|s| {
                 s.parse::<IpNet>()
                     .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
-                    .map_err(|_| format!("`{s}` is not a network or an address"))
+                    .map_err(|_| format!("`{s}` is not a network, an address or `unix`"))
             })
-            .collect::<Result<Vec<_>, _>>()
-            .map(Self::Networks)
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(if unix {
+            Self::UnixAndNetworks(networks)
+        } else {
+            Self::Networks(networks)
+        })
     }
 }
 
@@ -67,19 +109,37 @@ impl TrustedProxies {
 
     /// True when a request from `peer` comes from one of our proxies, so its proxy headers
     /// (`X-Forwarded-*`, `X-Real-Ip`, `Forwarded`) may be believed: with a hop count, any peer
-    /// (the nearest hop is the peer by definition); with networks, a peer inside one of them.
-    pub fn trusts(&self, ip: IpAddr) -> bool {
+    /// (the nearest hop is the peer by definition); with networks, an IP peer inside one of
+    /// them; a Unix-socket peer only with [`TrustedProxies::UnixAndNetworks`].
+    pub fn trusts(&self, peer: Peer) -> bool {
+        match (self, peer) {
+            (Self::None, _) => false,
+            (Self::Hops(n), _) => *n > 0,
+            (Self::UnixAndNetworks(_), Peer::Unix) => true,
+            (Self::Networks(_), Peer::Unix) => false,
+            (Self::Networks(nets) | Self::UnixAndNetworks(nets), Peer::Ip(ip)) => {
+                nets.iter().any(|net| net.contains(&ip))
+            }
+        }
+    }
+
+    /// Whether `ip`, an entry of `X-Forwarded-For`, is one of our proxies.
+    fn trusts_hop(&self, ip: IpAddr) -> bool {
         match self {
-            Self::None => false,
-            Self::Hops(n) => *n > 0,
-            Self::Networks(nets) => nets.iter().any(|net| net.contains(&ip)),
+            Self::Networks(nets) | Self::UnixAndNetworks(nets) => {
+                nets.iter().any(|net| net.contains(&ip))
+            }
+            _ => false,
         }
     }
 }
 
-/// The client IP for a request from `peer` with `headers`.
-pub fn client_ip(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> IpAddr {
-    if !trusted.trusts(peer) {
+/// The client IP for a request from `peer` with `headers`: the peer's own ([`Peer::ip`]) unless
+/// the peer is a trusted proxy.
+pub fn client_ip(peer: Peer, headers: &HeaderMap, trusted: &TrustedProxies) -> IpAddr {
+    let trusted_peer = trusted.trusts(peer);
+    let peer = peer.ip();
+    if !trusted_peer {
         return peer;
     }
     let chain: Vec<&str> = headers
@@ -106,7 +166,7 @@ pub fn client_ip(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) ->
                 .and_then(|s| s.parse().ok())
                 .unwrap_or(peer)
         }
-        TrustedProxies::Networks(_) => {
+        TrustedProxies::Networks(_) | TrustedProxies::UnixAndNetworks(_) => {
             let mut client = peer;
             for entry in chain.iter().rev() {
                 let Ok(ip) = entry.parse::<IpAddr>() else {
@@ -114,7 +174,7 @@ pub fn client_ip(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) ->
                     break;
                 };
                 client = ip;
-                if !trusted.trusts(ip) {
+                if !trusted.trusts_hop(ip) {
                     break;
                 }
             }
@@ -139,9 +199,13 @@ mod tests {
         s.parse().unwrap()
     }
 
+    fn tcp(s: &str) -> Peer {
+        Peer::Ip(ip(s))
+    }
+
     #[test]
     fn hops_count_from_the_right() {
-        let peer = ip("10.0.0.2");
+        let peer = tcp("10.0.0.2");
         // The client wrote "6.6.6.6"; our one proxy appended the real client.
         let h = xff("6.6.6.6, 203.0.113.9");
         assert_eq!(
@@ -160,23 +224,23 @@ mod tests {
             ip("203.0.113.9")
         );
         // Not trusted: the peer, whatever the headers say.
-        assert_eq!(client_ip(peer, &h, &TrustedProxies::None), peer);
+        assert_eq!(client_ip(peer, &h, &TrustedProxies::None), peer.ip());
     }
 
     #[test]
     fn networks_skip_our_proxies() {
         let trusted: TrustedProxies = "10.0.0.0/8, 192.168.1.7".parse().unwrap();
         let h = xff("6.6.6.6, 203.0.113.9, 192.168.1.7, 10.1.2.3");
-        assert_eq!(client_ip(ip("10.0.0.2"), &h, &trusted), ip("203.0.113.9"));
+        assert_eq!(client_ip(tcp("10.0.0.2"), &h, &trusted), ip("203.0.113.9"));
         // A peer outside the networks is the client itself.
         assert_eq!(
-            client_ip(ip("198.51.100.1"), &h, &trusted),
+            client_ip(tcp("198.51.100.1"), &h, &trusted),
             ip("198.51.100.1")
         );
         let mut real = HeaderMap::new();
         real.insert(X_REAL_IP, HeaderValue::from_static("203.0.113.5"));
         assert_eq!(
-            client_ip(ip("10.0.0.2"), &real, &trusted),
+            client_ip(tcp("10.0.0.2"), &real, &trusted),
             ip("203.0.113.5")
         );
     }
@@ -188,5 +252,31 @@ mod tests {
         assert_eq!("2".parse(), Ok(TrustedProxies::Hops(2)));
         assert!(matches!("10.0.0.0/8".parse(), Ok(TrustedProxies::Networks(n)) if n.len() == 1));
         assert!("nonsense".parse::<TrustedProxies>().is_err());
+        assert_eq!(
+            "unix".parse(),
+            Ok(TrustedProxies::UnixAndNetworks(Vec::new()))
+        );
+        assert!(matches!(
+            "unix, 10.0.0.0/8".parse(),
+            Ok(TrustedProxies::UnixAndNetworks(n)) if n.len() == 1
+        ));
+    }
+
+    #[test]
+    fn a_unix_peer_is_trusted_only_when_named() {
+        let h = xff("6.6.6.6, 203.0.113.9");
+        let loopback: TrustedProxies = "127.0.0.0/8".parse().unwrap();
+        assert_eq!(
+            client_ip(tcp("127.0.0.1"), &h, &loopback),
+            ip("203.0.113.9")
+        );
+        assert_eq!(client_ip(Peer::Unix, &h, &loopback), ip("127.0.0.1"));
+        let unix: TrustedProxies = "unix".parse().unwrap();
+        assert_eq!(client_ip(Peer::Unix, &h, &unix), ip("203.0.113.9"));
+        assert_eq!(client_ip(tcp("127.0.0.1"), &h, &unix), ip("127.0.0.1"));
+        assert_eq!(
+            client_ip(Peer::Unix, &h, &TrustedProxies::Hops(1)),
+            ip("203.0.113.9")
+        );
     }
 }

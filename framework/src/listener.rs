@@ -38,11 +38,12 @@
 //!
 //! A request over a Unix socket has no IP peer.
 //! [`Context::remote_addr`](crate::Context::remote_addr) then gives [`UNIX_PEER_ADDR`], the
-//! loopback address with port 0: a Unix-socket peer is a process on this host, as a loopback
-//! peer is, so the client IP, the proxy trust
-//! ([`App::trusted_proxies`](crate::App::trusted_proxies)) and the limiters treat it as they
-//! treat nginx on the same host connecting to `127.0.0.1`. Behind nginx on a Unix socket,
-//! trust it with `TrustedProxies::Hops(1)`, or with networks that include `127.0.0.1`, and
+//! loopback address with port 0, and [`Context::peer`](crate::Context::peer) says
+//! [`Peer::Unix`](crate::client_ip::Peer::Unix): a Unix-socket peer is a process on this
+//! host, keyed by the limiters and logged as loopback, but never trusted as a proxy because
+//! loopback is ([`App::trusted_proxies`](crate::App::trusted_proxies)): that would trust every
+//! local process. Behind nginx on a Unix socket, trust it with `TrustedProxies::Hops(1)`, or
+//! name it, `TrustedProxies::UnixAndNetworks(..)` (`"unix"` in a parsed list), and
 //! [`Context::real_ip`](crate::Context::real_ip) is the client that nginx names. What the
 //! kernel says of the peer process (user, group, pid) is in
 //! [`Context::unix_peer`](crate::Context::unix_peer), and the access log's `{remote}` prints

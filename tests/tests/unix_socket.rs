@@ -138,8 +138,14 @@ async fn behind_a_trusted_proxy_on_the_socket_the_real_ip_is_the_forwarded_one()
     stop.send(()).unwrap();
     task.await.unwrap();
 
-    // Trusted networks: a Unix peer counts as loopback, trusted only when loopback is listed.
-    for (networks, real) in [("127.0.0.0/8", "203.0.113.9"), ("10.0.0.0/8", "127.0.0.1")] {
+    // Trusted networks: a Unix peer is not loopback, however loopback is trusted (that would
+    // trust every local process); it is trusted when the list names it, `unix`.
+    for (networks, real) in [
+        ("127.0.0.0/8", "127.0.0.1"),
+        ("10.0.0.0/8", "127.0.0.1"),
+        ("unix", "203.0.113.9"),
+        ("unix, 10.0.0.0/8", "203.0.113.9"),
+    ] {
         let path = socket_path("unix-networks");
         let listener = Listener::unix(&path).await.expect("bind");
         let trusted: TrustedProxies = networks.parse().unwrap();

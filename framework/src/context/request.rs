@@ -75,14 +75,20 @@ impl Context {
     pub fn unix_peer(&self) -> Option<crate::listener::UnixPeer> {
         self.conn.as_ref().and_then(|conn| conn.unix_peer)
     }
+    /// Who the peer is: an IP address, or a process over a Unix socket, which has none (its
+    /// [`remote_addr`](Self::remote_addr) is [`UNIX_PEER_ADDR`](crate::listener::UNIX_PEER_ADDR),
+    /// which no TCP peer has: port 0).
+    pub fn peer(&self) -> crate::client_ip::Peer {
+        if self.remote_addr == crate::listener::UNIX_PEER_ADDR {
+            crate::client_ip::Peer::Unix
+        } else {
+            crate::client_ip::Peer::Ip(self.remote_addr.ip())
+        }
+    }
     /// The real client IP: the peer address, or behind trusted proxies the client they name
     /// (counted from the right of `X-Forwarded-For`; see [`crate::client_ip`]).
     pub fn real_ip(&self) -> IpAddr {
-        crate::client_ip::client_ip(
-            self.remote_addr.ip(),
-            &self.headers,
-            &self.shared.trusted_proxies,
-        )
+        crate::client_ip::client_ip(self.peer(), &self.headers, &self.shared.trusted_proxies)
     }
     /// True when this request's peer is one of the proxies the app trusts
     /// ([`App::trusted_proxies`](crate::App::trusted_proxies)), so the proxy headers it sent
@@ -90,7 +96,7 @@ impl Context {
     /// [`real_ip`](Self::real_ip) is: a client outside the trusted networks is never trusted,
     /// whatever else is configured.
     pub fn trusts_proxy(&self) -> bool {
-        self.shared.trusted_proxies.trusts(self.remote_addr().ip())
+        self.shared.trusted_proxies.trusts(self.peer())
     }
     /// Whether the client reached the app over HTTPS: the server's own TLS
     /// ([`App::tls`](crate::App::tls)), or a trusted proxy in front
