@@ -9,8 +9,12 @@
 //! curl -c jar -H 'content-type: application/json' -d '{"name":"ada"}' http://127.0.0.1:3000/chat/name
 //! ```
 //!
-//! Without a name the upgrade is refused (401). Messages are text, at most 1 000 characters;
-//! a client that cannot keep up with the room is closed (1008) rather than buffered for.
+//! Without a name the upgrade is refused (401). Messages are text, at most 1 000 characters.
+//! The room keeps the last 256 messages for its readers, and a sender is paced to stay
+//! within it: a burst of 32 goes at once, then 200 messages a second, the rest waiting
+//! unread on its connection (TCP slows the client) rather than pushing the room's readers
+//! out of its buffer. A reader that falls 256 messages behind the room, or whose connection
+//! takes 5 s to accept a message, is closed (1008) rather than buffered for.
 
 use std::sync::Arc;
 
@@ -87,10 +91,14 @@ fn join(ctx: &mut Context, room: Broadcast) -> Result<Upgraded> {
     ctx.websocket(config, move |mut socket| async move {
         let mut feed = room.subscribe();
         let out = socket.sender();
+        let mut pace = Pace::new();
         loop {
             tokio::select! {
-                said = socket.recv() => match said {
+                // Read the next message only when the pace allows one; meanwhile the room's
+                // messages are still delivered, the client's own included.
+                said = socket.recv(), if pace.ready() => match said {
                     Some(Message::Text(text)) => {
+                        pace.spend();
                         let text: String = text.chars().take(1000).collect();
                         if room.publish(format!("{name}: {text}")).await.is_err() {
                             let _ = out.close(close_code::ERROR, "the room is unavailable").await;
@@ -100,14 +108,21 @@ fn join(ctx: &mut Context, room: Broadcast) -> Result<Upgraded> {
                     Some(Message::Binary(_)) => {}
                     None => break,
                 },
+                () = tokio::time::sleep_until(pace.next()), if !pace.ready() => {}
                 heard = feed.recv() => match heard {
-                    // Never waits: a client that cannot keep up is closed (1008).
+                    // Waits for this client's connection, but not for ever.
                     Ok(line) => {
-                        if out.try_send(String::from_utf8_lossy(&line).into_owned()).is_err() {
-                            break;
+                        let line = String::from_utf8_lossy(&line).into_owned();
+                        match tokio::time::timeout(WRITE_DEADLINE, out.send(line)).await {
+                            Ok(Ok(())) => {}
+                            Ok(Err(_)) => break,
+                            Err(_) => {
+                                let _ = out.close(close_code::POLICY, "too slow").await;
+                                break;
+                            }
                         }
                     }
-                    // Fell behind the room itself: the same.
+                    // Fell more than the room's buffer behind: closed, not buffered for.
                     Err(_) => {
                         let _ = out.close(close_code::POLICY, "too slow").await;
                         break;
@@ -119,6 +134,55 @@ fn join(ctx: &mut Context, room: Broadcast) -> Result<Upgraded> {
     .map_err(Into::into)
 }
 
+/// Messages the room keeps for its readers.
+const ROOM_BUFFER: usize = 256;
+/// Messages one client may send at once, before the pace applies: well within the room's
+/// buffer, so a burst from a few clients at a time never pushes a reader out of it.
+const BURST: u32 = 32;
+/// Then one message per this long: 200 a second, far below what a reader takes in.
+const EVERY: std::time::Duration = std::time::Duration::from_millis(5);
+/// The longest a reader's connection may take to accept the next message.
+const WRITE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// One sender's pace: a bucket of [`BURST`] messages, one more every [`EVERY`].
+struct Pace {
+    tokens: u32,
+    since: tokio::time::Instant,
+}
+
+impl Pace {
+    fn new() -> Self {
+        Self {
+            tokens: BURST,
+            since: tokio::time::Instant::now(),
+        }
+    }
+
+    /// Whether a message may be read now (the bucket refilled first).
+    fn ready(&mut self) -> bool {
+        if self.tokens < BURST {
+            let earned = self.since.elapsed().as_nanos() / EVERY.as_nanos();
+            let earned = u32::try_from(earned).unwrap_or(BURST).min(BURST);
+            self.tokens = (self.tokens + earned).min(BURST);
+            self.since += EVERY * earned;
+        }
+        self.tokens > 0
+    }
+
+    fn spend(&mut self) {
+        if self.tokens == BURST {
+            // A full bucket earns nothing more: the refill counts from now.
+            self.since = tokio::time::Instant::now();
+        }
+        self.tokens -= 1;
+    }
+
+    /// When the next message may be read.
+    fn next(&self) -> tokio::time::Instant {
+        self.since + EVERY
+    }
+}
+
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let redis_url = std::env::var("REDIS_URL").ok().filter(|u| !u.is_empty());
@@ -127,12 +191,12 @@ async fn main() -> std::io::Result<()> {
             let redis = RedisConnection::connect(&url, RedisPolicy::default())
                 .await
                 .map_err(std::io::Error::other)?;
-            let room = Broadcast::redis(redis.clone(), "chat:room", 256)
+            let room = Broadcast::redis(redis.clone(), "chat:room", ROOM_BUFFER)
                 .await
                 .map_err(std::io::Error::other)?;
             (Arc::new(RedisStore::new(redis, "chat:session:")), room)
         }
-        None => (Arc::new(MemoryStore::new()), Broadcast::local(256)),
+        None => (Arc::new(MemoryStore::new()), Broadcast::local(ROOM_BUFFER)),
     };
     let service = App::new()
         .use_middleware(ErrorHandler::default())

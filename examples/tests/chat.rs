@@ -118,6 +118,28 @@ async fn join_from(
         .map_err(|e| e.to_string())
 }
 
+/// Joins over a connection whose receive buffer is 4 KiB: a client on a slow link, which the
+/// server cannot hand a burst to at once however fast it reads.
+async fn join_over_a_slow_link(chat: &Chat, cookie: &str) -> Socket {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let stream = socket
+        .connect(format!("127.0.0.1:{}", chat.port).parse().unwrap())
+        .await
+        .unwrap();
+    let mut request = format!("ws://127.0.0.1:{}/chat/ws", chat.port)
+        .into_client_request()
+        .unwrap();
+    request
+        .headers_mut()
+        .insert("cookie", cookie.parse().unwrap());
+    let stream = tokio_tungstenite::MaybeTlsStream::Plain(stream);
+    tokio_tungstenite::client_async(request, stream)
+        .await
+        .map(|(socket, _)| socket)
+        .expect("joined")
+}
+
 async fn heard(socket: &mut Socket) -> String {
     loop {
         match tokio::time::timeout(Duration::from_secs(5), socket.next())
@@ -224,30 +246,68 @@ async fn pages_of_other_origins_cannot_join() {
     assert_eq!(heard(&mut socket).await, "alice: from my own page");
 }
 
-/// 300 messages in one write: every one reaches the room (and so comes back to the sender),
-/// in order; none is dropped behind a normal close.
+/// One client's burst never closes readers that keep reading: 300 messages (of 100 and
+/// 1 000 bytes) in one write, while five others on slow links (a 4 KiB receive buffer, a
+/// millisecond over each message) read all the time, in six rounds. Every reader
+/// gets all 300 in order, no connection is closed, and the sender hears its own messages
+/// back: the sender is paced to stay within the room's buffer, not dropped.
 #[tokio::test]
-async fn a_burst_of_messages_all_reach_the_room() {
+async fn a_burst_from_one_client_closes_no_reader() {
     let chat = start(None).await;
     let alice = named(&chat, "alice").await;
-    let mut socket = join(&chat, Some(&alice)).await.unwrap();
-    for i in 0..300 {
-        socket
-            .feed(Message::text(format!("burst {i}")))
-            .await
-            .unwrap();
-    }
-    // One flush: the 300 frames leave in one write.
-    socket.flush().await.unwrap();
-    for i in 0..300 {
-        let line = tokio::time::timeout(Duration::from_secs(5), socket.next())
-            .await
-            .expect("a message within 5 s");
-        match line {
-            Some(Ok(Message::Text(text))) => {
-                assert_eq!(text.as_str(), format!("alice: burst {i}"));
+    let bob = named(&chat, "bob").await;
+    for round in 0..6 {
+        let mut readers = Vec::new();
+        for _ in 0..5 {
+            readers.push(join_over_a_slow_link(&chat, &bob).await);
+        }
+        let mut sender = join(&chat, Some(&alice)).await.unwrap();
+        // 100 and 1 000 characters (the room's longest), numbered.
+        let text = move |i: usize| {
+            let size = if i % 2 == 0 { 100 } else { 1000 };
+            let number = format!("{round}-{i}-");
+            format!("{number}{}", "x".repeat(size - number.len()))
+        };
+        for i in 0..300 {
+            sender.feed(Message::text(text(i))).await.unwrap();
+        }
+        // One flush: the 300 frames leave in one write.
+        sender.flush().await.unwrap();
+        // A reader takes a millisecond over each message (a page that shows it), the sender
+        // none: all keep reading, none as fast as the server can publish.
+        let read_all = move |mut socket: Socket, who: String, pause: Duration| async move {
+            for i in 0..300 {
+                tokio::time::sleep(pause).await;
+                let next = tokio::time::timeout(Duration::from_secs(10), socket.next())
+                    .await
+                    .unwrap_or_else(|_| panic!("round {round}, {who}: nothing after {i}"));
+                match next {
+                    Some(Ok(Message::Text(line))) => {
+                        let expected = format!("alice: {}", text(i));
+                        assert!(
+                            line.as_str() == expected,
+                            "round {round}, {who}: message {i}"
+                        );
+                    }
+                    other => panic!("round {round}, {who}, after {i} of 300: {other:?}"),
+                }
             }
-            other => panic!("after {i} of 300 messages: {other:?}"),
+            socket
+        };
+        let mut tasks = Vec::new();
+        for (n, reader) in readers.into_iter().enumerate() {
+            let who = format!("reader {n}");
+            tasks.push(tokio::spawn(read_all(
+                reader,
+                who,
+                Duration::from_millis(1),
+            )));
+        }
+        let who = "the sender".to_owned();
+        tasks.push(tokio::spawn(read_all(sender, who, Duration::ZERO)));
+        for task in tasks {
+            let mut socket = task.await.expect("every reader got all 300");
+            socket.close(None).await.unwrap();
         }
     }
 }
