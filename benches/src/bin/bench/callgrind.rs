@@ -27,7 +27,7 @@ pub(crate) fn measure_all(
         .into_iter()
         .chain(ServerKind::PEERS.into_iter().skip(1))
         .chain([ServerKind::UserService])
-        .filter(|k| route.served_by(*k) && options.wants_server(k.name()))
+        .filter(|k| k.serves(route) && options.wants_server(k.name()))
     {
         let first = total_instructions(runtime, kind, route, n1)?;
         let second = total_instructions(runtime, kind, route, n2)?;

@@ -15,8 +15,6 @@ use hyper::client::conn::{http1, http2};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use sha2::{Digest, Sha256};
 
-use crate::servers::ServerKind;
-
 /// A route of the side-by-side comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Route {
@@ -91,27 +89,6 @@ impl Route {
             Self::JsonH2Tls => {
                 "`GET /json` over HTTP/2 with TLS (ALPN h2, 8 streams per connection)"
             }
-        }
-    }
-
-    /// Raw hyper answers the core routes only; actix-web has no proxy here; the user service
-    /// answers its own route only; raw hyper with request ids is measured on `/plaintext` and
-    /// `/json` (HTTP/1.1) only.
-    pub(crate) fn served_by(self, kind: ServerKind) -> bool {
-        if (self == Self::UserLogin) != (kind == ServerKind::UserService) {
-            return false;
-        }
-        if kind == ServerKind::HyperId {
-            return matches!(self, Self::Plaintext | Self::Json);
-        }
-        if self.is_tls() && !cfg!(feature = "tls") {
-            return false;
-        }
-        match self {
-            Self::EchoTyped => kind == ServerKind::Framework,
-            Self::StaticSmall | Self::StaticLarge => kind != ServerKind::Hyper,
-            Self::ProxyJson => matches!(kind, ServerKind::Framework | ServerKind::Axum),
-            _ => true,
         }
     }
 

@@ -75,7 +75,7 @@ fn main() -> std::io::Result<()> {
             && (!options.cross_check_only || crosscheck::checks(*route))
     });
     for route in routes {
-        let servers: Vec<&Server> = peers.iter().filter(|s| route.served_by(s.kind)).collect();
+        let servers: Vec<&Server> = peers.iter().filter(|s| s.kind.serves(route)).collect();
         for server in &servers {
             runtime.block_on(load::run(
                 server.addr_for(route),

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::load::Route;
+
 /// The servers under test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ServerKind {
@@ -21,6 +23,27 @@ pub(crate) enum ServerKind {
 }
 
 impl ServerKind {
+    /// Whether this server answers `route`: raw hyper answers the core routes only; actix-web
+    /// has no proxy here; the user service answers its own route only; raw hyper with request
+    /// ids is measured on `/plaintext` and `/json` (HTTP/1.1) only.
+    pub(crate) fn serves(self, route: Route) -> bool {
+        if (route == Route::UserLogin) != (self == ServerKind::UserService) {
+            return false;
+        }
+        if self == ServerKind::HyperId {
+            return matches!(route, Route::Plaintext | Route::Json);
+        }
+        if route.is_tls() && !cfg!(feature = "tls") {
+            return false;
+        }
+        match route {
+            Route::EchoTyped => self == ServerKind::Framework,
+            Route::StaticSmall | Route::StaticLarge => self != ServerKind::Hyper,
+            Route::ProxyJson => matches!(self, ServerKind::Framework | ServerKind::Axum),
+            _ => true,
+        }
+    }
+
     /// The peers compared route by route; raw hyper first, as the reference.
     pub(crate) const PEERS: [ServerKind; 4] =
         [Self::Hyper, Self::Framework, Self::Axum, Self::Actix];
@@ -248,7 +271,7 @@ impl Server {
     }
 
     /// Where `route` is sent: the TLS port for a TLS route.
-    pub(crate) fn addr_for(&self, route: crate::load::Route) -> SocketAddr {
+    pub(crate) fn addr_for(&self, route: Route) -> SocketAddr {
         if route.is_tls() {
             self.tls_addr()
         } else {
