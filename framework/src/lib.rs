@@ -23,6 +23,7 @@ pub mod listener;
 pub mod middleware;
 #[cfg(feature = "multipart")]
 pub mod multipart;
+pub mod negotiation;
 pub mod openapi;
 pub mod origin;
 #[cfg(any(

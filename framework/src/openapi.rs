@@ -54,6 +54,8 @@ pub struct Operation<'g> {
     reply_described: bool,
     /// The request body is one the body parser reads (`Json<T>`, `Form<T>`).
     parsed_body: bool,
+    /// Media types a JSON answer also goes out in ([`Operation::also_media`]).
+    also_media: Vec<String>,
 }
 
 /// How errors are written when no error handler says otherwise: the error's text.
@@ -69,6 +71,7 @@ impl<'g> Operation<'g> {
             errors: std::collections::BTreeSet::new(),
             error_media: TEXT_ERRORS,
             security: Vec::new(),
+            also_media: Vec::new(),
             streams: false,
             reply_described: false,
             parsed_body: false,
@@ -236,6 +239,15 @@ impl<'g> Operation<'g> {
         self.streams = true;
     }
 
+    /// Every JSON success of the route can also go out as `media`, with the same schema: the
+    /// responder's negotiated formats
+    /// ([`ResponderConfig::formats`](crate::middleware::responder::ResponderConfig::formats)).
+    pub fn also_media(&mut self, media: &str) {
+        if !self.also_media.iter().any(|m| m == media) {
+            self.also_media.push(media.to_owned());
+        }
+    }
+
     /// The route can answer `status` (400 to 599) with an error.
     pub fn error(&mut self, status: u16) {
         self.errors.insert(status);
@@ -286,14 +298,29 @@ impl<'g> Operation<'g> {
         }
         let mut content = Map::new();
         for media in self.error_media {
-            let schema = if *media == "application/json" {
-                json!({"$ref": "#/components/schemas/Error"})
-            } else {
-                json!({"type": "string"})
+            let schema = match *media {
+                "application/json" => json!({"$ref": "#/components/schemas/Error"}),
+                "application/problem+json" => problem_schema(),
+                _ => json!({"type": "string"}),
             };
             content.insert((*media).to_owned(), json!({ "schema": schema }));
         }
         let mut responses = self.success;
+        for response in responses.values_mut() {
+            let Some(content) = response.get_mut("content").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            let Some(json) = content
+                .iter()
+                .find(|(media, _)| media.starts_with("application/json"))
+                .map(|(_, described)| described.clone())
+            else {
+                continue;
+            };
+            for media in &self.also_media {
+                content.entry(media.clone()).or_insert_with(|| json.clone());
+            }
+        }
         for status in self.errors {
             responses.insert(
                 status.to_string(),
@@ -306,6 +333,25 @@ impl<'g> Operation<'g> {
         );
         Value::Object(operation)
     }
+}
+
+/// An RFC 9457 problem details object, with the framework's extension members.
+fn problem_schema() -> Value {
+    json!({
+        "type": "object",
+        "required": ["type", "title", "status"],
+        "properties": {
+            "type": {"type": "string"},
+            "title": {"type": "string"},
+            "status": {"type": "integer"},
+            "detail": {"type": "string"},
+            "instance": {"type": "string"},
+            "category": {"type": "string"},
+            "code": {"type": "string"},
+            "exception": {"type": "boolean"},
+            "extra": {}
+        }
+    })
 }
 
 /// `{"type": "string"}`: a text answer.

@@ -106,7 +106,10 @@ async fn plain_error_is_500_exception() {
 #[tokio::test]
 async fn forced_json() {
     let service = App::new()
-        .use_middleware(ErrorHandler::new(ErrorHandlerConfig { json: true }))
+        .use_middleware(ErrorHandler::new(ErrorHandlerConfig {
+            json: true,
+            ..ErrorHandlerConfig::default()
+        }))
         .get("/custom", custom)
         .build()
         .unwrap();

@@ -141,6 +141,7 @@ async fn custom_marshal_and_content_type() {
             Ok(format!("<name>{}</name>", json["name"].as_str().unwrap_or("")).into_bytes())
         })),
         content_type: HeaderValue::from_static("application/xml"),
+        ..ResponderConfig::default()
     };
     let service = App::new()
         .use_middleware(Responder::new(config))

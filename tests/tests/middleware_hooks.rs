@@ -242,7 +242,10 @@ async fn skipped_error_handler_and_responder_pass_requests_straight_on() {
     let service = App::new()
         .use_when(
             not_raw,
-            ErrorHandler::new(ErrorHandlerConfig { json: true }),
+            ErrorHandler::new(ErrorHandlerConfig {
+                json: true,
+                ..ErrorHandlerConfig::default()
+            }),
         )
         .use_when(not_raw, Responder::new(ResponderConfig::default()))
         .get("/json/conflict", refuse)

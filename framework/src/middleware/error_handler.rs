@@ -6,6 +6,25 @@
 //! A plain error (not an [`HttpError`]) is answered 500 with category `framework-error` and
 //! `exception: true`, and is logged. Headers already set (e.g. `Allow` on a 405) are kept.
 //!
+//! **Problem details** (RFC 9457, [`ErrorHandlerConfig::problem`]): a JSON error can go out
+//! as `application/problem+json` instead, with the members `type` (`about:blank`), `title`
+//! (the error's title, else the status's reason phrase), `status`, `detail` (the message) and
+//! `instance` (the request's path, never its query), and the framework's `category`, `code`,
+//! `exception` and `extra` as extension members, empty ones omitted.
+//! [`Problem::WhenAccepted`] answers so when the client's `Accept` prefers
+//! `application/problem+json` to `application/json`, [`Problem::Always`] for every JSON
+//! error answer; the default, [`Problem::Off`], keeps the error object above.
+//!
+//! ```
+//! use framework::middleware::error_handler::{ErrorHandler, ErrorHandlerConfig, Problem};
+//!
+//! let errors = ErrorHandler::new(ErrorHandlerConfig {
+//!     problem: Problem::WhenAccepted,
+//!     ..ErrorHandlerConfig::default()
+//! });
+//! # let _ = errors;
+//! ```
+//!
 //! Streams: an error returned before the stream starts (any error the chain returns) replaces
 //! a stream that was set, which is dropped unread. Once the chain has returned and the stream
 //! flows, a failing stream cannot become an error answer any more (the status is sent): the
@@ -18,7 +37,7 @@
 //! # let _ = app;
 //! ```
 
-use http::header::CONTENT_TYPE;
+use http::header::{CONTENT_TYPE, HeaderValue};
 
 use crate::context::Context;
 use crate::error::{HttpError, Result};
@@ -30,7 +49,26 @@ use crate::header::{JSON_UTF8, TEXT_UTF8, accepts_json};
 pub struct ErrorHandlerConfig {
     /// Always answer JSON, whatever `Accept` says.
     pub json: bool,
+    /// When a JSON error is an RFC 9457 problem details object (see the [module](self)).
+    /// Default [`Problem::Off`].
+    pub problem: Problem,
 }
+
+/// When a JSON error answer is an RFC 9457 `application/problem+json` object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// Never: the framework's error object (the default).
+    #[default]
+    Off,
+    /// When the request's `Accept` prefers `application/problem+json` to `application/json`.
+    WhenAccepted,
+    /// Every JSON error answer.
+    Always,
+}
+
+/// The media type of a problem details object.
+const PROBLEM_JSON: HeaderValue = HeaderValue::from_static("application/problem+json");
 
 /// The error handler middleware.
 #[derive(Clone, Default)]
@@ -61,6 +99,55 @@ pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
     ctx.set_header(CONTENT_TYPE, content_type);
 }
 
+/// Writes `err` as [`write_error`] does, or as a problem details object when `config` and the
+/// request's `Accept` say so.
+fn write_configured(ctx: &mut Context, err: &HttpError, config: &ErrorHandlerConfig) {
+    let problem = match config.problem {
+        Problem::Off => false,
+        Problem::Always => config.json || accepts_json(ctx.headers()),
+        Problem::WhenAccepted => {
+            let offered = ["application/json", "application/problem+json"];
+            crate::negotiation::preferred(ctx.headers(), &offered) == Some(1)
+        }
+    };
+    if !problem {
+        return write_error(ctx, err, config.json);
+    }
+    ctx.body = None;
+    ctx.take_body_stream();
+    ctx.set_status(err.status());
+    ctx.body_buffer = Some(problem_details(err, ctx.path()).into());
+    ctx.set_header(CONTENT_TYPE, PROBLEM_JSON);
+}
+
+/// `err` as an RFC 9457 problem details object, `instance` the request's path.
+fn problem_details(err: &HttpError, instance: &str) -> Vec<u8> {
+    let status = err.status();
+    let title = if err.title().is_empty() {
+        status.canonical_reason().unwrap_or("Error")
+    } else {
+        err.title()
+    };
+    let mut problem = serde_json::json!({
+        "type": "about:blank",
+        "title": title,
+        "status": status.as_u16(),
+        "detail": err.message(),
+        "instance": instance,
+        "category": err.category(),
+    });
+    if !err.code().is_empty() {
+        problem["code"] = err.code().into();
+    }
+    if err.is_exception() {
+        problem["exception"] = true.into();
+    }
+    if let Some(extra) = err.extra() {
+        problem["extra"] = extra.clone();
+    }
+    serde_json::to_vec(&problem).unwrap_or_default()
+}
+
 impl Middleware for ErrorHandler {
     fn role(&self) -> Option<crate::handler::Role> {
         Some(crate::handler::Role::ErrorHandler)
@@ -69,10 +156,15 @@ impl Middleware for ErrorHandler {
     /// Errors are the error object as JSON, or text when the client does not accept JSON
     /// (JSON only when [`ErrorHandlerConfig::json`] is set).
     fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
-        operation.error_media(if self.config.json {
-            &["application/json"]
-        } else {
-            &["application/json", "text/plain"]
+        operation.error_media(match (self.config.problem, self.config.json) {
+            (Problem::Always, true) => &["application/problem+json"],
+            (Problem::Always, false) => &["application/problem+json", "text/plain"],
+            (Problem::WhenAccepted, true) => &["application/json", "application/problem+json"],
+            (Problem::WhenAccepted, false) => {
+                &["application/json", "application/problem+json", "text/plain"]
+            }
+            (_, true) => &["application/json"],
+            (_, false) => &["application/json", "text/plain"],
         });
     }
 
@@ -97,7 +189,7 @@ impl Middleware for ErrorHandler {
                 "request failed"
             );
         }
-        write_error(ctx, &err, self.config.json);
+        write_configured(ctx, &err, &self.config);
         Ok(())
     }
 }

@@ -6,6 +6,29 @@
 //! `body_buffer` the handler set is left alone. A handler that set neither a status nor a body
 //! gets 500 `invalid response` (category `framework-responder`): it almost certainly forgot
 //! to answer. A streamed body ([`Context::set_body_stream`]) is left alone: it is the answer.
+//!
+//! **More than one format** ([`ResponderConfig::formats`]): a value goes out in the format the
+//! client's `Accept` prefers among JSON (or the configured marshaller, first) and the formats
+//! added, by [proactive negotiation](crate::negotiation), with `Vary: Accept`; an `Accept` that
+//! rules every format out gets **406** `not acceptable` (category `framework-responder`)
+//! naming them, and the OpenAPI document lists each format under the route's answers. With
+//! no format added (the default) nothing is negotiated: a value is JSON whatever `Accept`
+//! says, as before, and no `Vary` is sent.
+//!
+//! ```
+//! use framework::middleware::responder::{Format, Responder, ResponderConfig};
+//!
+//! // JSON first; `text/csv` for a client that asks for it.
+//! let responder = Responder::new(ResponderConfig {
+//!     formats: vec![Format::new("text/csv; charset=utf-8", |value| {
+//!         let json = serde_json::to_value(value)?;
+//!         Ok(format!("value\n{json}\n").into_bytes())
+//!     })],
+//!     ..ResponderConfig::default()
+//! });
+//! # let _ = responder;
+//! ```
+//!
 //! Plugging in another format is a matter of `marshal` and `content_type`:
 //!
 //! ```
@@ -53,6 +76,10 @@ pub struct ResponderConfig {
     pub marshal: Option<Marshal>,
     /// Content type of marshalled values. Default: `application/json; charset=utf-8`.
     pub content_type: HeaderValue,
+    /// Further formats a value can go out in, chosen by the request's `Accept` (see the
+    /// [module](self)); the marshaller above stays the first choice. Default none: no
+    /// negotiation.
+    pub formats: Vec<Format>,
 }
 
 impl Default for ResponderConfig {
@@ -60,7 +87,36 @@ impl Default for ResponderConfig {
         Self {
             marshal: None,
             content_type: JSON_UTF8,
+            formats: Vec::new(),
         }
+    }
+}
+
+/// A format a value can go out in besides the first: its media type and its marshaller.
+#[derive(Clone)]
+pub struct Format {
+    media_type: HeaderValue,
+    marshal: Marshal,
+}
+
+impl Format {
+    /// Values as `media_type` (`text/csv; charset=utf-8`), written by `marshal`.
+    ///
+    /// # Panics
+    /// When `media_type` is not a valid header value (a constant of the app's).
+    pub fn new(
+        media_type: &'static str,
+        marshal: impl Fn(Value<'_>) -> Result<Vec<u8>> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            media_type: HeaderValue::from_static(media_type),
+            marshal: Arc::new(marshal),
+        }
+    }
+
+    /// The media type.
+    pub fn media_type(&self) -> &HeaderValue {
+        &self.media_type
     }
 }
 
@@ -98,9 +154,11 @@ impl Responder {
             Some(Reply::Text(Cow::Owned(text))) => (Bytes::from(text), TEXT_UTF8),
             Some(Reply::Bytes(bytes)) => (bytes, OCTET_STREAM),
             Some(Reply::Value(value)) => {
-                let bytes = match &self.config.marshal {
-                    None => json_bytes(&*value).map_err(crate::Error::from),
-                    Some(marshal) => marshal(&*value).map(Bytes::from),
+                let format = self.negotiate(ctx)?;
+                let bytes = match (format, &self.config.marshal) {
+                    (Some(format), _) => (format.marshal)(&*value).map(Bytes::from),
+                    (None, None) => json_bytes(&*value).map_err(crate::Error::from),
+                    (None, Some(marshal)) => marshal(&*value).map(Bytes::from),
                 }
                 .map_err(|e| {
                     HttpError::with(
@@ -111,7 +169,8 @@ impl Responder {
                     .with_exception(true)
                 })?;
                 value.release();
-                (bytes, self.config.content_type.clone())
+                let content_type = format.map_or(&self.config.content_type, Format::media_type);
+                (bytes, content_type.clone())
             }
         };
         if !crate::header::has_any(ctx.response_headers(), &[CONTENT_TYPE]) {
@@ -119,6 +178,32 @@ impl Responder {
         }
         ctx.body_buffer = Some(bytes);
         Ok(())
+    }
+}
+
+impl Responder {
+    /// The added format the request's `Accept` prefers, `None` for the first (or when none
+    /// was added); 406 when `Accept` rules every format out. Sets `Vary: Accept` when formats
+    /// were added, whatever the outcome.
+    fn negotiate(&self, ctx: &mut Context) -> Result<Option<&Format>> {
+        if self.config.formats.is_empty() {
+            return Ok(None);
+        }
+        crate::header::add_vary(ctx.response_headers_mut(), "accept");
+        let offered: Vec<&str> = std::iter::once(&self.config.content_type)
+            .chain(self.config.formats.iter().map(Format::media_type))
+            .map(|media| media.to_str().unwrap_or_default())
+            .collect();
+        match crate::negotiation::preferred(ctx.headers(), &offered) {
+            Some(0) => Ok(None),
+            Some(index) => Ok(self.config.formats.get(index - 1)),
+            None => Err(HttpError::with(
+                StatusCode::NOT_ACCEPTABLE,
+                CATEGORY,
+                format!("not acceptable: this route answers {}", offered.join(", ")),
+            )
+            .into()),
+        }
     }
 }
 
@@ -180,6 +265,17 @@ fn json_bytes(value: &dyn ReplyValue) -> serde_json::Result<Bytes> {
 impl Middleware for Responder {
     fn role(&self) -> Option<crate::handler::Role> {
         Some(crate::handler::Role::Responder)
+    }
+
+    /// The added formats are answers of the route too, and their 406.
+    fn describe(&self, operation: &mut crate::openapi::Operation<'_>) {
+        if self.config.formats.is_empty() {
+            return;
+        }
+        for format in &self.config.formats {
+            operation.also_media(format.media_type().to_str().unwrap_or_default());
+        }
+        operation.error(StatusCode::NOT_ACCEPTABLE.as_u16());
     }
 
     fn before(&self, ctx: &mut Context) -> Before {
