@@ -349,7 +349,8 @@ async fn content_decoders_are_asked_only_about_coded_requests() {
     );
     assert_eq!(times(), 1);
 
+    // A coding no decoder removes is refused before any decoder is asked.
     let (status, _) = post_json(&client, Some("gzip"), b"{}").await;
     assert_eq!(status, 415);
-    assert_eq!(times(), 2);
+    assert_eq!(times(), 1);
 }

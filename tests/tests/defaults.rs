@@ -333,12 +333,7 @@ fn a_bare_app_names_the_middleware_a_route_lacks() {
 
 #[tokio::test]
 async fn a_panic_in_a_handler_is_a_500_and_a_log_line_not_a_dropped_connection() {
-    let lines = common::SharedWriter::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::ERROR)
-        .with_writer(move || writer.clone())
-        .finish();
+    let (lines, subscriber) = capture(tracing::Level::ERROR);
     // The test's runtime runs the server on this thread, so the subscriber sees its events.
     let _log = tracing::subscriber::set_default(subscriber);
     let service = App::new()
@@ -369,14 +364,22 @@ async fn a_panic_in_a_handler_is_a_500_and_a_log_line_not_a_dropped_connection()
     server.stop().await;
 }
 
-/// What `f` logs at warn and above, as text.
-fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+/// A subscriber that writes events at `level` and above into the writer returned with it.
+fn capture(
+    level: tracing::Level,
+) -> (common::SharedWriter, impl tracing::Subscriber + Send + Sync) {
     let lines = common::SharedWriter::default();
     let writer = lines.clone();
     let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
+        .with_max_level(level)
         .with_writer(move || writer.clone())
         .finish();
+    (lines, subscriber)
+}
+
+/// What `f` logs at warn and above, as text.
+fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let (lines, subscriber) = capture(tracing::Level::WARN);
     let value = tracing::subscriber::with_default(subscriber, f);
     let text = String::from_utf8_lossy(&lines.0.lock().unwrap()).into_owned();
     (value, text)

@@ -7,6 +7,17 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use user_service::{Config, Stores};
 
+/// The `name=value` pair of the cookie an answer sets, as a browser sends it back.
+fn session_cookie(res: &reqwest::Response) -> String {
+    res.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
 fn sha256_hex(data: &str) -> String {
     hex::encode(Sha256::digest(data.as_bytes()))
 }
@@ -180,13 +191,7 @@ async fn replay_the_pre_login_cookie(a: &common::Running, b: Option<&common::Run
         register(&client, server, &alice).await;
     }
     let res = client.get(a.url("/users/v1/login")).send().await.unwrap();
-    let before = res.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
+    let before = session_cookie(&res);
     let t = res.json::<Value>().await.unwrap()["token"]
         .as_str()
         .unwrap()
@@ -271,13 +276,7 @@ async fn login_regenerates_the_session_id() {
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
-    let new_sid = res.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
+    let new_sid = session_cookie(&res);
     assert_ne!(sid, new_sid);
     // The old id no longer carries anything: fixation gives an attacker nothing.
     let res = client
@@ -1014,13 +1013,7 @@ async fn the_user_service_refuses_cross_site_posts_on_its_post_routes() {
         .send()
         .await
         .unwrap();
-    let victim = res.headers()["set-cookie"]
-        .to_str()
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
+    let victim = session_cookie(&res);
     let loads = || sessions.loads.load(std::sync::atomic::Ordering::SeqCst);
     let before = loads();
     let body = serde_json::json!({"account": "mallory", "password": "a".repeat(64)});
