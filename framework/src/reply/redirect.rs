@@ -168,6 +168,7 @@ pub fn is_local(path: &str) -> bool {
 /// `//evil.example/`, which a browser reads as another host (`/\` too). What every redirect
 /// the framework builds from a request path goes through: a static directory's, a nested
 /// service's.
+#[cfg(any(feature = "static-serve", feature = "tower"))]
 pub(crate) fn on_this_site(path: &str) -> std::borrow::Cow<'_, str> {
     let rest = path.trim_start_matches(['/', '\\']);
     if path.len() - rest.len() > 1 || path.starts_with('\\') {
@@ -201,10 +202,12 @@ impl crate::openapi::DescribeReply for Redirect {
 
 #[cfg(test)]
 mod tests {
-    use super::{Redirect, is_local, on_this_site};
+    use super::{Redirect, is_local};
 
     #[test]
+    #[cfg(any(feature = "static-serve", feature = "tower"))]
     fn a_location_from_a_request_path_stays_on_this_site() {
+        use super::on_this_site;
         for (path, location) in [
             ("/sub/", "/sub/"),
             ("/", "/"),
