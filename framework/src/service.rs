@@ -14,9 +14,9 @@ use crate::body::{RequestBody, ResponseBody};
 use crate::client_ip::TrustedProxies;
 use crate::context::Context;
 use crate::error::{BuildError, HttpError};
-use crate::handler::{
-    Endpoint, EndpointFuture, Next, SharedMiddleware, endpoint_future, run_caught,
-};
+use futures_util::FutureExt;
+
+use crate::handler::{Endpoint, EndpointFuture, Next, SharedMiddleware, endpoint_future};
 use crate::limits::ServerLimits;
 use crate::route::{AppShared, ROUTER_CATEGORY, RouteInfo, RouteMeta};
 use crate::router::Router;
@@ -52,7 +52,7 @@ pub(crate) struct Route {
     endpoint: Arc<dyn Endpoint>,
     /// [`App::new`](crate::App::new)'s default recover, taken off the front of the chain:
     /// the chain runs under one `catch_unwind` instead of the recover's nested part of the
-    /// chain (see [`run_caught`]).
+    /// chain (see `run_route!`).
     catcher: Option<SharedMiddleware>,
 }
 
@@ -80,14 +80,30 @@ impl Route {
         }
     }
 
-    /// Runs the chain, its panics answered by the catcher when the route has one.
-    async fn run(&self, ctx: &mut Context) -> crate::error::Result {
-        let next = Next::new(&self.chain, &*self.endpoint);
-        match &self.catcher {
-            None => next.run(ctx).await,
-            Some(catcher) => run_caught(next, &**catcher, ctx).await,
-        }
+    fn next(&self) -> Next<'_> {
+        Next::new(&self.chain, &*self.endpoint)
     }
+}
+
+/// Runs `route`'s chain, its panics answered by the route's catcher when it has one: written
+/// out where the chain is run (no future of its own around the chain's), since every
+/// request pays for each layer of futures it is polled through.
+macro_rules! run_route {
+    ($route:expr, $ctx:expr) => {{
+        let route = $route;
+        match route.catcher.as_deref() {
+            None => route.next().run($ctx).await,
+            Some(catcher) => {
+                let outcome = std::panic::AssertUnwindSafe(route.next().run($ctx))
+                    .catch_unwind()
+                    .await;
+                match outcome {
+                    Ok(result) => result,
+                    Err(payload) => catcher.recovered($ctx, payload),
+                }
+            }
+        }
+    }};
 }
 
 /// A route as the app hands it over to be compiled: its full path, method and handler name,
@@ -355,7 +371,7 @@ impl Service {
             match self.other_slash_form(ctx) {
                 SlashForm::Routed(other) => found = Some(other),
                 SlashForm::Redirect => {
-                    let result = self.redirect.run(ctx).await;
+                    let result = run_route!(&self.redirect, ctx);
                     return ctx.take_response(result);
                 }
                 SlashForm::None => {}
@@ -373,7 +389,7 @@ impl Service {
             }
             None => &self.not_found,
         };
-        let result = route.run(ctx).await;
+        let result = run_route!(route, ctx);
         ctx.take_response(result)
     }
 }

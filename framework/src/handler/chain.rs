@@ -244,34 +244,6 @@ async fn catching<C: Catch, M: Middleware + ?Sized>(
     }
 }
 
-/// `next` with its panics answered by `catcher`'s [`recovered`](Middleware::recovered): what
-/// [`Before::CatchPanic`] does for a catcher at the front of a route's chain (the default
-/// recover of [`App::new`](crate::App::new)), without running the rest as a nested chain. The
-/// rest's future is polled in place, each poll under `catch_unwind`; after a panic it is
-/// dropped, not polled again, and the catcher answers with the context as the panic left it.
-pub(crate) async fn run_caught(
-    next: Next<'_>,
-    catcher: &dyn Middleware,
-    ctx: &mut Context,
-) -> Result {
-    let outcome = {
-        let mut rest = std::pin::pin!(next.run(ctx));
-        std::future::poll_fn(|cx| {
-            // Unwind safety is the catcher's to keep: see `Middleware::recovered`.
-            match std::panic::catch_unwind(AssertUnwindSafe(|| rest.as_mut().poll(cx))) {
-                Ok(std::task::Poll::Ready(result)) => std::task::Poll::Ready(Ok(result)),
-                Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
-                Err(payload) => std::task::Poll::Ready(Err(payload)),
-            }
-        })
-        .await
-    };
-    match outcome {
-        Ok(result) => result,
-        Err(payload) => catcher.recovered(ctx, payload),
-    }
-}
-
 /// A shared middleware, as stored in chains.
 pub type SharedMiddleware = Arc<dyn Middleware>;
 

@@ -28,7 +28,6 @@ mod from_fn;
 mod into_reply;
 mod when;
 
-pub(crate) use chain::run_caught;
 pub use chain::{
     Before, BoxFuture, Middleware, Next, Role, SharedMiddleware, handle_with_hooks, share,
 };

@@ -154,7 +154,13 @@ impl Responder {
             Some(Reply::Text(Cow::Owned(text))) => (Bytes::from(text), TEXT_UTF8),
             Some(Reply::Bytes(bytes)) => (bytes, OCTET_STREAM),
             Some(Reply::Value(value)) => {
-                let format = self.negotiate(ctx)?;
+                // Looked at here, so a responder without added formats (nearly all) pays no
+                // call for the negotiation it does not do.
+                let format = if self.config.formats.is_empty() {
+                    None
+                } else {
+                    self.negotiate(ctx)?
+                };
                 let bytes = match (format, &self.config.marshal) {
                     (Some(format), _) => (format.marshal)(&*value).map(Bytes::from),
                     (None, None) => json_bytes(&*value).map_err(crate::Error::from),
@@ -182,13 +188,11 @@ impl Responder {
 }
 
 impl Responder {
-    /// The added format the request's `Accept` prefers, `None` for the first (or when none
-    /// was added); 406 when `Accept` rules every format out. Sets `Vary: Accept` when formats
-    /// were added, whatever the outcome.
+    /// The added format the request's `Accept` prefers, `None` for the first; 406 when
+    /// `Accept` rules every format out. Sets `Vary: Accept`, whatever the outcome. Called
+    /// only when formats were added.
+    #[cold]
     fn negotiate(&self, ctx: &mut Context) -> Result<Option<&Format>> {
-        if self.config.formats.is_empty() {
-            return Ok(None);
-        }
         crate::header::add_vary(ctx.response_headers_mut(), "accept");
         let offered: Vec<&str> = std::iter::once(&self.config.content_type)
             .chain(self.config.formats.iter().map(Format::media_type))
