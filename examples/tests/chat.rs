@@ -264,7 +264,7 @@ async fn a_burst_from_one_client_closes_no_reader() {
         let mut sender = join(&chat, Some(&alice)).await.unwrap();
         // 100 and 1 000 characters (the room's longest), numbered.
         let text = move |i: usize| {
-            let size = if i % 2 == 0 { 100 } else { 1000 };
+            let size = if i.is_multiple_of(2) { 100 } else { 1000 };
             let number = format!("{round}-{i}-");
             format!("{number}{}", "x".repeat(size - number.len()))
         };

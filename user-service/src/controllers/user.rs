@@ -19,7 +19,7 @@ use crate::used_tokens::{TOKEN_LIFETIME, UsedTokens};
 /// Session key of the login token, kept as the client sees it: 32 lowercase hex characters.
 pub const SESSION_TOKEN: &str = "token";
 /// Session key of when the login token was issued, in seconds since the Unix epoch: a token is
-/// good for [`TOKEN_LIFETIME`](crate::used_tokens::TOKEN_LIFETIME) after it.
+/// good for [`TOKEN_LIFETIME`] after it.
 pub const SESSION_TOKEN_ISSUED: &str = "token_issued";
 /// Session key of the logged-in account.
 pub const SESSION_ACCOUNT: &str = "account";
