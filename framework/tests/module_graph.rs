@@ -31,7 +31,8 @@ fn module_files(dir: &Path, prefix: &[String], out: &mut BTreeMap<ModPath, PathB
             module_files(&path, &inner, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             let mut module = prefix.to_vec();
-            if name != "mod" && name != "lib" {
+            // A binary's `main.rs` is its root, as a library's `lib.rs` is.
+            if name != "mod" && name != "lib" && !(name == "main" && prefix.is_empty()) {
                 module.push(name);
             }
             out.insert(module, path);
@@ -235,7 +236,11 @@ fn circles(graph: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<Vec<ModPath>> {
 }
 
 fn module_graph() -> BTreeMap<ModPath, BTreeSet<ModPath>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    module_graph_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// The import graph of the crate (or binary) whose root file is in `src`.
+fn module_graph_of(src: &Path) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
     let mut modules = BTreeMap::new();
     module_files(&src, &[], &mut modules);
     let parsed: BTreeMap<ModPath, syn::File> = modules
@@ -317,6 +322,25 @@ fn no_module_imports_itself_through_a_circle() {
         })
         .collect();
     assert!(found.is_empty(), "import circles:\n{}", text.join("\n"));
+}
+
+/// The benchmark harness's modules too (`benches/src/bin/bench`): `load` and `servers`
+/// imported each other.
+#[test]
+fn the_bench_harness_has_no_import_circle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../benches/src/bin/bench");
+    let graph = module_graph_of(&src);
+    assert!(
+        graph.len() > 5,
+        "the walk found the modules: {}",
+        graph.len()
+    );
+    let found = circles(&graph);
+    let names: Vec<Vec<String>> = found.iter().map(|c| c.iter().map(name).collect()).collect();
+    assert!(
+        found.is_empty(),
+        "import circles in the bench harness: {names:?}"
+    );
 }
 
 #[test]
