@@ -6,12 +6,33 @@
 //! Type`); the same tokens give a client with one async method per route, taking the
 //! request-side arguments in their types and returning `Result<T, ClientError>`:
 //!
-//! ```rust,ignore
-//! let client = UserApiClient::new("http://127.0.0.1:8080")?;
-//! client.register(Json(params)).await?;
-//! let token = client.login_token().await?.token;
-//! let user = client.login(Json(proof)).await?;
-//! assert_eq!(client.me().await?.name, user.account);
+//! ```no_run
+//! use framework::extract::Json;
+//! use framework::{Result, Validate, api};
+//! use serde::{Deserialize, Serialize};
+//!
+//! #[derive(Debug, Deserialize, Serialize, Validate, schemars::JsonSchema)]
+//! pub struct Note {
+//!     pub text: String,
+//! }
+//!
+//! #[api(prefix = "/notes")]
+//! pub trait NotesApi {
+//!     #[post("/")]
+//!     async fn add(&self, note: Json<Note>) -> Result<Note>;
+//!     #[get("/{id}")]
+//!     async fn note(&self, id: u32) -> Result<Option<Note>>;
+//! }
+//!
+//! # #[tokio::main]
+//! # async fn main() -> std::result::Result<(), framework::client::ClientError> {
+//! // Not run here: no service listens. The guide's API chapter runs one in process.
+//! let client = NotesApiClient::new("http://127.0.0.1:8080")?;
+//! client.add(Json(Note { text: "milk".into() })).await?;
+//! let first: Option<Note> = client.note(1).await?;
+//! # let _ = first;
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! Server-side arguments (`&mut Context`, `#[state]`, borrowed values and extractors such as
