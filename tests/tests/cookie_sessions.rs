@@ -131,11 +131,24 @@ async fn a_tampered_or_foreign_cookie_is_no_session() {
 #[tokio::test]
 async fn an_expired_session_is_gone_even_when_the_browser_kept_its_cookie() {
     let server = common::start(service(CookieKeys::generate())).await;
+    // Written in the last 50 ms of a second and read just after it: a session lives at least
+    // its TTL, so it is there (its expiry is sealed in whole seconds, rounded up).
+    let subsec = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_millis()
+    };
+    while subsec() < 950 {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let answer = get(&server, "/put?v=brief&ttl=1", "").await;
     assert!(set_cookie(&answer).unwrap().ends_with("Max-Age=1"));
     let jar = pair(&answer);
+    tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(get(&server, "/read", &jar).await.text(), "brief");
-    tokio::time::sleep(Duration::from_millis(2100)).await;
+    // Less than a second more than its TTL: gone 2.1 s after it was written.
+    tokio::time::sleep(Duration::from_millis(2000)).await;
     assert_eq!(
         get(&server, "/read", &jar).await.text(),
         "-",

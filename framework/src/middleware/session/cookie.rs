@@ -90,7 +90,7 @@ impl Sealed {
         }
         serde_json::to_string(&Borrowed {
             id,
-            exp: now_secs().saturating_add(ttl.as_secs()),
+            exp: expiry(since_epoch(), ttl),
             data,
         })
     }
@@ -103,9 +103,22 @@ impl Sealed {
 }
 
 fn now_secs() -> u64 {
+    since_epoch().as_secs()
+}
+
+fn since_epoch() -> Duration {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+        .unwrap_or_default()
+}
+
+/// The whole second a session made at `now` (since the epoch) that lives `ttl` expires at:
+/// `now + ttl` rounded up, so it lives at least `ttl` and less than a second more. (Rounded
+/// down, a 1 s session written late in a second expired at the next one, a few milliseconds
+/// later.)
+fn expiry(now: Duration, ttl: Duration) -> u64 {
+    let end = now.saturating_add(ttl);
+    end.as_secs() + u64::from(end.subsec_nanos() > 0)
 }
 
 /// The middleware never calls these for this store: it opens and seals the cookie itself
@@ -134,5 +147,19 @@ impl SessionStore for CookieStore {
 
     fn in_cookie(&self) -> Option<&CookieStore> {
         Some(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_session_lives_at_least_its_ttl_and_less_than_a_second_more() {
+        let ttl = Duration::from_secs(1);
+        // Made late in second 100: expires at 102, not at 101 a few milliseconds later.
+        assert_eq!(expiry(Duration::from_millis(100_990), ttl), 102);
+        assert_eq!(expiry(Duration::from_millis(100_000), ttl), 101);
+        assert_eq!(expiry(Duration::from_millis(100_001), ttl), 102);
     }
 }
