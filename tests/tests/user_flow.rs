@@ -148,8 +148,22 @@ async fn register_token_login_me_on_cookie_sessions() {
     );
     let server = common::start(user_service::build(&config, stores).expect("service")).await;
     // The typed client from the service's API crate: its cookie store carries the sealed
-    // session from the token to the login and on to `me`.
-    let client = user_api::UserApiClient::new(&server.url("")).expect("client");
+    // session from the token to the login and on to `me`. The inspector keeps the session
+    // cookie the login set, to show it to the second instance.
+    let sealed = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let kept = std::sync::Arc::clone(&sealed);
+    let client = framework::client::ApiClient::builder()
+        .inspect(move |call| {
+            if call.route == "/users/v1/login" && call.method == http::Method::POST {
+                if let Some(cookie) = call.response_headers.get("set-cookie") {
+                    let pair = cookie.to_str().unwrap().split(';').next().unwrap();
+                    *kept.lock().unwrap() = pair.to_owned();
+                }
+            }
+        })
+        .build(&server.url(""))
+        .expect("client");
+    let client = user_api::UserApiClient::from_client(client);
     let alice = User::new("alice", "correct horse");
     let params = |password: &str| {
         framework::extract::Json(user_api::UserParams {
@@ -172,6 +186,19 @@ async fn register_token_login_me_on_cookie_sessions() {
         Some(StatusCode::BAD_REQUEST),
         "the token was consumed"
     );
+    // A second instance with the same key, and a memory of its own, reads the session.
+    let stores = Stores::connect(&config).await.expect("stores");
+    let second = common::start(user_service::build(&config, stores).expect("service")).await;
+    let cookie = sealed.lock().unwrap().clone();
+    assert!(cookie.starts_with("sid="), "{cookie}");
+    let me = reqwest::Client::new()
+        .get(second.url("/users/v1/me"))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(me.json::<Value>().await.unwrap(), json!({"name": "alice"}));
+    second.stop().await;
     server.stop().await;
 
     let missing =
