@@ -1,6 +1,8 @@
 //! Uploads stream: 20 clients each sending a 1 MiB file at once, saved to temporary files,
 //! grow the server's resident memory by less than 16 MiB (the files' 20 MiB never sit in
-//! memory together). The server runs in a process of its own, so only its memory is counted.
+//! memory together), and the same 20 clients sending 8 MiB files each (160 MiB in all) grow
+//! it by at most a full read buffer per connection (and 4 MiB) more than that: what a request
+//! holds is a chunk of its connection, not its file. The server runs in a process of its own, so only its memory is counted.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -15,6 +17,13 @@ const MIB: usize = 1024 * 1024;
 const CLIENTS: usize = 20;
 /// The bound the issue sets for 20 parallel uploads of 1 MiB.
 const MAX_GROWTH: u64 = 16 * MIB as u64;
+/// The most a connection's read buffer holds: hyper's default `max_buf_size` (8 KiB + 400 ×
+/// 4 KiB), which a long upload grows into, and the chunk the parser is handed.
+const CONNECTION_CHUNK: u64 = 8192 + 4096 * 100;
+/// How much more 20 uploads of 8 MiB may grow memory than 20 of 1 MiB: a full read buffer per
+/// connection and 4 MiB of slack, far below the 140 MiB more that holding the files would
+/// take (about 7 MiB more measured).
+const MAX_MORE_FOR_LARGER_FILES: u64 = CLIENTS as u64 * CONNECTION_CHUNK + 4 * MIB as u64;
 
 /// Saves each file part to a temporary file, deleted when the request ends.
 async fn upload(ctx: &mut Context) -> Result<String> {
@@ -26,9 +35,9 @@ async fn upload(ctx: &mut Context) -> Result<String> {
     Ok(total.to_string())
 }
 
-/// A multipart body with one 1 MiB file, streamed in 64 KiB chunks of one shared buffer (so
-/// the client holds no copy of the file).
-fn streamed_body() -> reqwest::Body {
+/// A multipart body with one file of `size` bytes (a multiple of 64 KiB), streamed in 64 KiB
+/// chunks of one shared buffer (so the client holds no copy of the file).
+fn streamed_body(size: usize) -> reqwest::Body {
     static CHUNK: [u8; 64 * 1024] = [b'u'; 64 * 1024];
     let head = format!(
         "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.bin\"\r\n\
@@ -38,15 +47,15 @@ fn streamed_body() -> reqwest::Body {
     let chunks = std::iter::once(Bytes::from(head))
         .chain(std::iter::repeat_n(
             Bytes::from_static(&CHUNK),
-            MIB / CHUNK.len(),
+            size / CHUNK.len(),
         ))
         .chain(std::iter::once(Bytes::from(tail)))
         .map(Ok::<_, std::io::Error>);
     reqwest::Body::wrap_stream(futures_util::stream::iter(chunks))
 }
 
-/// Sends the 20 uploads at once; each must be answered with its 1 MiB.
-async fn round(url: &str, client: &reqwest::Client) {
+/// Sends the 20 uploads of `size` bytes at once; each must be answered with its size.
+async fn round(url: &str, client: &reqwest::Client, size: usize) {
     let uploads = (0..CLIENTS).map(|_| {
         client
             .post(url)
@@ -54,13 +63,13 @@ async fn round(url: &str, client: &reqwest::Client) {
                 "content-type",
                 format!("multipart/form-data; boundary={BOUNDARY}"),
             )
-            .body(streamed_body())
+            .body(streamed_body(size))
             .send()
     });
     for res in futures_util::future::join_all(uploads).await {
         let res = res.expect("upload");
         assert_eq!(res.status(), 200);
-        assert_eq!(res.text().await.unwrap(), MIB.to_string());
+        assert_eq!(res.text().await.unwrap(), size.to_string());
     }
 }
 
@@ -143,7 +152,7 @@ async fn twenty_parallel_uploads_of_1_mib_grow_server_memory_by_less_than_16_mib
             "content-type",
             format!("multipart/form-data; boundary={BOUNDARY}"),
         )
-        .body(streamed_body())
+        .body(streamed_body(MIB))
         .send()
         .await
         .unwrap();
@@ -152,30 +161,43 @@ async fn twenty_parallel_uploads_of_1_mib_grow_server_memory_by_less_than_16_mib
     let pid = child.0.id();
     let baseline = rss_of(pid);
     assert!(baseline > 0, "this test reads /proc/<pid>/status");
-    let peak = Arc::new(AtomicU64::new(baseline));
-    let done = Arc::new(AtomicBool::new(false));
-    let sampler = {
-        let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
-        std::thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                peak.fetch_max(rss_of(pid), Ordering::Relaxed);
-                std::thread::sleep(Duration::from_millis(2));
-            }
-        })
+    // The peak resident memory over a round, sampled every 2 ms, above the baseline.
+    let peak_growth = async |size: usize| {
+        let peak = Arc::new(AtomicU64::new(baseline));
+        let done = Arc::new(AtomicBool::new(false));
+        let sampler = {
+            let (peak, done) = (Arc::clone(&peak), Arc::clone(&done));
+            std::thread::spawn(move || {
+                while !done.load(Ordering::Relaxed) {
+                    peak.fetch_max(rss_of(pid), Ordering::Relaxed);
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            })
+        };
+        round(&url, &client, size).await;
+        done.store(true, Ordering::Relaxed);
+        sampler.join().unwrap();
+        peak.load(Ordering::Relaxed).saturating_sub(baseline)
     };
-    round(&url, &client).await;
-    done.store(true, Ordering::Relaxed);
-    sampler.join().unwrap();
+    let growth = peak_growth(MIB).await;
+    let growth_large = peak_growth(8 * MIB).await;
     drop(child);
-    let growth = peak.load(Ordering::Relaxed).saturating_sub(baseline);
+    let mib = |bytes: u64| bytes as f64 / MIB as f64;
     eprintln!(
-        "{CLIENTS} parallel uploads of 1 MiB: server resident memory {:.1} MiB before, peak \
-         growth {:.2} MiB",
-        baseline as f64 / MIB as f64,
-        growth as f64 / MIB as f64
+        "{CLIENTS} parallel uploads: server resident memory {:.1} MiB before, peak growth \
+         {:.2} MiB with files of 1 MiB, {:.2} MiB with files of 8 MiB",
+        mib(baseline),
+        mib(growth),
+        mib(growth_large)
     );
     assert!(
         growth < MAX_GROWTH,
         "the server's resident memory grew by {growth} bytes (at most {MAX_GROWTH})"
+    );
+    // Holding whole files would take 140 MiB more for the larger ones.
+    assert!(
+        growth_large < growth + MAX_MORE_FOR_LARGER_FILES,
+        "8 MiB files grew memory by {growth_large} bytes, 1 MiB files by {growth}: it grows \
+         with the file size"
     );
 }

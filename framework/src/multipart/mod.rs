@@ -47,8 +47,10 @@
 //! is refused before anything is read. A body that is not `multipart/form-data` is **415**; one
 //! without a boundary, truncated, or with a part that has no name, **400**; a client too slow
 //! to send it, **408** (the server's body read deadline). What a request can make the server
-//! hold is one chunk of the connection and the part headers being read, plus what the handler
-//! itself keeps ([`Part::bytes`] up to the part's limit).
+//! hold is one chunk of the connection (hyper reads at most about 408 KiB at a time) and the
+//! part headers being read, plus what the handler itself keeps ([`Part::bytes`] up to the
+//! part's limit): `tests/tests/multipart_memory.rs` measures 20 uploads of 8 MiB files against
+//! 20 of 1 MiB.
 //!
 //! The limits come from the argument's type ([`MultipartParts::LIMITS`]), else from the app's
 //! state (`App::with_state(MultipartLimits { .. })`), else the defaults; a handler may set its
