@@ -504,9 +504,20 @@ fn open_copies(file: &Path) -> usize {
         .unwrap_or(0)
 }
 
+/// This process's resident memory, in bytes (`/proc/self/status`).
+fn resident() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
 /// A 20 MiB file streams (the client reads a part and leaves; the server's memory does not
-/// hold the file), and its handle is let go when the client goes away and when a download
-/// ends.
+/// hold the file: resident memory grows by less than half the file while the stream waits),
+/// and its handle is let go when the client goes away, when a download ends, after a 304 and
+/// after a 416.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_large_file_streams_and_its_handle_is_let_go() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -520,6 +531,7 @@ async fn a_large_file_streams_and_its_handle_is_let_go() {
     let big = std::fs::canonicalize(dir.join("big.bin")).unwrap();
     let server = common::start(service(&dir)).await;
     assert_eq!(open_copies(&big), 0);
+    let before = resident();
     let mut socket = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     socket
         .write_all(b"GET /file/big.bin HTTP/1.1\r\nhost: x\r\n\r\n")
@@ -531,6 +543,13 @@ async fn a_large_file_streams_and_its_handle_is_let_go() {
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(head.contains("content-length: 20971520"), "{head}");
     assert_eq!(open_copies(&big), 1, "open while it streams");
+    // The client reads no more: the server has filled what the connection takes, and waits.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let held = resident().saturating_sub(before);
+    assert!(
+        held < 10 * 1024 * 1024,
+        "resident memory grew by {held} bytes while 20 MiB waited to be sent"
+    );
     drop(socket);
     assert!(
         common::eventually(|| open_copies(&big) == 0).await,
@@ -545,6 +564,36 @@ async fn a_large_file_streams_and_its_handle_is_let_go() {
         .unwrap();
     assert_eq!(body.len(), 20 * 1024 * 1024);
     assert!(common::eventually(|| open_copies(&big) == 0).await);
+    // A 304 and a 416 let it go too.
+    let client = no_redirects();
+    let first = client
+        .get(server.url("/file/big.bin"))
+        .send()
+        .await
+        .unwrap();
+    let etag = first.headers()["etag"].to_str().unwrap().to_owned();
+    drop(first);
+    assert!(
+        common::eventually(|| open_copies(&big) == 0).await,
+        "dropped answer"
+    );
+    for (name, value, status) in [
+        ("if-none-match", etag, 304),
+        ("range", "bytes=999999999-".to_owned(), 416),
+    ] {
+        let res = client
+            .get(server.url("/file/big.bin"))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status(), status, "{name}");
+        let _ = res.bytes().await;
+        assert!(
+            common::eventually(|| open_copies(&big) == 0).await,
+            "released after a {status}"
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
