@@ -29,10 +29,13 @@ impl Drop for Guard {
 }
 
 /// `/json` answers at once, `/boom` panics (no recover middleware here), `/slow` holds a
-/// guard for a minute, `/wait` answers after 300 ms; `handled` counts the handlers reached.
+/// guard for a minute, `/wait` answers after 300 ms, `/hold` after 3 s; `handled` counts the
+/// handlers reached.
 fn service(dropped: &Arc<Dropped>, handled: &Arc<AtomicUsize>) -> Service {
     let dropped = Arc::clone(dropped);
-    let (h1, h2, h3) = (
+    let (h1, h2, h3, h4, h5) = (
+        Arc::clone(handled),
+        Arc::clone(handled),
         Arc::clone(handled),
         Arc::clone(handled),
         Arc::clone(handled),
@@ -52,9 +55,19 @@ fn service(dropped: &Arc<Dropped>, handled: &Arc<AtomicUsize>) -> Service {
                 Ok("unreachable")
             }
         })
-        .get("/wait", |_ctx: &mut Context| async {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            Ok("waited")
+        .get("/wait", move |_ctx: &mut Context| {
+            h4.fetch_add(1, Ordering::SeqCst);
+            async {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Ok("waited")
+            }
+        })
+        .get("/hold", move |_ctx: &mut Context| {
+            h5.fetch_add(1, Ordering::SeqCst);
+            async {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                Ok("held")
+            }
         })
         .get("/slow", move |_ctx: &mut Context| {
             h3.fetch_add(1, Ordering::SeqCst);
@@ -183,7 +196,10 @@ async fn a_graceful_shutdown_answers_the_streams_in_flight() {
         answers.push(answer);
         send = next;
     }
-    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        common::eventually(|| handled.load(Ordering::SeqCst) == 4).await,
+        "the four handlers started"
+    );
     let stopped = server.signal_shutdown();
     for answer in answers {
         let answer = answer.await.expect("answered during the shutdown");
@@ -223,6 +239,79 @@ async fn the_stream_limit_is_advertised_and_streams_up_to_it_are_answered() {
         assert_eq!(answer.status(), 200);
         assert!(body_of(answer).await.starts_with(b"{\"message\""));
     }
+    server.stop().await;
+}
+
+/// A stream over the advertised limit is refused by the server itself (`RST_STREAM`
+/// `REFUSED_STREAM`, RFC 9113 section 5.1.2), and the connection lives on: 200 streams held
+/// in flight together on raw frames (a client library would queue the 201st itself), then one
+/// more; the 200 are answered after it.
+#[tokio::test]
+async fn a_stream_over_the_limit_is_refused_and_the_connection_lives() {
+    let (dropped, handled) = (Arc::default(), Arc::<AtomicUsize>::default());
+    let server = common::start(service(&dropped, &handled)).await;
+    let mut tcp = tokio::net::TcpStream::connect(server.addr)
+        .await
+        .expect("connect");
+    // `GET /hold`: `:method GET` (indexed 2), `:scheme http` (6), `:path /hold` and
+    // `:authority t` as literals without indexing (names 4 and 1).
+    let block = [
+        0x82, 0x86, 0x04, 5, b'/', b'h', b'o', b'l', b'd', 0x01, 1, b't',
+    ];
+    let mut opening = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    opening.extend(frame(0x4, 0, 0, &[])); // SETTINGS
+    for i in 0..200u32 {
+        // HEADERS with END_STREAM and END_HEADERS.
+        opening.extend(frame(0x1, 0x5, 2 * i + 1, &block));
+    }
+    tcp.write_all(&opening).await.expect("write");
+    assert!(
+        common::eventually(|| handled.load(Ordering::SeqCst) == 200).await,
+        "200 streams in flight ({} reached)",
+        handled.load(Ordering::SeqCst)
+    );
+    let over = 401;
+    tcp.write_all(&frame(0x1, 0x5, over, &block))
+        .await
+        .expect("write");
+    // Frames until the refusal and the 200 answers (HEADERS on streams 1 to 399).
+    let mut refused = None;
+    let mut answered = std::collections::BTreeSet::new();
+    let read = async {
+        while refused.is_none() || answered.len() < 200 {
+            let mut head = [0u8; 9];
+            tcp.read_exact(&mut head).await.expect("a frame");
+            let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+            let (kind, flags) = (head[3], head[4]);
+            let stream = u32::from_be_bytes([head[5] & 0x7f, head[6], head[7], head[8]]);
+            let mut payload = vec![0u8; len];
+            tcp.read_exact(&mut payload).await.expect("its payload");
+            match kind {
+                // The server's SETTINGS: acknowledged.
+                0x4 if flags & 1 == 0 => {
+                    tcp.write_all(&frame(0x4, 1, 0, &[])).await.expect("ack");
+                }
+                0x3 if stream == over => {
+                    refused = Some(u32::from_be_bytes(payload[..4].try_into().unwrap()));
+                }
+                0x1 if stream < over => {
+                    answered.insert(stream);
+                }
+                0x7 => panic!("GOAWAY: the connection was closed"),
+                _ => {}
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(15), read)
+        .await
+        .expect("the refusal and the answers within 15 s");
+    assert_eq!(refused, Some(0x7), "RST_STREAM REFUSED_STREAM");
+    assert_eq!(answered.len(), 200, "the streams in flight were answered");
+    assert_eq!(
+        handled.load(Ordering::SeqCst),
+        200,
+        "the refused one ran no handler"
+    );
     server.stop().await;
 }
 
