@@ -239,8 +239,11 @@ async fn keep_alive_clients_lose_nothing_with_a_drain_delay() {
 
 /// The control: without a drain delay, an idle keep-alive connection is closed at the stop
 /// while its client may be sending the next request on it (HTTP/1.1's race, which clients
-/// settle by retrying; reqwest does not retry a request it has sent), and some fail.
+/// settle by retrying; reqwest does not retry a request it has sent), and some fail. A
+/// measurement of a race, not a check: it happens on most runs, not on all, so it is run by
+/// hand (`cargo test -p e2e-tests --test socket_activation -- --ignored`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a race shown by hand, not a check: it does not happen on every run"]
 async fn without_a_drain_delay_keep_alive_clients_can_lose_requests() {
     let run = restarts_under_load(Clients::KeepAlive, "0").await;
     assert!(

@@ -442,7 +442,8 @@ async fn a_layer_s_readiness_is_awaited_without_blocking_the_worker() {
     let started = std::time::Instant::now();
     let first = tokio::spawn(client.get(server.url("/limited")).send());
     let second = tokio::spawn(client.get(server.url("/limited")).send());
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // One is in the handler; the other waits for the layer's readiness.
+    assert!(common::eventually(|| in_handler.load(Ordering::SeqCst) == 1).await);
     let free = client.get(server.url("/free")).send().await.expect("free");
     assert_eq!(free.text().await.expect("body"), "free");
     assert!(
@@ -950,16 +951,23 @@ async fn a_tonic_grpc_service_is_served_beside_rest_over_http2() {
         .expect("the answer ends with trailers");
     assert_eq!(trailers["grpc-status"], "0");
 
-    // REST on the same port, over HTTP/2 too.
-    let rest = reqwest::Client::builder()
-        .http2_prior_knowledge()
-        .build()
-        .expect("client");
-    let json = rest.get(server.url("/json")).send().await.expect("json");
-    assert_eq!(json.version(), reqwest::Version::HTTP_2);
+    // REST on the same HTTP/2 connection as that gRPC call: another stream of it.
+    let mut send = send.ready().await.expect("ready");
+    let request = http::Request::get(server.url("/json"))
+        .body(())
+        .expect("request");
+    let (json, _) = send.send_request(request, true).expect("send");
+    let json = json.await.expect("answer");
     assert_eq!(json.status(), 200);
     assert_eq!(json.headers()["x-around"], "app");
-    let body: serde_json::Value = json.json().await.expect("json body");
-    assert_eq!(body["message"], "Hello, World!");
+    let mut body = json.into_body();
+    let mut received = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.expect("data");
+        let _ = body.flow_control().release_capacity(chunk.len());
+        received.extend_from_slice(&chunk);
+    }
+    let value: serde_json::Value = serde_json::from_slice(&received).expect("json body");
+    assert_eq!(value["message"], "Hello, World!");
     server.stop().await;
 }
