@@ -204,5 +204,31 @@ async fn a_cookie_of_exactly_4096_bytes_passes_and_a_larger_one_fails_clearly() 
     let (passing, len) = largest_passing.expect("a size that fits");
     assert_eq!(len, 4096, "the largest passing cookie is exactly the bound");
     assert_eq!(first_failing, Some(passing + 1), "one byte more fails");
+    // Its code, and the line it is logged with (the server runs on this test's thread).
+    let lines = common::SharedWriter::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(move || writer.clone())
+        .finish();
+    let log = tracing::subscriber::set_default(subscriber);
+    let answer = common::raw_request(
+        server.addr,
+        &format!(
+            "GET /fill?n={} HTTP/1.1\r\nHost: t\r\nAccept: application/json\r\n\
+             Connection: close\r\n\r\n",
+            passing + 1
+        ),
+    )
+    .await;
+    drop(log);
+    assert_eq!(answer.status, 500);
+    let body: serde_json::Value = serde_json::from_slice(&answer.body).unwrap();
+    assert_eq!(body["code"], "session_too_large", "{body}");
+    let logged = String::from_utf8_lossy(&lines.0.lock().unwrap()).into_owned();
+    assert!(
+        logged.contains("session too large for its cookie"),
+        "{logged}"
+    );
     server.stop().await;
 }

@@ -1079,3 +1079,34 @@ async fn the_user_service_refuses_cross_site_posts_on_its_post_routes() {
     assert_eq!(trusted.status(), 201, "a CORS origin is trusted");
     service.stop().await;
 }
+
+/// The avatar upload is a state-changing route too: a forged cross-site `PUT` is refused.
+#[tokio::test]
+async fn the_avatar_upload_refuses_a_forged_cross_site_put() {
+    let service = user_service::build(
+        &user_service::Config::default(),
+        user_service::Stores::in_memory(),
+    )
+    .unwrap();
+    let server = common::start(service).await;
+    let body = "--b\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"a.png\"\r\n\
+                Content-Type: image/png\r\n\r\n\x7fPNG\r\n--b--\r\n";
+    let answer = common::raw_request(
+        server.addr,
+        &format!(
+            "PUT /users/v1/me/avatar HTTP/1.1\r\nHost: t\r\nSec-Fetch-Site: cross-site\r\n\
+             Origin: https://evil.example\r\nAccept: application/json\r\n\
+             Content-Type: multipart/form-data; boundary=b\r\nContent-Length: {}\r\n\
+             Connection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, 403, "{}", answer.head);
+    assert!(
+        answer.text().contains("framework-csrf"),
+        "{}",
+        answer.text()
+    );
+    server.stop().await;
+}
