@@ -1,8 +1,9 @@
 // Routes the generated client cannot express: a multipart body to send, a redirect or a
-// stream to read. Each is refused at its token with the fix.
+// stream to read (server-sent events, JSON lines, a file). Each is refused at its token with
+// the fix.
 
 use framework::multipart::Multipart;
-use framework::reply::Redirect;
+use framework::reply::{JsonLines, NamedFile, Redirect, Sse};
 use framework::{Result, api};
 
 #[api(prefix = "/files")]
@@ -15,6 +16,15 @@ trait FilesApi {
 
     #[get("/maybe")]
     async fn maybe(&self) -> Result<Option<String>>;
+
+    #[get("/events")]
+    async fn events(&self) -> Result<Sse>;
+
+    #[get("/lines")]
+    async fn lines(&self) -> Result<JsonLines>;
+
+    #[get("/file")]
+    async fn file(&self) -> Result<NamedFile>;
 }
 
 fn main() {}
