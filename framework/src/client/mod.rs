@@ -848,3 +848,22 @@ fn decode<T: DeserializeOwned>(status: StatusCode, body: &[u8]) -> Result<T, Cli
 pub trait ClientAnswer: DeserializeOwned {}
 
 impl<T: DeserializeOwned> ClientAnswer for T {}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::{ClientBuilder, DEFAULT_MAX_ANSWER_BYTES};
+
+    /// The defaults the builder's documentation gives.
+    #[test]
+    fn the_defaults_are_the_documented_ones() {
+        let builder = ClientBuilder::default();
+        assert_eq!(builder.timeout, Some(Duration::from_secs(30)));
+        assert_eq!(builder.connect_timeout, Duration::from_secs(10));
+        assert_eq!(builder.pool_idle_timeout, Duration::from_secs(90));
+        assert!(builder.cookie_store);
+        assert_eq!(builder.max_answer_bytes, DEFAULT_MAX_ANSWER_BYTES);
+        assert_eq!(DEFAULT_MAX_ANSWER_BYTES, 16 * 1024 * 1024);
+    }
+}

@@ -422,6 +422,28 @@ mod tests {
     use super::{Event, lines};
     use std::time::Duration;
 
+    /// Without `keep_alive`, a quiet stream sends its comment after 15 s (on a clock the test
+    /// moves), and not before.
+    #[tokio::test(start_paused = true)]
+    async fn the_default_keep_alive_is_a_comment_every_15_seconds() {
+        use http_body_util::BodyExt;
+        let mut body = super::Sse::new(futures_util::stream::pending::<Event>())
+            .into_body()
+            .into_inner();
+        let early = tokio::time::timeout(Duration::from_millis(14_990), body.frame()).await;
+        assert!(early.is_err(), "nothing before 15 s");
+        let frame = tokio::time::timeout(Duration::from_millis(20), body.frame())
+            .await
+            .expect("a comment at 15 s")
+            .expect("a frame")
+            .expect("no error");
+        assert_eq!(frame.into_data().unwrap(), super::KEEP_ALIVE_COMMENT);
+        let next = tokio::time::timeout(Duration::from_secs(15), body.frame())
+            .await
+            .expect("another 15 s later");
+        assert!(next.is_some());
+    }
+
     fn wire(event: &Event) -> String {
         String::from_utf8(event.to_bytes().to_vec()).unwrap()
     }
