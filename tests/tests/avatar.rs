@@ -219,6 +219,24 @@ async fn avatar_round_trip(server: &common::Running) {
         body["message"],
         "multipart file part \"avatar\" exceeds the file size limit of 1048576 bytes"
     );
+    // The whole form: at most 1 MiB + 16 KiB. An exactly 1 MiB image with an epilogue after
+    // the closing boundary (which counts to the total, not to any part) up to the limit
+    // passes; one byte more is refused, by its Content-Length.
+    let total = MIB + 16 * 1024;
+    let at_total = |extra: usize| {
+        let mut body = form(&[("avatar", "a.jpg", "image/jpeg", &image(JPEG, MIB))]);
+        let epilogue = total + extra - body.len();
+        body.extend(std::iter::repeat_n(b'e', epilogue));
+        body
+    };
+    let (status, info) = put_avatar(&mut ann, server, &multipart(), at_total(0)).await;
+    assert_eq!(status, StatusCode::OK, "{info}");
+    let (status, body) = put_avatar(&mut ann, server, &multipart(), at_total(1)).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert_eq!(
+        body["message"],
+        format!("multipart body exceeds the total size limit of {total} bytes")
+    );
     // A second part: 413 (one part only).
     let (status, body) = put_avatar(
         &mut ann,
