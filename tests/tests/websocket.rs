@@ -130,6 +130,53 @@ fn close_code(frame: Option<Frame>) -> Option<u16> {
     }
 }
 
+/// 300 messages and a normal close in one write: every message reaches the handler, in order,
+/// before `recv` says the client closed; none is dropped behind the close.
+#[tokio::test]
+async fn a_burst_then_a_close_in_one_write_loses_no_message() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let ended = Arc::new(tokio::sync::Notify::new());
+    let (kept, done) = (Arc::clone(&seen), Arc::clone(&ended));
+    let service = App::new()
+        .get("/count", move |ctx: &mut Context| {
+            let (kept, done) = (Arc::clone(&kept), Arc::clone(&done));
+            let upgraded = ctx.websocket(config(), move |mut socket| async move {
+                while let Some(message) = socket.recv().await {
+                    if let framework::ws::Message::Text(text) = message {
+                        kept.lock().unwrap().push(text[..3].to_owned());
+                    }
+                }
+                done.notify_one();
+            });
+            async move { upgraded.map_err(Into::into) }
+        })
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    let mut client = connect(&server, "/count").await;
+    for i in 0..300usize {
+        let size = if i.is_multiple_of(2) { 100 } else { 1000 };
+        client
+            .feed(Frame::text(format!("{i:03}{}", "m".repeat(size - 3))))
+            .await
+            .unwrap();
+    }
+    client.feed(Frame::Close(None)).await.unwrap();
+    // One flush: the 300 frames and the close leave in one write.
+    client.flush().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(5), ended.notified())
+        .await
+        .expect("the handler saw the close");
+    let seen = seen.lock().unwrap().clone();
+    let expected: Vec<String> = (0..300).map(|i| format!("{i:03}")).collect();
+    assert_eq!(seen, expected, "every message, in order, before the close");
+    assert!(
+        matches!(next(&mut client).await, Some(Frame::Close(_)) | None),
+        "the close answered"
+    );
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn echo_after_the_route_middleware_with_text_binary_and_pings() {
     let server = common::start(service(ServerLimits::default())).await;
