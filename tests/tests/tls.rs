@@ -383,6 +383,37 @@ async fn the_user_service_asks_for_client_certificates_with_tls_client_ca() {
     assert_eq!(res.status(), 200);
     server.stop().await;
 
+    // `TLS_CLIENT_AUTH=optional`: a client without a certificate is served too, one with a
+    // certificate of another CA is still refused.
+    let optional = user_service::Config::from_lookup(|k| match k {
+        "TLS_CERT" => Some(pki.cert().display().to_string()),
+        "TLS_KEY" => Some(pki.key().display().to_string()),
+        "TLS_CLIENT_CA" => Some(ca.display().to_string()),
+        "TLS_CLIENT_AUTH" => Some("optional".to_owned()),
+        _ => None,
+    })
+    .unwrap();
+    let service = user_service::build(&optional, user_service::Stores::in_memory()).unwrap();
+    let server = common::start(service).await;
+    let livez = format!("https://localhost:{}/livez", server.addr.port());
+    let res = pki.client(false).get(&livez).send().await.unwrap();
+    assert_eq!(res.status(), 200, "no certificate: served");
+    let res = pki
+        .client_cert("ops", 2, VALID)
+        .reqwest(&pki, false)
+        .get(&livez)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200, "a certificate of the CA: served");
+    let other = Pki::new("mtls-user-service-other");
+    let stranger = other.client_cert("stranger", 3, VALID).reqwest(&pki, false);
+    assert!(
+        stranger.get(&livez).send().await.is_err(),
+        "a certificate of another CA: refused"
+    );
+    server.stop().await;
+
     let missing = pki.dir.join("missing-ca.pem");
     let err = user_service::build(&config(&missing), user_service::Stores::in_memory())
         .err()
