@@ -107,6 +107,14 @@ async fn responses_come_in_zstd_and_deflate_whole_and_streamed() {
                 .await
                 .unwrap();
             assert_eq!(res.headers()["content-encoding"], coding, "{len}");
+            // Whole bodies go out with their length; the large one as a stream, chunked.
+            let streamed = len > 64 * 1024;
+            assert_eq!(
+                res.headers().get("content-length").is_none(),
+                streamed,
+                "{coding} {len}: {:?}",
+                res.headers()
+            );
             assert!(
                 res.headers()["vary"]
                     .to_str()
