@@ -704,6 +704,28 @@ impl Body for ResponseBody {
 mod tests {
     use super::*;
 
+    /// A file body comes in chunks of at most 64 KiB, never whole: a 200 000-byte reader gives
+    /// four frames, of 64 KiB but the last, and exactly its bytes.
+    #[tokio::test]
+    async fn a_reader_body_comes_in_chunks_of_64_kib() {
+        let bytes: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let mut body =
+            BodyStream::from_reader(std::io::Cursor::new(bytes.clone()), 200_000).into_inner();
+        let mut sizes = Vec::new();
+        let mut all = Vec::new();
+        while let Some(frame) = http_body_util::BodyExt::frame(&mut body).await {
+            let data = frame.unwrap().into_data().unwrap();
+            sizes.push(data.len());
+            all.extend_from_slice(&data);
+        }
+        assert_eq!(
+            sizes,
+            [READ_CHUNK, READ_CHUNK, READ_CHUNK, 200_000 - 3 * READ_CHUNK]
+        );
+        assert_eq!(READ_CHUNK, 64 * 1024);
+        assert_eq!(all, bytes);
+    }
+
     fn chunked(chunks: &'static [&'static [u8]]) -> RequestBody {
         let stream = futures_util::stream::iter(
             chunks
