@@ -242,7 +242,7 @@ fn module_graph() -> BTreeMap<ModPath, BTreeSet<ModPath>> {
 /// The import graph of the crate (or binary) whose root file is in `src`.
 fn module_graph_of(src: &Path) -> BTreeMap<ModPath, BTreeSet<ModPath>> {
     let mut modules = BTreeMap::new();
-    module_files(&src, &[], &mut modules);
+    module_files(src, &[], &mut modules);
     let parsed: BTreeMap<ModPath, syn::File> = modules
         .iter()
         .map(|(m, path)| {

@@ -19,7 +19,7 @@ use framework::middleware::global_concurrent_limiter::{
 };
 use framework::middleware::timeout::{Timeout, TimeoutConfig};
 use framework::multipart::{Multipart, MultipartLimits};
-use framework::{App, Context, HttpError, Result, handler_fn};
+use framework::{App, Context, HttpError, handler_fn};
 use http::{Method, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

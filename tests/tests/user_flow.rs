@@ -154,11 +154,12 @@ async fn register_token_login_me_on_cookie_sessions() {
     let kept = std::sync::Arc::clone(&sealed);
     let client = framework::client::ApiClient::builder()
         .inspect(move |call| {
-            if call.route == "/users/v1/login" && call.method == http::Method::POST {
-                if let Some(cookie) = call.response_headers.get("set-cookie") {
-                    let pair = cookie.to_str().unwrap().split(';').next().unwrap();
-                    *kept.lock().unwrap() = pair.to_owned();
-                }
+            if call.route == "/users/v1/login"
+                && call.method == http::Method::POST
+                && let Some(cookie) = call.response_headers.get("set-cookie")
+            {
+                let pair = cookie.to_str().unwrap().split(';').next().unwrap();
+                *kept.lock().unwrap() = pair.to_owned();
             }
         })
         .build(&server.url(""))
