@@ -523,6 +523,13 @@ async fn the_part_header_limit_holds_whatever_the_read_boundaries() {
         let (status, body) = post(&server, "/parts", form(limit + 1)).await;
         assert_413(status, &body, &message);
     }
+    // A part without a header line: the parser reads on after its boundary line as headers,
+    // looking for the empty line, and that is held to the limit too.
+    let mut headless = format!("--{BOUNDARY}\r\n\r\n").into_bytes();
+    headless.extend(std::iter::repeat_n(b'h', 16_000));
+    headless.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+    let (status, body) = post_in_one_write(&server, "/parts", headless).await;
+    assert_413(status, &body, &message);
     server.stop().await;
 }
 

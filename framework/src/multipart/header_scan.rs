@@ -41,9 +41,16 @@ enum State {
     /// In a part's data, looking for the next delimiter.
     Data,
     /// In a boundary line and the header block after it: `len` bytes of them so far,
-    /// `after` bytes since the delimiter (up to 2: `--` closes the body), and how much of the
-    /// empty line that ends the headers (`CRLF CRLF`) was just seen.
-    Head { len: u64, after: u8, ending: u8 },
+    /// `after` bytes since the delimiter (up to 2: `--` closes the body), whether the
+    /// boundary line is still going on (`in_line`), and how much of its line break, or of the
+    /// empty line that ends the headers (`CRLF CRLF`, looked for only after the boundary
+    /// line, as the parser looks for it), was just seen.
+    Head {
+        len: u64,
+        after: u8,
+        ending: u8,
+        in_line: bool,
+    },
     /// After the closing delimiter: the epilogue is not looked at.
     Closed,
 }
@@ -88,6 +95,7 @@ impl HeaderScan {
                                 len: len + end as u64,
                                 after: 0,
                                 ending: 0,
+                                in_line: true,
                             };
                             self.check(len + end as u64)?;
                             bytes = &bytes[end..];
@@ -109,13 +117,19 @@ impl HeaderScan {
                             len: boundary_line,
                             after: 0,
                             ending: 0,
+                            in_line: true,
                         };
                         bytes = &bytes[end..];
                     }
                     None => return Ok(()),
                 },
-                State::Head { len, after, ending } => {
-                    let consumed = self.head(bytes, len, after, ending)?;
+                State::Head {
+                    len,
+                    after,
+                    ending,
+                    in_line,
+                } => {
+                    let consumed = self.head(bytes, len, after, ending, in_line)?;
                     bytes = &bytes[consumed..];
                 }
             }
@@ -130,6 +144,7 @@ impl HeaderScan {
         mut len: u64,
         mut after: u8,
         mut ending: u8,
+        mut in_line: bool,
     ) -> Result<usize, HeaderBlockTooLarge> {
         for (at, &byte) in bytes.iter().enumerate() {
             len += 1;
@@ -143,12 +158,27 @@ impl HeaderScan {
                     return Ok(at + 1);
                 }
             }
-            ending = match (byte, ending) {
-                (b'\r', 2) => 3,
-                (b'\r', _) => 1,
-                (b'\n', 1) => 2,
-                (b'\n', 3) => 4,
-                _ => 0,
+            ending = if in_line {
+                // The boundary line (and any transport padding) ends at its line break; the
+                // headers' empty line is looked for from the next byte on. A part with no
+                // header line is thus not ended by `--bnd CRLF CRLF`: the parser does not end
+                // it there either, and keeps reading what follows as headers.
+                match (byte, ending) {
+                    (b'\n', 1) => {
+                        in_line = false;
+                        0
+                    }
+                    (b'\r', _) => 1,
+                    _ => 0,
+                }
+            } else {
+                match (byte, ending) {
+                    (b'\r', 2) => 3,
+                    (b'\r', _) => 1,
+                    (b'\n', 1) => 2,
+                    (b'\n', 3) => 4,
+                    _ => 0,
+                }
             };
             self.check(len)?;
             if ending == 4 {
@@ -156,7 +186,12 @@ impl HeaderScan {
                 return Ok(at + 1);
             }
         }
-        self.state = State::Head { len, after, ending };
+        self.state = State::Head {
+            len,
+            after,
+            ending,
+            in_line,
+        };
         Ok(bytes.len())
     }
 
@@ -267,6 +302,16 @@ mod tests {
             assert!(scan(&body, first, piece).is_ok(), "piece {piece}");
             assert!(scan(&body, first - 1, piece).is_err(), "piece {piece}");
         }
+        // A part without a header line: what follows its boundary line is read as headers
+        // until an empty line, as the parser reads it, so it passes the limit as it grows.
+        let mut headless = b"--bnd\r\n\r\n".to_vec();
+        headless.extend(std::iter::repeat_n(b'd', 10_000));
+        assert!(scan(&headless, 8192, 10_000).is_err());
+        assert!(scan(&headless, 8192, 7).is_err());
+        // With its empty line after the boundary line's break, it ends there.
+        let mut empty = b"--bnd\r\n\r\n\r\n".to_vec();
+        empty.extend(std::iter::repeat_n(b'd', 10_000));
+        assert!(scan(&empty, 64, 10_000).is_ok());
         // A preamble with no boundary at all passes the limit as it grows.
         let endless = vec![b'p'; 10_000];
         assert!(scan(&endless, 8192, 10_000).is_err());
