@@ -247,7 +247,15 @@ impl Body for IncomingBody {
                     return Poll::Pending;
                 };
                 match sleep.as_mut().poll(cx) {
-                    Poll::Ready(()) => Poll::Ready(Some(Err(BodyError(BodyErrorKind::TimedOut)))),
+                    Poll::Ready(()) => {
+                        // The wait is over, as a failure: the watcher counts it as ended.
+                        if let (Some(watched), Some(started)) =
+                            (&this.watched, this.wait_started.take())
+                        {
+                            watched.ended(started.elapsed());
+                        }
+                        Poll::Ready(Some(Err(BodyError(BodyErrorKind::TimedOut))))
+                    }
                     Poll::Pending => Poll::Pending,
                 }
             }
@@ -301,13 +309,16 @@ impl RequestBody {
     /// The time this body's reads spend waiting for data, from now on: recorded by the body as
     /// it is read, wherever it goes (a body parser, a multipart reader, a proxy). `None` for a
     /// body that is in memory already, or one a layer wrapped, whose waits are not seen.
+    /// Watched already (a timeout inside another), the same record is shared.
     pub(crate) fn watch_waits(&mut self) -> Option<std::sync::Arc<BodyWaits>> {
         let RequestBody::Incoming(incoming) = self else {
             return None;
         };
-        let waits = std::sync::Arc::new(BodyWaits::new());
-        incoming.watched = Some(std::sync::Arc::clone(&waits));
-        Some(waits)
+        let timeout = incoming.timeout;
+        let waits = incoming
+            .watched
+            .get_or_insert_with(|| std::sync::Arc::new(BodyWaits::new(timeout)));
+        Some(std::sync::Arc::clone(waits))
     }
 
     /// True when the body may still hold bytes nobody read.

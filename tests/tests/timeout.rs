@@ -109,6 +109,17 @@ async fn server() -> common::Running {
         .route_with(http::Method::GET, "/locked", vec![share(limiter)], sleepy)
         .get("/ticks", ticking)
         .post("/upload", upload)
+        .group(
+            framework::Group::new("/nested")
+                .use_middleware(
+                    Timeout::new(TimeoutConfig {
+                        deadline: Duration::from_secs(5),
+                        ..TimeoutConfig::default()
+                    })
+                    .unwrap(),
+                )
+                .post("/upload", upload),
+        )
         .build()
         .unwrap();
     common::start(service).await
@@ -157,6 +168,9 @@ async fn the_deadline_leaves_out_the_wait_for_a_steady_upload() {
     let (status, body) = trickle(&server, "/upload?ms=600", 12).await;
     assert_eq!(status, 503, "{body}");
     assert!(body.contains("framework-timeout"), "{body}");
+    // Under a route's own longer timeout inside the app's: both leave the wait out.
+    let (status, body) = trickle(&server, "/nested/upload", 12).await;
+    assert_eq!((status, body.as_str()), (200, "1200 bytes"));
     server.stop().await;
 }
 

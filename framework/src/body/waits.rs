@@ -24,6 +24,10 @@ pub(crate) struct BodyWaits {
     /// When the wait in progress began, in nanoseconds from `base`; [`NOT_WAITING`] when
     /// none is.
     waiting_since: AtomicU64,
+    /// The longest a wait in progress counts: the body's own limit on one wait (the server's
+    /// `body_read_timeout`). A read the handler started and then left (dropped, or no longer
+    /// polled) would otherwise count for ever.
+    longest: Duration,
 }
 
 fn nanos(duration: Duration) -> u64 {
@@ -31,11 +35,13 @@ fn nanos(duration: Duration) -> u64 {
 }
 
 impl BodyWaits {
-    pub(crate) fn new() -> Self {
+    /// A record whose wait in progress counts for at most `longest`.
+    pub(crate) fn new(longest: Duration) -> Self {
         Self {
             base: Instant::now(),
             waited: AtomicU64::new(0),
             waiting_since: AtomicU64::new(NOT_WAITING),
+            longest,
         }
     }
 
@@ -57,7 +63,8 @@ impl BodyWaits {
         let since = self.waiting_since.load(Ordering::Relaxed);
         if since != NOT_WAITING {
             let now = nanos(now.saturating_duration_since(self.base));
-            total = total.saturating_add(now.saturating_sub(since));
+            let current = now.saturating_sub(since).min(nanos(self.longest));
+            total = total.saturating_add(current);
         }
         Duration::from_nanos(total)
     }
@@ -69,7 +76,7 @@ mod tests {
 
     #[test]
     fn ended_waits_and_the_one_in_progress_count() {
-        let waits = BodyWaits::new();
+        let waits = BodyWaits::new(Duration::from_secs(30));
         let t0 = waits.base;
         assert_eq!(waits.total(t0 + Duration::from_secs(5)), Duration::ZERO);
         waits.started(t0 + Duration::from_secs(1));
@@ -86,6 +93,11 @@ mod tests {
         assert_eq!(
             waits.total(t0 + Duration::from_secs(11)),
             Duration::from_secs(3)
+        );
+        // A wait left unfinished counts for the longest one wait may last, not for ever.
+        assert_eq!(
+            waits.total(t0 + Duration::from_secs(1000)),
+            Duration::from_secs(32)
         );
     }
 }
