@@ -93,10 +93,12 @@ fn join(ctx: &mut Context, room: Broadcast) -> Result<Upgraded> {
         let out = socket.sender();
         let mut pace = Pace::new();
         loop {
+            // Decided once a turn: the two branches below must see the same answer.
+            let ready = pace.ready();
             tokio::select! {
                 // Read the next message only when the pace allows one; meanwhile the room's
                 // messages are still delivered, the client's own included.
-                said = socket.recv(), if pace.ready() => match said {
+                said = socket.recv(), if ready => match said {
                     Some(Message::Text(text)) => {
                         pace.spend();
                         let text: String = text.chars().take(1000).collect();
@@ -108,7 +110,7 @@ fn join(ctx: &mut Context, room: Broadcast) -> Result<Upgraded> {
                     Some(Message::Binary(_)) => {}
                     None => break,
                 },
-                () = tokio::time::sleep_until(pace.next()), if !pace.ready() => {}
+                () = tokio::time::sleep_until(pace.next()), if !ready => {}
                 heard = feed.recv() => match heard {
                     // Waits for this client's connection, but not for ever.
                     Ok(line) => {

@@ -348,6 +348,7 @@ fn problem_schema() -> Value {
             "instance": {"type": "string"},
             "category": {"type": "string"},
             "code": {"type": "string"},
+            "errorTitle": {"type": "string"},
             "exception": {"type": "boolean"},
             "extra": {}
         }

@@ -87,8 +87,10 @@ pub trait Decoder: Send + Sync + 'static {
 
     /// The content coding this decoder removes (`"gzip"`), if it is a content decoder: the
     /// parser does not ask such a decoder about a request without `Content-Encoding`, which
-    /// saves each of them a look through the headers on nearly every request. Default `None`
-    /// (always asked).
+    /// saves each of them a look through the headers on nearly every request. A decoder that
+    /// removes a content coding must name it here: a request whose `Content-Encoding` is not
+    /// exactly one coding some decoder names is refused with 415 before its body is read.
+    /// Default `None`: the decoder reads decoded bytes (JSON, forms), and is always asked.
     fn content_coding(&self) -> Option<&'static str> {
         None
     }

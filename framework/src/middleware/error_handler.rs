@@ -8,9 +8,10 @@
 //!
 //! **Problem details** (RFC 9457, [`ErrorHandlerConfig::problem`]): a JSON error can go out
 //! as `application/problem+json` instead, with the members `type` (`about:blank`), `title`
-//! (the error's title, else the status's reason phrase), `status`, `detail` (the message) and
-//! `instance` (the request's path, never its query), and the framework's `category`, `code`,
-//! `exception` and `extra` as extension members, empty ones omitted.
+//! (the status's reason phrase, as RFC 9457 section 4.2.1 asks with `about:blank`), `status`,
+//! `detail` (the message) and `instance` (the request's path, never its query), and the
+//! framework's `category`, `code`, `errorTitle` (the error's own title), `exception` and
+//! `extra` as extension members, empty ones omitted.
 //! [`Problem::WhenAccepted`] answers so when the client's `Accept` prefers
 //! `application/problem+json` to `application/json`, [`Problem::Always`] for every JSON
 //! error answer; the default, [`Problem::Off`], keeps the error object above.
@@ -123,14 +124,11 @@ fn write_configured(ctx: &mut Context, err: &HttpError, config: &ErrorHandlerCon
 /// `err` as an RFC 9457 problem details object, `instance` the request's path.
 fn problem_details(err: &HttpError, instance: &str) -> Vec<u8> {
     let status = err.status();
-    let title = if err.title().is_empty() {
-        status.canonical_reason().unwrap_or("Error")
-    } else {
-        err.title()
-    };
+    // With `about:blank` the title is the status's reason phrase (RFC 9457 section 4.2.1);
+    // the error's own title goes with the extension members.
     let mut problem = serde_json::json!({
         "type": "about:blank",
-        "title": title,
+        "title": status.canonical_reason().unwrap_or("Error"),
         "status": status.as_u16(),
         "detail": err.message(),
         "instance": instance,
@@ -138,6 +136,9 @@ fn problem_details(err: &HttpError, instance: &str) -> Vec<u8> {
     });
     if !err.code().is_empty() {
         problem["code"] = err.code().into();
+    }
+    if !err.title().is_empty() {
+        problem["errorTitle"] = err.title().into();
     }
     if err.is_exception() {
         problem["exception"] = true.into();

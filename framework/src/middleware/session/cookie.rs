@@ -118,7 +118,8 @@ fn since_epoch() -> Duration {
 /// later.)
 fn expiry(now: Duration, ttl: Duration) -> u64 {
     let end = now.saturating_add(ttl);
-    end.as_secs() + u64::from(end.subsec_nanos() > 0)
+    end.as_secs()
+        .saturating_add(u64::from(end.subsec_nanos() > 0))
 }
 
 /// The middleware never calls these for this store: it opens and seals the cookie itself
@@ -161,5 +162,7 @@ mod tests {
         assert_eq!(expiry(Duration::from_millis(100_990), ttl), 102);
         assert_eq!(expiry(Duration::from_millis(100_000), ttl), 101);
         assert_eq!(expiry(Duration::from_millis(100_001), ttl), 102);
+        // A session kept "for ever" does not overflow.
+        assert_eq!(expiry(Duration::from_secs(100), Duration::MAX), u64::MAX);
     }
 }
