@@ -128,16 +128,36 @@ pub fn list_matches(list: &str, etag: Option<&str>, strong: bool) -> bool {
     if list.trim() == "*" {
         return true;
     }
-    list.split(',')
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .any(|candidate| {
-            if strong {
-                strong_eq(candidate, etag)
-            } else {
-                weak_eq(candidate, etag)
-            }
-        })
+    entity_tags(list).any(|candidate| {
+        if strong {
+            strong_eq(candidate, etag)
+        } else {
+            weak_eq(candidate, etag)
+        }
+    })
+}
+
+/// The entity tags of an `If-Match`/`If-None-Match` list, each with its `W/` and quotes. A
+/// comma may stand inside a tag (`etagc` of RFC 9110 section 8.8.3 includes it), so the list
+/// is split at the commas between quoted tags, not at every comma; an item that is not a
+/// quoted tag (a sloppy client's) runs to the next comma.
+fn entity_tags(list: &str) -> impl Iterator<Item = &str> {
+    let mut rest = list;
+    std::iter::from_fn(move || {
+        rest = rest.trim_start_matches(|c: char| c == ',' || c.is_ascii_whitespace());
+        if rest.is_empty() {
+            return None;
+        }
+        let opaque = rest.strip_prefix("W/").unwrap_or(rest);
+        let end = match opaque.strip_prefix('"').and_then(|inner| inner.find('"')) {
+            // The closing quote, after the opening one and any `W/`.
+            Some(close) => rest.len() - opaque.len() + close + 2,
+            None => rest.find(',').unwrap_or(rest.len()),
+        };
+        let (tag, after) = rest.split_at(end);
+        rest = after;
+        Some(tag.trim_end())
+    })
 }
 
 /// Strong comparison: both tags strong and the same opaque value.
@@ -192,6 +212,21 @@ mod tests {
 
     fn date(secs: u64) -> String {
         httpdate::fmt_http_date(at(secs))
+    }
+
+    #[test]
+    fn a_comma_inside_a_tag_does_not_split_it() {
+        let tags: Vec<&str> = entity_tags(r#""a,b", W/"c", "d" , e, "",W/"f,g""#).collect();
+        assert_eq!(
+            tags,
+            [r#""a,b""#, r#"W/"c""#, r#""d""#, "e", r#""""#, r#"W/"f,g""#]
+        );
+        assert!(list_matches(r#""a,b", "c""#, Some(r#""a,b""#), false));
+        assert!(list_matches(r#""a,b", "c""#, Some(r#""c""#), false));
+        assert!(!list_matches(r#""a,b", "c""#, Some(r#""a""#), false));
+        assert!(!list_matches(r#""a,b", "c""#, Some(r#""b""#), false));
+        // An unclosed quote runs to the end, matching nothing it should not.
+        assert!(!list_matches(r#""a, "b""#, Some(r#""b""#), false));
     }
 
     #[test]

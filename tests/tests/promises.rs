@@ -199,3 +199,37 @@ async fn a_multipart_length_over_the_total_is_refused_before_the_body_is_sent() 
     );
     server.stop().await;
 }
+
+/// A comma may stand inside an entity tag (RFC 9110 section 8.8.3): `If-None-Match: "a,b", "c"`
+/// names two tags, and matches an answer tagged `"a,b"`; `"a", "b"` names neither.
+#[tokio::test]
+async fn an_entity_tag_with_a_comma_is_matched_whole() {
+    let service = App::new()
+        .use_middleware(framework::middleware::fresh::Fresh)
+        .get("/tagged", |ctx: &mut Context| {
+            ctx.set_header(
+                http::header::ETAG,
+                http::HeaderValue::from_static("\"a,b\""),
+            );
+            async { Ok("tagged") }
+        })
+        .build()
+        .unwrap();
+    let server = common::start(service).await;
+    for (list, status) in [
+        ("\"a,b\", \"c\"", 304),
+        ("\"c\", \"a,b\"", 304),
+        ("\"a\", \"b\"", 200),
+        ("\"a\"", 200),
+    ] {
+        let answer = send(
+            &server,
+            &format!(
+                "GET /tagged HTTP/1.1\r\nHost: t\r\nIf-None-Match: {list}\r\nConnection: close\r\n\r\n"
+            ),
+        )
+        .await;
+        assert_eq!(answer.status, status, "{list}");
+    }
+    server.stop().await;
+}
