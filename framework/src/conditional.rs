@@ -24,10 +24,18 @@ use http::header::{
 /// their files with it.
 #[cfg(any(feature = "static-serve", feature = "docs-ui"))]
 pub fn strong_etag(size: u64, digest: &[u8; 32]) -> http::HeaderValue {
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&digest[..16]);
+    entity_tag(size, &first)
+}
+
+/// The framework's one form of a strong entity tag: `"<size hex>-<128 bits, base64url>"`, for
+/// a body of `size` bytes whose digest (SHA-256's first 128 bits, or xxh3-128) is `digest`.
+pub(crate) fn entity_tag(size: u64, digest: &[u8; 16]) -> http::HeaderValue {
     use base64::Engine;
     let tag = format!(
         "\"{size:x}-{}\"",
-        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..16])
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest)
     );
     // Hex digits, base64url and quotes only: always a valid header value.
     http::HeaderValue::try_from(tag).unwrap_or_else(|_| http::HeaderValue::from_static("\"\""))

@@ -45,27 +45,12 @@ use crate::handler::{Before, Middleware};
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ETag;
 
-/// The strong entity tag of `body`: `"<length hex>-<xxh3-128 base64url>"`, written into a
-/// stack buffer (no `format!`, one allocation: the header value's).
+/// The strong entity tag of `body`: `"<length hex>-<xxh3-128 base64url>"`, the framework's
+/// one form of a tag ([`conditional`](crate::conditional)'s, which static files use with a
+/// SHA-256).
 pub fn strong_etag(body: &[u8]) -> HeaderValue {
     let digest = xxhash_rust::xxh3::xxh3_128(body).to_be_bytes();
-    // `"` + up to 16 hex digits + `-` + 22 base64url characters + `"`.
-    let mut tag = [0u8; 1 + 16 + 1 + 22 + 1];
-    tag[0] = b'"';
-    let len = body.len() as u64;
-    let digits = (64 - len.leading_zeros()).div_ceil(4).max(1) as usize;
-    for i in 0..digits {
-        let nibble = (len >> (4 * (digits - 1 - i))) & 0xf;
-        tag[1 + i] = b"0123456789abcdef"[nibble as usize];
-    }
-    let mut end = 1 + digits;
-    tag[end] = b'-';
-    end += 1;
-    tag[end..end + 22].copy_from_slice(&crate::header::base64url_128(digest));
-    end += 22;
-    tag[end] = b'"';
-    // Hex digits, `-` and the base64url alphabet: always a valid header value.
-    HeaderValue::from_bytes(&tag[..=end]).unwrap_or_else(|_| HeaderValue::from_static("\"\""))
+    crate::conditional::entity_tag(body.len() as u64, &digest)
 }
 
 fn apply(ctx: &mut Context) {

@@ -38,7 +38,6 @@
 //! # let _ = app;
 //! ```
 
-use std::fmt::Write;
 use std::sync::OnceLock;
 
 use http::HeaderValue;
@@ -166,31 +165,14 @@ pub fn parse_traceparent(value: &[u8]) -> Option<([u8; 16], [u8; 8], u8)> {
     Some((trace_id, parent_id, flags))
 }
 
-/// `N` bytes from `2N` lowercase hex digits.
+/// `N` bytes from `2N` lowercase hex digits (W3C Trace Context refuses uppercase ones).
 fn hex_bytes<const N: usize>(text: &[u8]) -> Option<[u8; N]> {
-    fn digit(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            _ => None,
-        }
-    }
-    if text.len() != 2 * N {
+    if text.iter().any(u8::is_ascii_uppercase) {
         return None;
     }
     let mut out = [0u8; N];
-    for (i, pair) in text.chunks_exact(2).enumerate() {
-        out[i] = digit(pair[0])? << 4 | digit(pair[1])?;
-    }
+    hex::decode_to_slice(text, &mut out).ok()?;
     Some(out)
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
 }
 
 impl TraceContext {
@@ -251,15 +233,15 @@ impl TraceContext {
     }
     /// The trace id, 32 lowercase hex digits.
     pub fn trace_id(&self) -> String {
-        hex(&self.ids().0)
+        hex::encode(self.ids().0)
     }
     /// This request's span id, 16 lowercase hex digits.
     pub fn span_id(&self) -> String {
-        hex(&self.ids().1)
+        hex::encode(self.ids().1)
     }
     /// The client's span id, when it sent a `traceparent`.
     pub fn parent_id(&self) -> Option<String> {
-        self.parent_id.as_ref().map(|p| hex(p))
+        self.parent_id.as_ref().map(hex::encode)
     }
     /// The trace flags (bit 0: sampled).
     pub fn flags(&self) -> u8 {
@@ -432,8 +414,8 @@ mod tests {
     #[test]
     fn a_valid_traceparent_is_read() {
         let (trace, parent, flags) = parse_traceparent(VALID.as_bytes()).unwrap();
-        assert_eq!(hex(&trace), "4bf92f3577b34da6a3ce929d0e0e4736");
-        assert_eq!(hex(&parent), "00f067aa0ba902b7");
+        assert_eq!(hex::encode(trace), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(hex::encode(parent), "00f067aa0ba902b7");
         assert_eq!(flags, 1);
         // A later version: the first four fields, more may follow.
         let future = "cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-09-extra";
@@ -475,7 +457,7 @@ mod tests {
         let header = child.traceparent();
         let (t, p, f) = parse_traceparent(header.as_bytes()).unwrap();
         assert_eq!(
-            (hex(&t), hex(&p), f),
+            (hex::encode(t), hex::encode(p), f),
             (child.trace_id(), child.span_id(), 1)
         );
 
