@@ -31,6 +31,7 @@ pub fn strong_etag(size: u64, digest: &[u8; 32]) -> http::HeaderValue {
 
 /// The framework's one form of a strong entity tag: `"<size hex>-<128 bits, base64url>"`, for
 /// a body of `size` bytes whose digest (SHA-256's first 128 bits, or xxh3-128) is `digest`.
+#[cfg(any(feature = "static-serve", feature = "docs-ui", feature = "etag"))]
 pub(crate) fn entity_tag(size: u64, digest: &[u8; 16]) -> http::HeaderValue {
     use base64::Engine;
     let tag = format!(
