@@ -253,10 +253,31 @@ async fn a_connection_accepted_before_shutdown_gets_its_first_request_answered()
     let mut server = common::start(service(TrustedProxies::None, Arc::default())).await;
     let mut late = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     let mut silent = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    // Both accepted (their connection tasks wait for the first bytes).
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Both accepted (their connection tasks wait for the first bytes): the kernel hands
+    // connections to `accept` in the order they were established, so once a third, opened
+    // after them, has been answered, both are in the server's hands.
+    let probe = common::raw_request(server.addr, &get("/peer", "")).await;
+    assert_eq!(probe.status, 200);
     let task = server.signal_shutdown();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The shutdown has begun when the listener is gone: a new connection is refused. (The
+    // test runs on one thread, so the server's turn that closed the listener also signalled
+    // every connection before this loop sees the refusal.)
+    loop {
+        match tokio::net::TcpStream::connect(server.addr).await {
+            Ok(accepted_before_the_close) => drop(accepted_before_the_close),
+            // Refused, or reset while the closing listener still held it.
+            Err(err)
+                if matches!(
+                    err.kind(),
+                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::ConnectionReset
+                ) =>
+            {
+                break;
+            }
+            Err(err) => panic!("connect: {err}"),
+        }
+        tokio::task::yield_now().await;
+    }
     late.write_all(
         get("/peer", "")
             .replace("Connection: close\r\n", "")
