@@ -6,7 +6,8 @@ use std::borrow::Cow;
 
 use http::Method;
 
-use super::{App, Group, Kind, MiddlewareRef, Needs, RouteSpec, complete, join_path};
+use super::build::{Needs, complete, join_path};
+use super::{App, Group, Kind, MiddlewareRef, RouteSpec};
 use crate::controller::ControllerDef;
 use crate::error::BuildError;
 
