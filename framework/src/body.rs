@@ -9,8 +9,6 @@
 //! chunked on HTTP/1.1 and as DATA frames on HTTP/2. Each frame is written as soon as the stream
 //! yields it, so server-sent events arrive live.
 
-
-
 /// The bytes of every body, re-exported: a handler that streams needs no `bytes` dependency of
 /// its own.
 pub use bytes::Bytes;
@@ -28,8 +26,9 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 mod request;
 mod response;
 
-pub(crate) use response::READ_CHUNK;
 pub use request::{BodyDeclined, BodyError, FormDecoded, IncomingBody, ReadError, RequestBody};
+#[cfg(feature = "static-serve")]
+pub(crate) use response::READ_CHUNK;
 pub use response::{BodyStream, DynBody, ResponseBody, StaticBody};
 
 #[cfg(test)]

@@ -54,76 +54,33 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use redis::aio::MultiplexedConnection;
 use redis::cluster::ClusterClient;
-use redis::cluster_async::ClusterConnection;
 use redis::{AsyncConnectionConfig, Client, FromRedisValue, RedisError, RedisResult};
 
 /// The `redis` crate this module is built on, so a store of your own names its commands at the
 /// same version (`framework::redis_connection::redis::cmd("GET")`).
 pub use redis;
 
-/// Timeouts and the probe interval of a [`RedisConnection`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RedisPolicy {
-    /// How long one command (or pipeline, or script) may take. Default 1 s.
-    pub command_timeout: Duration,
-    /// How long one connection attempt may take. Default 1 s.
-    pub connect_timeout: Duration,
-    /// How often a server that counts as down is probed. Default 1 s.
-    pub probe_interval: Duration,
-}
+mod failure;
+#[cfg(any(feature = "session-redis", feature = "cache-redis"))]
+mod key_value;
+mod link;
 
-impl Default for RedisPolicy {
-    fn default() -> Self {
-        Self {
-            command_timeout: Duration::from_secs(1),
-            connect_timeout: Duration::from_secs(1),
-            probe_interval: Duration::from_secs(1),
-        }
-    }
-}
+use failure::{Fault, classify};
+pub use failure::{RedisFailure, RedisPolicy};
+#[cfg(any(feature = "session-redis", feature = "cache-redis"))]
+pub(crate) use key_value::KeyValue;
+pub use link::RedisLink;
+use link::{cluster_masters, cluster_nodes};
 
-/// Why a Redis command failed.
-#[derive(Debug)]
-pub enum RedisFailure {
-    /// The server counts as down after an earlier failure; nothing was sent. It is probed in the
-    /// background and used again once a probe succeeds.
-    Unavailable,
-    /// No answer within the command timeout (or no connection within the connect timeout).
-    Timeout,
-    /// The connection failed (refused, reset, closed) and so did the retry.
-    Connection(RedisError),
-    /// The server answered with an error (a wrong type, a script error, a malformed URL).
-    Server(RedisError),
-}
-
-impl std::fmt::Display for RedisFailure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Unavailable => f.write_str("redis is unavailable"),
-            Self::Timeout => f.write_str("redis timed out"),
-            Self::Connection(e) => write!(f, "redis connection failed: {e}"),
-            Self::Server(e) => write!(f, "redis error: {e}"),
-        }
-    }
-}
-
-impl std::error::Error for RedisFailure {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Connection(e) | Self::Server(e) => Some(e),
-            Self::Unavailable | Self::Timeout => None,
-        }
-    }
-}
-
-impl RedisFailure {
-    /// True when the server could not be reached or did not answer (as opposed to an error
-    /// answer): the failures that mark it down.
-    pub fn is_unavailable(&self) -> bool {
-        !matches!(self, Self::Server(_))
-    }
+/// `ttl` in whole milliseconds for `PX`, at least 1 (0 is an error in Redis).
+#[cfg(any(
+    feature = "session-redis",
+    feature = "cache-redis",
+    feature = "limiter-redis"
+))]
+pub(crate) fn millis(ttl: Duration) -> u64 {
+    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
 /// One Redis server under the [policy](RedisPolicy): cheap to clone, every clone shares the
@@ -152,63 +109,6 @@ enum Backend {
     Cluster(Box<ClusterClient>, Client),
 }
 
-/// A connection of a [`RedisConnection`], handed to [`RedisConnection::run`]: one server's
-/// multiplexed connection, or a cluster connection that sends each command to the node that
-/// holds its key's slot (following `MOVED` and `ASK` redirections while slots move). Both are
-/// a [`redis::aio::ConnectionLike`], so commands, pipelines and scripts run on either.
-#[derive(Clone)]
-pub enum RedisLink {
-    /// A single server's connection.
-    Single(MultiplexedConnection),
-    /// A cluster's connection.
-    Cluster(ClusterConnection),
-}
-
-impl redis::aio::ConnectionLike for RedisLink {
-    fn req_packed_command<'a>(
-        &'a mut self,
-        cmd: &'a redis::Cmd,
-    ) -> redis::RedisFuture<'a, redis::Value> {
-        match self {
-            RedisLink::Single(c) => c.req_packed_command(cmd),
-            RedisLink::Cluster(c) => c.req_packed_command(cmd),
-        }
-    }
-
-    fn req_packed_commands<'a>(
-        &'a mut self,
-        cmd: &'a redis::Pipeline,
-        offset: usize,
-        count: usize,
-    ) -> redis::RedisFuture<'a, Vec<redis::Value>> {
-        match self {
-            RedisLink::Single(c) => c.req_packed_commands(cmd, offset, count),
-            RedisLink::Cluster(c) => c.req_packed_commands(cmd, offset, count),
-        }
-    }
-
-    fn get_db(&self) -> i64 {
-        match self {
-            RedisLink::Single(c) => c.get_db(),
-            RedisLink::Cluster(c) => c.get_db(),
-        }
-    }
-}
-
-/// The node URLs of a cluster address: several `redis://` URLs separated by commas, or one
-/// `redis+cluster://` URL (its scheme read as `redis://`); `None` for a single server's URL.
-fn cluster_nodes(url: &str) -> Option<Vec<String>> {
-    if let Some(rest) = url.strip_prefix("redis+cluster://") {
-        return Some(
-            rest.split(',')
-                .map(|node| format!("redis://{}", node.trim().trim_start_matches("redis://")))
-                .collect(),
-        );
-    }
-    url.contains(',')
-        .then(|| url.split(',').map(|node| node.trim().to_owned()).collect())
-}
-
 #[derive(Default)]
 struct State {
     /// The connection in use and its number (a failure only drops the connection it met).
@@ -226,28 +126,6 @@ impl std::fmt::Debug for RedisConnection {
             .field("policy", &self.shared.policy)
             .field("up", &self.is_up())
             .finish_non_exhaustive()
-    }
-}
-
-/// How a connection's failure is handled.
-enum Fault {
-    /// The server answered with an error: the connection is fine.
-    Answer(RedisError),
-    /// The connection broke (reset, closed, refused): worth one retry on a new one.
-    Broken(RedisError),
-    /// The server is there but not answering, or not ready (`LOADING`): down at once.
-    Down(RedisFailure),
-}
-
-fn classify(err: RedisError) -> Fault {
-    if err.kind() == redis::ErrorKind::BusyLoadingError {
-        Fault::Down(RedisFailure::Connection(err))
-    } else if err.is_timeout() {
-        Fault::Down(RedisFailure::Timeout)
-    } else if err.is_io_error() || err.is_unrecoverable_error() {
-        Fault::Broken(err)
-    } else {
-        Fault::Answer(err)
     }
 }
 
@@ -564,30 +442,6 @@ async fn answers(connection: RedisLink, deadline: Duration) -> bool {
     }
 }
 
-/// The masters' addresses in a `CLUSTER SLOTS` answer: each range is `[start, end, [host,
-/// port, id, …], replicas…]`.
-fn cluster_masters(slots: &redis::Value) -> Vec<(String, u16)> {
-    let redis::Value::Array(ranges) = slots else {
-        return Vec::new();
-    };
-    let mut masters: Vec<(String, u16)> = ranges
-        .iter()
-        .filter_map(|range| match range {
-            redis::Value::Array(fields) => match fields.get(2)? {
-                redis::Value::Array(node) => Some((
-                    String::from_redis_value(node.first()?).ok()?,
-                    u16::from_redis_value(node.get(1)?).ok()?,
-                )),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
-    masters.sort();
-    masters.dedup();
-    masters
-}
-
 /// Makes `connection` the current one in `state` unless there is one already (which is kept
 /// and returned), and counts the server up.
 fn install_in(state: &mut State, connection: RedisLink) -> (u64, RedisLink) {
@@ -599,66 +453,6 @@ fn install_in(state: &mut State, connection: RedisLink) -> (u64, RedisLink) {
     let number = state.next_number;
     state.connection = Some((number, connection.clone()));
     (number, connection)
-}
-
-/// Byte values under `<prefix><key>` with a TTL: what the session store and the cache store
-/// keep in Redis.
-#[cfg(any(feature = "session-redis", feature = "cache-redis"))]
-#[derive(Clone)]
-pub(crate) struct KeyValue {
-    connection: RedisConnection,
-    prefix: String,
-}
-
-#[cfg(any(feature = "session-redis", feature = "cache-redis"))]
-impl KeyValue {
-    pub(crate) fn new(connection: RedisConnection, prefix: String) -> Self {
-        Self { connection, prefix }
-    }
-
-    pub(crate) fn prefix(&self) -> &str {
-        &self.prefix
-    }
-
-    fn key(&self, key: &str) -> String {
-        format!("{}{key}", self.prefix)
-    }
-
-    pub(crate) async fn get(&self, key: &str) -> Result<Option<bytes::Bytes>, RedisFailure> {
-        let mut cmd = redis::cmd("GET");
-        cmd.arg(self.key(key));
-        let value: Option<Vec<u8>> = self.connection.query(&cmd).await?;
-        Ok(value.map(bytes::Bytes::from))
-    }
-
-    /// `SET … PX <ttl>`; the TTL is at least 1 ms, since 0 is an error in Redis.
-    pub(crate) async fn set(
-        &self,
-        key: &str,
-        value: &[u8],
-        ttl: Duration,
-    ) -> Result<(), RedisFailure> {
-        let mut cmd = redis::cmd("SET");
-        cmd.arg(self.key(key)).arg(value).arg("PX").arg(millis(ttl));
-        self.connection.query(&cmd).await
-    }
-
-    pub(crate) async fn delete(&self, key: &str) -> Result<(), RedisFailure> {
-        let mut cmd = redis::cmd("DEL");
-        cmd.arg(self.key(key));
-        let _removed: i64 = self.connection.query(&cmd).await?;
-        Ok(())
-    }
-}
-
-/// `ttl` in whole milliseconds for `PX`, at least 1 (0 is an error in Redis).
-#[cfg(any(
-    feature = "session-redis",
-    feature = "cache-redis",
-    feature = "limiter-redis"
-))]
-pub(crate) fn millis(ttl: Duration) -> u64 {
-    u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
 #[cfg(test)]

@@ -6,9 +6,9 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use tokio::time::Instant;
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
+use tokio::time::Instant;
 
 use super::{BodyStream, BodyWaits, BoxError};
 
