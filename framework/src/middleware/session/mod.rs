@@ -29,6 +29,7 @@
 
 mod cookie;
 mod data;
+mod handle;
 mod memory;
 #[cfg(feature = "session-redis")]
 mod redis;
@@ -40,11 +41,11 @@ use std::time::Duration;
 use compact_str::CompactString;
 use http::StatusCode;
 use http::header::{HeaderName, HeaderValue};
-use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 pub use self::cookie::CookieStore;
 pub use self::data::{SessionData, SessionValue};
+pub use self::handle::Session;
+use self::handle::save_id;
 pub use self::memory::{DEFAULT_MEMORY_CAPACITY, MemoryStore};
 #[cfg(feature = "session-redis")]
 pub use self::redis::RedisStore;
@@ -134,78 +135,6 @@ impl Default for SessionConfig {
             ttl: Duration::from_secs(24 * 60 * 60),
             secure: false,
         }
-    }
-}
-
-/// One client's session data, reached through [`Context::session`].
-#[derive(Debug, Default)]
-pub struct Session {
-    /// Inline (22 characters; up to 24 stay inline on 64-bit targets): making, copying and
-    /// dropping an id allocates nothing.
-    id: Option<CompactString>,
-    data: SessionData,
-    modified: bool,
-    regenerate: bool,
-    save_on_error: bool,
-    ttl: Option<Duration>,
-}
-
-impl Session {
-    /// The id; `None` for a new session that has not been saved yet.
-    pub fn id(&self) -> Option<&str> {
-        self.id.as_deref()
-    }
-    /// A value, deserialised; `None` when missing or not a `T`.
-    pub fn get<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
-        match self.data.get(key)? {
-            SessionValue::Text(text) => T::deserialize(data::TextDeserializer(text)).ok(),
-            SessionValue::Json(value) => T::deserialize(value).ok(),
-        }
-    }
-    /// A string value.
-    pub fn get_str(&self, key: &str) -> Option<&str> {
-        self.data.get_str(key)
-    }
-    /// Stores a value (as JSON; a string as text, see [`SessionValue`]).
-    pub fn set(&mut self, key: impl AsRef<str>, value: impl Serialize) -> Result<(), HttpError> {
-        let value = serde_json::to_value(value).map_err(internal_error)?;
-        self.data.insert(key.as_ref(), value);
-        self.modified = true;
-        Ok(())
-    }
-    /// Stores a string. The same as [`Session::set`] with a string, without the detour
-    /// through a JSON string: text of up to 24 bytes is kept inline, with no allocation.
-    pub fn set_str(&mut self, key: impl AsRef<str>, value: &str) {
-        self.data.insert(key.as_ref(), value);
-        self.modified = true;
-    }
-    /// Removes a value, returning it.
-    pub fn remove(&mut self, key: &str) -> Option<SessionValue> {
-        let old = self.data.remove(key);
-        self.modified |= old.is_some();
-        old
-    }
-    /// Gives the session a new id when it is saved, and deletes the record under the old one.
-    pub fn regenerate(&mut self) {
-        self.regenerate = true;
-        self.modified = true;
-    }
-    /// True when the session will be saved.
-    pub fn is_modified(&self) -> bool {
-        self.modified
-    }
-    /// Keeps this session for `ttl` from this save on (store record and cookie alike), or for
-    /// the configured TTL with `None`: e.g. a short life for a session that only holds a login
-    /// token, so anonymous clients cannot park long-lived records.
-    pub fn set_ttl(&mut self, ttl: Option<Duration>) {
-        self.ttl = ttl;
-        self.modified = true;
-    }
-    /// Saves the changes even when the request ends with an error (normally an error discards
-    /// them): for a change that must stick whatever happens next, such as a login attempt
-    /// consuming its one-time token.
-    pub fn save_on_error(&mut self) {
-        self.save_on_error = true;
     }
 }
 
@@ -416,47 +345,6 @@ fn session_cookie(name: &str, value: String, ttl: Duration, secure: bool) -> Coo
 /// `ttl` as the cookie crate's duration (saturating: a TTL past its range is forever anyway).
 fn cookie_duration(ttl: Duration) -> crate::cookies::time::Duration {
     crate::cookies::time::Duration::try_from(ttl).unwrap_or(crate::cookies::time::Duration::MAX)
-}
-
-/// The id a session is saved under, and the old id to delete first (a new session, or one
-/// being regenerated, gets a new id).
-fn save_id(session: &Session) -> Result<(CompactString, Option<&str>), HttpError> {
-    match (&session.id, session.regenerate) {
-        (Some(id), false) => Ok((id.clone(), None)),
-        (old, _) => {
-            if old.is_none() {
-                crate::telemetry::counters().session_created();
-            }
-            Ok((new_id()?, old.as_deref()))
-        }
-    }
-}
-
-impl Session {
-    /// The session stored under `id`: empty when there is no record, or when the record no
-    /// longer parses (a format change, corruption), which starts a fresh session rather than
-    /// locking the client out.
-    fn from_record(id: &str, record: Option<bytes::Bytes>) -> Self {
-        let Some(bytes) = record else {
-            return Session::default();
-        };
-        Self::from_data(id, Some(serde_json::from_slice(&bytes).unwrap_or_default()))
-    }
-
-    /// The session stored under `id` with these values (`None`: no record, a new session).
-    fn from_data(id: &str, data: Option<SessionData>) -> Self {
-        let Some(data) = data else {
-            return Session::default();
-        };
-        Session {
-            id: Some(CompactString::new(id)),
-            data,
-            modified: false,
-            regenerate: false,
-            save_on_error: false,
-            ttl: None,
-        }
-    }
 }
 
 /// With a store that answers at once ([`SessionStore::immediate`], the memory store) the session
