@@ -10,7 +10,6 @@ use proc_macro::TokenStream;
 
 mod controller;
 mod from_state;
-mod route_path;
 mod types;
 mod validate;
 mod validator;

@@ -160,13 +160,13 @@ pub(crate) fn document(title: &str, version: &str, routes: &[DocRoute]) -> Vec<u
     let mut paths: BTreeMap<String, Map<String, Value>> = BTreeMap::new();
     let mut tags: Vec<&str> = Vec::new();
     for route in routes {
-        let path = openapi_path(&route.path);
+        let path = route_pattern::openapi_template(&route.path);
         let mut describe = Operation::new(&mut components);
         (route.describe)(&mut describe);
         (route.middleware)(&mut describe);
         // A path parameter the handler does not take as an argument is still part of the
         // path: declared as text.
-        for name in path_names(&path) {
+        for name in route_pattern::param_names(&route.path) {
             let declared = describe
                 .parameters
                 .iter()
@@ -208,30 +208,6 @@ pub(crate) fn document(title: &str, version: &str, routes: &[DocRoute]) -> Vec<u
     serde_json::to_vec_pretty(&document).unwrap_or_default()
 }
 
-/// `/users/:id` and `/files/*path` as OpenAPI writes them: `/users/{id}`, `/files/{path}`.
-fn openapi_path(path: &str) -> String {
-    let parts: Vec<String> = path
-        .split('/')
-        .map(|part| {
-            if let Some(name) = part.strip_prefix(':') {
-                format!("{{{name}}}")
-            } else if let Some(name) = part.strip_prefix('*').filter(|n| !n.is_empty()) {
-                format!("{{{name}}}")
-            } else {
-                part.to_owned()
-            }
-        })
-        .collect();
-    parts.join("/")
-}
-
-/// The `{name}` parameters of an OpenAPI path.
-fn path_names(path: &str) -> Vec<&str> {
-    path.split('/')
-        .filter_map(|part| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
-        .collect()
-}
-
 /// The error object the error handler sends
 /// ([`error_handler`](crate::middleware::error_handler)).
 fn error_schema() -> Value {
@@ -249,6 +225,3 @@ fn error_schema() -> Value {
         },
     })
 }
-
-#[cfg(test)]
-mod tests;

@@ -133,12 +133,14 @@ impl Call {
     }
 }
 
-/// The document's path of a route template: `:id` and `*rest` as `{id}`, `{rest}`.
+/// The document's path of a route template: `:id`, `*rest` and a bare `*` as `{id}`,
+/// `{rest}`, `{*}`.
 fn document_path(route: &str) -> String {
     route
         .split('/')
         .map(
             |part| match part.strip_prefix(':').or_else(|| part.strip_prefix('*')) {
+                Some("") => "{*}".to_owned(),
                 Some(name) => format!("{{{name}}}"),
                 None => part.to_owned(),
             },

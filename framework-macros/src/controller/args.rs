@@ -183,15 +183,11 @@ fn take_arg_attr(attrs: &mut Vec<Attribute>, errors: &mut Errors) -> Option<ArgA
     found
 }
 
-/// The parameter names of a route path: `:name`, `{name}` and `*name` segments.
+/// The parameter names of a route path that an argument can be named after (a bare `*`'s
+/// name is no identifier), read by the router's grammar.
 fn path_params(path: &str) -> Vec<String> {
-    path.split('/')
-        .filter_map(|part| {
-            part.strip_prefix(':')
-                .or_else(|| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
-                .or_else(|| part.strip_prefix('*'))
-        })
-        .filter(|name| !name.is_empty())
+    route_pattern::param_names(path)
+        .filter(|name| *name != route_pattern::WILDCARD && !name.is_empty())
         .map(str::to_owned)
         .collect()
 }

@@ -31,8 +31,9 @@ impl Parse for ControllerArgs {
                 input.parse::<kw::prefix>()?;
                 input.parse::<Token![=]>()?;
                 let lit: LitStr = input.parse()?;
-                if let Err(msg) = crate::route_path::check(&lit.value(), true) {
-                    return Err(syn::Error::new(lit.span(), msg));
+                // The router's own grammar: what `build()` would refuse fails here, at the string.
+                if let Err(err) = route_pattern::validate_prefix(&lit.value()) {
+                    return Err(syn::Error::new(lit.span(), err));
                 }
                 args.prefix = Some(lit);
                 Ok(())
@@ -120,8 +121,11 @@ pub(super) fn parse_route_args(method: &'static str, attr: &Attribute) -> syn::R
         }
         Ok((path, keys))
     })?;
-    if let Err(msg) = crate::route_path::check(&path.value(), false) {
-        return Err(syn::Error::new(path.span(), msg));
+    // The router's own grammar; the count of params is checked on the full path, prefix
+    // included, where the controller is known.
+    match route_pattern::validate(&path.value()) {
+        Err(route_pattern::PatternError::TooManyParams { .. }) | Ok(()) => {}
+        Err(err) => return Err(syn::Error::new(path.span(), err)),
     }
     Ok(RouteArgs {
         method,

@@ -121,7 +121,7 @@ fn method(vis: &syn::Visibility, prefix: &str, handler: &Handler) -> syn::Result
         ..
     } = handler;
     let method = format_ident!("{}", route.method.to_ascii_uppercase());
-    let path = crate::route_path::join(prefix, &route.path.value());
+    let path = route_pattern::join(prefix, &route.path.value());
     let errors = &route.errors;
     let mut params = Vec::new();
     let mut steps = Vec::new();

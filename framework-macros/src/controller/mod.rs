@@ -183,11 +183,11 @@ fn take_route(
         ));
         ok = false;
     }
-    let full_path = format!("{prefix}{}", route.path.value());
-    if let Err(msg) =
-        crate::route_path::check_params(&crate::route_path::join(prefix, &route.path.value()))
-    {
-        errors.push(syn::Error::new(route.path.span(), msg));
+    // The path the app serves: the prefix and the route's path joined as `build()` joins them,
+    // checked as a whole (the count of params includes the prefix's).
+    let full_path = route_pattern::join(prefix, &route.path.value());
+    if let Err(err) = route_pattern::validate(&full_path) {
+        errors.push(syn::Error::new(route.path.span(), err));
     }
     let args = if takes_self {
         args::analyse_args(sig, &full_path, errors)

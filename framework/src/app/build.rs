@@ -60,7 +60,7 @@ impl App {
                 let chain = complete(&self.middleware, inner, &defaults, needs);
                 routes.push((
                     PlannedRoute {
-                        path: join_path(&group.scope.path, &spec.path),
+                        path: route_pattern::join(&group.scope.path, &spec.path),
                         method: spec.method,
                         handler: spec.handler,
                         chain,
@@ -258,15 +258,4 @@ pub(super) fn complete(
     }
     chain.extend(inner);
     chain
-}
-pub(super) fn join_path(prefix: &str, path: &str) -> String {
-    let prefix = prefix.trim_end_matches('/');
-    if path.is_empty() || path == "/" && !prefix.is_empty() {
-        return if prefix.is_empty() {
-            "/".to_owned()
-        } else {
-            prefix.to_owned()
-        };
-    }
-    format!("{prefix}{path}")
 }

@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use http::Method;
 
-use super::build::{Needs, complete, join_path};
+use super::build::{Needs, complete};
 use super::{App, Group, Kind, MiddlewareRef, RouteSpec};
 use crate::controller::ControllerDef;
 use crate::error::BuildError;
@@ -81,7 +81,7 @@ pub(super) fn controller_doc_routes(app: &App) -> Vec<crate::openapi::DocRoute> 
             let chain = complete(&app.middleware, inner, &defaults, needs);
             routes.push(crate::openapi::DocRoute {
                 method: route.method,
-                path: join_path(def.prefix, route.path),
+                path: route_pattern::join(def.prefix, route.path),
                 tag: def.name,
                 handler: format!("{}::{}", def.name, route.name),
                 describe: route.describe,

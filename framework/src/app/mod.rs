@@ -341,6 +341,3 @@ impl App {
         self
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -13,7 +13,6 @@ use crate::handler::{
     Endpoint, HandlerFn, IntoReply, Middleware, SharedMiddleware, handler_fn, share, when,
 };
 
-use super::build::join_path;
 use super::{Group, Kind, MiddlewareRef, Prefix, RouteSpec, Routes, leaves_value};
 
 /// `post`, `put`, `patch`, `delete`, `head` and `options` beside `get`: each adds a route for
@@ -200,7 +199,7 @@ impl Group {
         let path = if prefix.is_empty() {
             path
         } else {
-            join_path(prefix, &path)
+            route_pattern::join(prefix, &path)
         };
         let mut middleware = outer.to_vec();
         middleware.extend(own);

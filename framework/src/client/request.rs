@@ -6,50 +6,12 @@ use std::fmt::Display;
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, COOKIE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
-use percent_encoding::{AsciiSet, CONTROLS, utf8_percent_encode};
+use route_pattern::Pattern;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::cookies::CookieStore;
 use super::{ApiClient, ClientError, Exchange};
-
-/// What a path parameter's value escapes: everything but unreserved characters and the
-/// sub-delimiters a segment may hold (RFC 3986 section 3.3).
-const SEGMENT: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'/')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'[')
-    .add(b'\\')
-    .add(b']')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
-
-/// A wildcard's value (`*rest`) keeps its slashes.
-const WILDCARD: &AsciiSet = &CONTROLS
-    .add(b' ')
-    .add(b'"')
-    .add(b'#')
-    .add(b'%')
-    .add(b'<')
-    .add(b'>')
-    .add(b'?')
-    .add(b'[')
-    .add(b'\\')
-    .add(b']')
-    .add(b'^')
-    .add(b'`')
-    .add(b'{')
-    .add(b'|')
-    .add(b'}');
 
 /// One call being made: the generated client fills it from its arguments, then sends it with
 /// the method that reads the route's success value.
@@ -58,6 +20,9 @@ pub struct ApiRequest<'c> {
     client: &'c ApiClient,
     method: Method,
     template: &'static str,
+    /// The template read by the route grammar (`None` when it is not a pattern: the call
+    /// then fails with why).
+    pattern: Option<Pattern<'static>>,
     params: Vec<(&'static str, String)>,
     query: String,
     headers: HeaderMap,
@@ -70,17 +35,22 @@ pub struct ApiRequest<'c> {
 
 impl<'c> ApiRequest<'c> {
     pub(super) fn new(client: &'c ApiClient, method: Method, template: &'static str) -> Self {
+        let (pattern, failure) = match Pattern::parse(template) {
+            Ok(pattern) => (Some(pattern), None),
+            Err(err) => (None, Some(ClientError::Request(err.to_string()))),
+        };
         ApiRequest {
             client,
             method,
             template,
+            pattern,
             params: Vec::new(),
             query: String::new(),
             headers: HeaderMap::new(),
             cookies: Vec::new(),
             body: None,
             declared: &[],
-            failure: None,
+            failure,
         }
     }
 
@@ -125,13 +95,10 @@ impl<'c> ApiRequest<'c> {
 
     /// The template's parameter of this name, as a `'static` name.
     fn param_slot(&self, name: &str) -> Option<&'static str> {
-        self.template.split('/').find_map(|part| {
-            let param = part
-                .strip_prefix(':')
-                .or_else(|| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
-                .or_else(|| part.strip_prefix('*'))?;
-            (param == name).then_some(param)
-        })
+        self.pattern
+            .as_ref()?
+            .param_names()
+            .find(|param| *param == name)
     }
 
     /// The query string from `value`'s fields (`Query<T>`).
@@ -225,30 +192,17 @@ impl<'c> ApiRequest<'c> {
         self.exchange().await.map(|(_, body)| body)
     }
 
-    /// The path and query the call goes to.
+    /// The path and query the call goes to: the template filled by the route grammar, each
+    /// value escaped as a segment (a wildcard's keeping its `/`).
     fn target(&self) -> Result<String, ClientError> {
-        let mut path = String::with_capacity(self.template.len());
-        for (index, part) in self.template.split('/').enumerate() {
-            if index > 0 {
-                path.push('/');
-            }
-            let wildcard = part.starts_with('*');
-            let name = part
-                .strip_prefix(':')
-                .or_else(|| part.strip_prefix('{').and_then(|p| p.strip_suffix('}')))
-                .or_else(|| part.strip_prefix('*'))
-                .filter(|name| !name.is_empty());
-            let Some(name) = name else {
-                path.push_str(part);
-                continue;
-            };
-            let Some((_, value)) = self.params.iter().find(|(n, _)| *n == name) else {
-                return Err(ClientError::Request(format!(
-                    "no value for the path parameter {name}"
-                )));
-            };
-            let set = if wildcard { WILDCARD } else { SEGMENT };
-            path.extend(utf8_percent_encode(value, set));
+        let mut path = String::with_capacity(self.template.len() + 16);
+        if let Some(pattern) = &self.pattern {
+            pattern
+                .fill(&mut path, |name| {
+                    let (_, value) = self.params.iter().find(|(n, _)| *n == name)?;
+                    Some(value.as_str())
+                })
+                .map_err(|missing| ClientError::Request(missing.to_string()))?;
         }
         if !self.query.is_empty() {
             path.push('?');

@@ -17,7 +17,6 @@
 //! including nothing: `/files/*` matches `/files/` and `/files/a/b`, not `/files`.
 
 mod params;
-mod pattern;
 mod route;
 mod static_table;
 mod tree;
@@ -25,11 +24,12 @@ mod tree;
 #[cfg(test)]
 mod tests;
 
-pub use params::{MAX_PARAMS, Params, WILDCARD, decode_param};
-pub use pattern::{PatternError, validate_pattern};
+pub use params::{Params, decode_param};
 pub use route::Route;
+/// The pattern grammar is the `route-pattern` crate's, shared with the macros and the client.
+pub use route_pattern::{MAX_PARAMS, PatternError, WILDCARD, validate as validate_pattern};
 
-use pattern::{Segment, parse_pattern};
+use route_pattern::Pattern;
 use static_table::StaticTable;
 use tree::{Node, collect_routes, find_in};
 
@@ -75,19 +75,14 @@ impl<T> Router<T> {
         pattern: &str,
         make: impl FnOnce() -> T,
     ) -> Result<&mut T, PatternError> {
-        let segments = parse_pattern(pattern)?;
-        let names: Vec<Box<str>> = segments
-            .iter()
-            .filter_map(|s| match s {
-                Segment::Static(_) => None,
-                Segment::Param(n) | Segment::Wildcard(n) => Some(Box::<str>::from(*n)),
-            })
-            .collect();
+        let parsed = Pattern::parse(pattern)?;
+        let names: Vec<Box<str>> = parsed.param_names().map(Box::<str>::from).collect();
+        let segments = parsed.segments();
         let new_route = || Route::new(pattern, names.into_boxed_slice(), make());
-        if segments.iter().all(|s| matches!(s, Segment::Static(_))) {
+        if parsed.is_static() {
             return Ok(&mut self.statics.entry(pattern, new_route).value);
         }
-        let route = self.root.route_mut(&segments, new_route);
+        let route = self.root.route_mut(segments, new_route);
         if route.pattern() != pattern {
             return Err(PatternError::Conflict {
                 pattern: pattern.to_owned(),

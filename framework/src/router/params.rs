@@ -2,11 +2,7 @@
 
 use std::borrow::Cow;
 
-/// How many params one route may have.
-pub const MAX_PARAMS: usize = 8;
-
-/// The name under which a bare `*` wildcard's value is found.
-pub const WILDCARD: &str = "*";
+use route_pattern::MAX_PARAMS;
 
 /// Route params of one match: byte ranges into the looked-up path, in the order of the
 /// matched route's `param_names()`. The names stay with the route.

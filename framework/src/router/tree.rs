@@ -1,8 +1,8 @@
 //! The patterns with a param or a wildcard: a tree of segments, searched with backtracking.
 
 use super::params::Params;
-use super::pattern::Segment;
 use super::route::Route;
+use route_pattern::Segment;
 
 /// One level of the tree: the routes that end here and the ways on to the next segment.
 #[derive(Debug)]
