@@ -3,7 +3,8 @@
 use std::fmt::Write;
 use std::net::IpAddr;
 
-use chrono::{DateTime, Datelike, FixedOffset, Timelike};
+use chrono::format::{Item, StrftimeItems};
+use chrono::{DateTime, FixedOffset};
 use http::HeaderName;
 
 use super::LogRecord;
@@ -228,11 +229,6 @@ pub(crate) fn is_public(ip: IpAddr) -> bool {
     }
 }
 
-const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-const MONTHS: [&str; 12] = [
-    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-];
-
 /// Appends `n` in decimal, zero-padded to `width` digits: what `write!("{n:0width$}")` does,
 /// without the formatting machinery (it is most of a line's cost otherwise).
 fn digits(out: &mut String, n: u64, width: usize) {
@@ -252,87 +248,50 @@ fn digits(out: &mut String, n: u64, width: usize) {
     out.push_str(std::str::from_utf8(&buf[start..]).unwrap_or("0"));
 }
 
-/// `+01:00` (`colon`) or `+0100`; `Z` for UTC when `zulu`.
-fn offset(
-    out: &mut String,
-    time: &DateTime<FixedOffset>,
-    colon: bool,
-    zulu: bool,
-) -> std::fmt::Result {
-    let secs = time.offset().local_minus_utc();
-    if zulu && secs == 0 {
-        out.push('Z');
-        return Ok(());
-    }
-    out.push(if secs < 0 { '-' } else { '+' });
-    let secs = u64::from(secs.unsigned_abs());
-    digits(out, secs / 3600, 2);
-    if colon {
-        out.push(':');
-    }
-    digits(out, secs % 3600 / 60, 2);
-    Ok(())
+/// The time formats, as chrono's items: each pattern read once, the first time it is used,
+/// not at every line (chrono's `format` parses its pattern on every call).
+struct DateFormats {
+    /// RFC 1123 with the zone's offset: `Sun, 22 Nov 2026 11:00:00 +0100`.
+    when: Vec<Item<'static>>,
+    /// `2026-11-22T11:00:00+01:00`.
+    iso: Vec<Item<'static>>,
+    /// `2026-11-22T11:00:00.251+01:00`.
+    iso_ms: Vec<Item<'static>>,
+    /// `2026-11-22T10:00:00Z`.
+    utc_iso: Vec<Item<'static>>,
+    /// `2026-11-22T10:00:00.251Z`.
+    utc_iso_ms: Vec<Item<'static>>,
+    /// Seconds since the Unix epoch.
+    unix: Vec<Item<'static>>,
 }
 
-/// `2026-11-22T10:00:00[.251]`, digits written directly (chrono's `format` parses its pattern
-/// on every call).
-fn iso(out: &mut String, t: &DateTime<FixedOffset>, millis: bool) -> std::fmt::Result {
-    digits(out, u64::try_from(t.year()).unwrap_or(0), 4);
-    out.push('-');
-    digits(out, u64::from(t.month()), 2);
-    out.push('-');
-    digits(out, u64::from(t.day()), 2);
-    out.push('T');
-    clock_time(out, t);
-    if millis {
-        out.push('.');
-        digits(
-            out,
-            u64::from(t.nanosecond() % 1_000_000_000 / 1_000_000),
-            3,
-        );
+static DATE_FORMATS: std::sync::LazyLock<DateFormats> = std::sync::LazyLock::new(|| {
+    let items = |pattern: &str| {
+        StrftimeItems::new(pattern)
+            .parse_to_owned()
+            .unwrap_or_default()
+    };
+    DateFormats {
+        when: items("%a, %d %b %Y %H:%M:%S %z"),
+        iso: items("%Y-%m-%dT%H:%M:%S%:z"),
+        iso_ms: items("%Y-%m-%dT%H:%M:%S%.3f%:z"),
+        utc_iso: items("%Y-%m-%dT%H:%M:%SZ"),
+        utc_iso_ms: items("%Y-%m-%dT%H:%M:%S%.3fZ"),
+        unix: items("%s"),
     }
-    Ok(())
-}
-
-/// `10:00:00`.
-fn clock_time(out: &mut String, t: &DateTime<FixedOffset>) {
-    digits(out, u64::from(t.hour()), 2);
-    out.push(':');
-    digits(out, u64::from(t.minute()), 2);
-    out.push(':');
-    digits(out, u64::from(t.second()), 2);
-}
+});
 
 fn when(out: &mut String, part: &Part, local: &DateTime<FixedOffset>) -> std::fmt::Result {
-    match part {
-        Part::When => {
-            out.push_str(DAYS[local.weekday().num_days_from_monday() as usize]);
-            out.push_str(", ");
-            digits(out, u64::from(local.day()), 2);
-            out.push(' ');
-            out.push_str(MONTHS[local.month0() as usize]);
-            out.push(' ');
-            digits(out, u64::try_from(local.year()).unwrap_or(0), 4);
-            out.push(' ');
-            clock_time(out, local);
-            out.push(' ');
-            offset(out, local, false, false)
-        }
-        Part::WhenIso | Part::WhenIsoMs => {
-            iso(out, local, *part == Part::WhenIsoMs)?;
-            offset(out, local, true, false)
-        }
-        Part::WhenUtcIso | Part::WhenUtcIsoMs => {
-            let utc = local.with_timezone(&FixedOffset::east_opt(0).unwrap_or(*local.offset()));
-            iso(out, &utc, *part == Part::WhenUtcIsoMs)?;
-            offset(out, &utc, true, true)
-        }
-        _ => {
-            digits(out, u64::try_from(local.timestamp()).unwrap_or(0), 1);
-            Ok(())
-        }
-    }
+    let formats = &*DATE_FORMATS;
+    let (time, items) = match part {
+        Part::When => (*local, &formats.when),
+        Part::WhenIso => (*local, &formats.iso),
+        Part::WhenIsoMs => (*local, &formats.iso_ms),
+        Part::WhenUtcIso => (local.to_utc().fixed_offset(), &formats.utc_iso),
+        Part::WhenUtcIsoMs => (local.to_utc().fixed_offset(), &formats.utc_iso_ms),
+        _ => (*local, &formats.unix),
+    };
+    write!(out, "{}", time.format_with_items(items.iter()))
 }
 
 fn render_part(part: &Part, r: &LogRecord, out: &mut String) -> std::fmt::Result {
