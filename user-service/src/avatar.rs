@@ -19,7 +19,11 @@ pub enum ImageType {
 }
 
 impl ImageType {
-    /// The format `bytes` start with, if it is one of these.
+    /// The format `bytes` start with, if it is one of these: each format's whole signature, as
+    /// its specification writes it. Not through the `infer` crate (0.22), whose matchers are
+    /// looser than these: 4 of PNG's 8 signature bytes, and WebP's `WEBP` without the `RIFF`
+    /// before it, so `89 50 4E 47` alone, or any 12 bytes ending in `WEBP`, would pass as an
+    /// image (the unit test below refuses both).
     pub fn sniff(bytes: &[u8]) -> Option<Self> {
         if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
             Some(Self::Png)
@@ -97,6 +101,8 @@ mod tests {
             b"<svg xmlns='http://www.w3.org/2000/svg'/>",
             b"RIFF\x24\0\0\0WAVEfmt ",
             b"\x89PNG",
+            b"\x89PNG\r\n\x1a\0",
+            b"WAVE\x24\0\0\0WEBPVP8 ",
             &[0xFF, 0xD8],
         ] {
             assert_eq!(ImageType::sniff(other), None, "{other:?}");
