@@ -12,6 +12,13 @@ use std::fmt;
 use http::StatusCode;
 use serde::Serialize;
 
+mod build;
+
+pub use build::{BuildError, Component};
+/// Why a route pattern was refused: the router's, the macros' and the client's one grammar
+/// (the `route-pattern` crate), met in [`BuildError::Pattern`].
+pub use route_pattern::PatternError;
+
 /// The category given to errors that are not an [`HttpError`].
 pub const DEFAULT_CATEGORY: &str = "framework-error";
 
@@ -306,26 +313,6 @@ impl From<crate::cookies::CookieError> for HttpError {
             err.to_string(),
         )
         .with_exception(true)
-    }
-}
-
-/// Why [`App::build`](crate::App::build) refused the configuration.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BuildError(String);
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for BuildError {}
-
-impl BuildError {
-    /// A build error with `message`, for code that assembles an app around
-    /// [`App::build`](crate::App::build).
-    pub fn new(message: impl Into<String>) -> Self {
-        Self(message.into())
     }
 }
 

@@ -233,14 +233,20 @@ impl Service {
         let mut by_path: Router<Vec<PlannedRoute>> = Router::new();
         let mut listing = Vec::with_capacity(routes.len());
         for route in routes {
-            let entry = by_path
-                .entry(&route.path, Vec::new)
-                .map_err(|e| BuildError::new(format!("{}: {e}", route.handler)))?;
+            let entry =
+                by_path
+                    .entry(&route.path, Vec::new)
+                    .map_err(|source| BuildError::Pattern {
+                        route: route.handler.to_string(),
+                        source,
+                    })?;
             if let Some(existing) = entry.iter().find(|r| r.method == route.method) {
-                return Err(BuildError::new(format!(
-                    "duplicate route {} {}: {} and {}",
-                    route.method, route.path, existing.handler, route.handler
-                )));
+                return Err(BuildError::DuplicateRoute {
+                    method: route.method.clone(),
+                    path: route.path.clone(),
+                    first: existing.handler.to_string(),
+                    second: route.handler.to_string(),
+                });
             }
             listing.push(RouteInfo {
                 method: route.method.to_string(),
@@ -292,7 +298,10 @@ impl Service {
             // Same pattern, same shape: this cannot conflict.
             router
                 .entry(path.pattern(), move || compiled)
-                .map_err(|e| BuildError::new(e.to_string()))?;
+                .map_err(|source| BuildError::Pattern {
+                    route: path.pattern().to_owned(),
+                    source,
+                })?;
         }
 
         let unrouted = || Arc::new(RouteMeta::new(None, "", &[], None));

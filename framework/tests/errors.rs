@@ -130,3 +130,82 @@ async fn without_error_handler_the_text_only() {
     assert_eq!(res.status, 409);
     assert_eq!(res.text(), "taken");
 }
+
+/// `App::build`'s refusals are values: the variant says what is wrong, its fields what to fix,
+/// and a path the router refused keeps its `PatternError` as the source.
+#[test]
+fn build_errors_are_typed_and_keep_their_source() {
+    use framework::error::Component;
+    use framework::router::PatternError;
+    use framework::{BuildError, Context};
+    use std::error::Error as _;
+
+    let hello = |_ctx: &mut Context| async { Ok("hi") };
+    let err = framework::App::new()
+        .get("/a/{b", hello)
+        .build()
+        .err()
+        .expect("refused");
+    let BuildError::Pattern { route, source } = &err else {
+        panic!("{err:?}");
+    };
+    assert!(route.contains("closure"), "{route}");
+    assert!(matches!(source, PatternError::BadSegment { segment, .. } if segment == "{b"));
+    let from_source = err.source().expect("a source").to_string();
+    assert_eq!(from_source, "route path `/a/{b`: bad segment `{b`");
+    assert_eq!(err.to_string(), format!("{route}: {from_source}"));
+
+    let err = framework::App::bare()
+        .get("/v", hello)
+        .build()
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(&err, BuildError::MissingComponent { route, component: Component::Responder }
+            if route.contains("GET /v")),
+        "{err:?}"
+    );
+    assert!(
+        err.to_string()
+            .contains("add framework::middleware::responder::Responder")
+    );
+    assert!(err.source().is_none());
+
+    let err = framework::App::new()
+        .get("/d", hello)
+        .get("/d", hello)
+        .build()
+        .err()
+        .expect("refused");
+    assert!(
+        matches!(&err, BuildError::DuplicateRoute { method, path, .. }
+            if method == http::Method::GET && path == "/d"),
+        "{err:?}"
+    );
+}
+
+/// A middleware's refusal says its kind, and keeps the error underneath as its source.
+#[test]
+fn config_errors_have_a_kind_and_a_source() {
+    use framework::middleware::ConfigErrorKind;
+    use framework::middleware::cors::{Cors, CorsConfig};
+    use framework::middleware::tracker::Mask;
+    use std::error::Error as _;
+
+    let err = Mask::new("(unclosed").expect_err("refused");
+    assert_eq!(
+        (err.component(), err.kind()),
+        ("tracker", ConfigErrorKind::Invalid)
+    );
+    let source = err.source().expect("the regex error");
+    assert!(err.to_string().ends_with(&source.to_string()), "{err}");
+
+    let err = Cors::new(CorsConfig {
+        credentials: true,
+        ..CorsConfig::new(framework::origin::AllowOrigin::any())
+    })
+    .err()
+    .expect("refused");
+    assert_eq!((err.component(), err.kind()), ("cors", ConfigErrorKind::Unsafe));
+    assert!(err.source().is_none());
+}

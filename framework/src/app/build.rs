@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use crate::controller::ControllerDef;
-use crate::error::BuildError;
 use crate::error::Result;
+use crate::error::{BuildError, Component};
 use crate::handler::{Middleware, Role, SharedMiddleware};
 use crate::service::Service;
 use crate::service::{PlannedRoute, Settings};
@@ -126,11 +126,16 @@ impl App {
     ) -> Result<SharedMiddleware, BuildError> {
         match m {
             MiddlewareRef::Shared(m) => Ok(Arc::clone(m)),
-            MiddlewareRef::Named(name) => self.scope.named.get(name).cloned().ok_or_else(|| {
-                BuildError::new(format!(
-                    "{owner}: middleware `{name}` is not registered (use App::register_middleware)"
-                ))
-            }),
+            MiddlewareRef::Named(name) => {
+                self.scope
+                    .named
+                    .get(name)
+                    .cloned()
+                    .ok_or_else(|| BuildError::UnknownMiddleware {
+                        owner: owner.to_owned(),
+                        name: (*name).to_owned(),
+                    })
+            }
         }
     }
 }
@@ -190,20 +195,16 @@ impl Needs {
                 .any(|m| m.role().is_some_and(|r| roles.contains(&r)))
         };
         if self.value && !has(&[Role::Responder, Role::Renderer]) {
-            return Err(BuildError::new(format!(
-                "{} returns a value, and no responder turns it into \
-                 the body: add framework::middleware::responder::Responder to the app \
-                 (App::new() has one)",
-                what()
-            )));
+            return Err(BuildError::MissingComponent {
+                route: what(),
+                component: Component::Responder,
+            });
         }
         if self.body && !has(&[Role::BodyParser]) {
-            return Err(BuildError::new(format!(
-                "{} takes a request body (Json or Form), and no body \
-                 parser reads it: add framework::middleware::body_parser::BodyParser to the \
-                 app (App::new() has one)",
-                what()
-            )));
+            return Err(BuildError::MissingComponent {
+                route: what(),
+                component: Component::BodyParser,
+            });
         }
         Ok(())
     }
@@ -216,12 +217,7 @@ fn check_order(chain: &[SharedMiddleware], what: impl Fn() -> String) -> Result<
     if let (Some(session), Some(csrf)) = (at(Role::Session), at(Role::Csrf))
         && session < csrf
     {
-        return Err(BuildError::new(format!(
-            "{}: csrf runs inside session, so every forged request loads a session before its \
-             403; mount csrf before session (route middleware run after the app's and the \
-             controller's: name `session` on the routes, after `csrf`)",
-            what()
-        )));
+        return Err(BuildError::CsrfInsideSession { route: what() });
     }
     Ok(())
 }

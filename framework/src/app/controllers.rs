@@ -17,19 +17,18 @@ impl App {
         for def in inventory::iter::<ControllerDef> {
             let instance = (def.build)(&self.scope.state).map_err(|e| {
                 // The message alone: a build error is read by a developer, not a client.
-                BuildError::new(format!(
-                    "controller {} could not be built: {}",
-                    def.name,
-                    e.text()
-                ))
+                BuildError::State {
+                    controller: def.name.to_owned(),
+                    message: e.text(),
+                }
             })?;
             let mut group = Group::new(def.prefix);
             for route in def.routes {
                 let method = Method::from_bytes(route.method.as_bytes()).map_err(|_| {
-                    BuildError::new(format!(
-                        "{}::{}: bad method {}",
-                        def.name, route.name, route.method
-                    ))
+                    BuildError::BadMethod {
+                        route: format!("{}::{}", def.name, route.name),
+                        method: route.method.to_owned(),
+                    }
                 })?;
                 let endpoint = (route.endpoint)(&instance).ok_or_else(|| {
                     BuildError::new(format!(

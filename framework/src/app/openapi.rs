@@ -103,10 +103,12 @@ impl App {
         #[cfg(feature = "docs-ui")]
         if let Some(docs) = &settings.docs {
             if settings.path.is_empty() {
-                return Err(BuildError::new(
-                    "App::openapi_docs: the page shows the document App::openapi serves, and \
-                     none is served",
-                ));
+                return Err(BuildError::Setting {
+                    setting: "App::openapi_docs",
+                    message: "the page shows the document App::openapi serves, and none is \
+                              served"
+                        .to_owned(),
+                });
             }
             let (page, script) = crate::openapi::docs_page(docs, &settings.path, &settings.title);
             routes.push(fixed(
@@ -123,9 +125,11 @@ impl App {
                     csp: Some(http::HeaderValue::from_static(crate::openapi::DOCS_CSP)),
                 },
             ));
-            let page = http::HeaderValue::try_from(docs.as_str()).map_err(|_| {
-                BuildError::new(format!("App::openapi_docs: `{docs}` is not a valid path"))
-            })?;
+            let page =
+                http::HeaderValue::try_from(docs.as_str()).map_err(|_| BuildError::Setting {
+                    setting: "App::openapi_docs",
+                    message: format!("`{docs}` is not a valid path"),
+                })?;
             let files = DocsFiles::new(crate::openapi::docs_files(script), page);
             routes.push(RouteSpec {
                 method: Method::GET,

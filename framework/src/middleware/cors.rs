@@ -186,7 +186,8 @@ impl Cors {
                 "cors",
                 "credentials cannot be allowed for any origin (`*`): list the origins or give \
                  a predicate",
-            ));
+            )
+            .with_kind(super::ConfigErrorKind::Unsafe));
         }
         if config.methods.is_empty() {
             // It used to become `GET, HEAD` without a word.
@@ -194,7 +195,8 @@ impl Cors {
                 "cors",
                 "methods: an empty list would allow no method; list the methods a preflight \
                  allows, or leave the default (GET, HEAD, POST)",
-            ));
+            )
+            .with_kind(super::ConfigErrorKind::Ineffective));
         }
         let methods: Vec<&str> = config.methods.iter().map(Method::as_str).collect();
         let methods = joined(&methods).unwrap_or_else(|| HeaderValue::from_static("GET, HEAD"));

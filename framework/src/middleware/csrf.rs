@@ -139,7 +139,8 @@ impl Csrf {
                 "csrf",
                 "trusted_origins: any origin would let every site post here; list the origins \
                  or give a predicate",
-            ));
+            )
+            .with_kind(super::ConfigErrorKind::Unsafe));
         }
         Ok(Self { config })
     }

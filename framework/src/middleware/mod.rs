@@ -89,31 +89,88 @@ pub mod trace;
 #[cfg(feature = "tracker")]
 pub mod tracker;
 
-/// Why a middleware's constructor refused its configuration: which component, and what is
-/// wrong with it (a key form that does not parse, a template that does not load, a proxy target
-/// that is not `http://`). Returned by every constructor that can fail
+/// Why a middleware's constructor refused its configuration: which component, what kind of
+/// mistake ([`ConfigErrorKind`]), what is wrong in a sentence, and the error underneath when
+/// there is one (a mask's regex, say) as its [`source`](std::error::Error::source). Returned
+/// by every constructor that can fail
 /// ([`ConcurrentLimiter::new`](concurrent_limiter::ConcurrentLimiter::new),
 /// [`RouterConcurrentLimiter::new`](router_concurrent_limiter::RouterConcurrentLimiter::new),
-/// `RateLimiter::new`, `Renderer::new`, `Proxy::new`), so one `?` carries any of them into an
-/// app's start-up error.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `RateLimiter::new`, `Renderer::new`, `Proxy::new`, `Cors::new`, `Csrf::new`,
+/// `Timeout::new`, …), so one `?` carries any of them into an app's start-up error.
+///
+/// ```
+/// use framework::middleware::ConfigErrorKind;
+/// use framework::middleware::timeout::{Timeout, TimeoutConfig};
+///
+/// let err = Timeout::new(TimeoutConfig {
+///     deadline: std::time::Duration::ZERO,
+///     ..TimeoutConfig::default()
+/// })
+/// .err()
+/// .unwrap();
+/// assert_eq!((err.component(), err.kind()), ("timeout", ConfigErrorKind::Ineffective));
+/// ```
+#[derive(Debug, Clone)]
 pub struct ConfigError {
     component: &'static str,
+    kind: ConfigErrorKind,
     message: String,
+    source: Option<std::sync::Arc<dyn std::error::Error + Send + Sync>>,
+}
+
+/// What kind of mistake a [`ConfigError`] is.
+#[non_exhaustive]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigErrorKind {
+    /// A value that does not parse or is not valid where it is given (a header value, a host,
+    /// a key form, a regex, a rewrite rule).
+    Invalid,
+    /// A setting that would make the component fail or do nothing for every request (a zero
+    /// deadline, an empty list of methods, a "timeout" status that is a success).
+    Ineffective,
+    /// A setting that would open a hole (any origin trusted by CSRF, credentials for any
+    /// origin in CORS).
+    Unsafe,
+    /// Something the component does not do (a proxy target that is not `http://`).
+    Unsupported,
+    /// A file the component loads could not be read or parsed (a template).
+    Unreadable,
 }
 
 impl ConfigError {
-    /// The refusal of `component`'s configuration, saying what is wrong.
+    /// The refusal of `component`'s configuration, saying what is wrong; of kind
+    /// [`ConfigErrorKind::Invalid`] unless [`with_kind`](Self::with_kind) says otherwise.
     pub fn new(component: &'static str, message: impl Into<String>) -> Self {
         Self {
             component,
+            kind: ConfigErrorKind::Invalid,
             message: message.into(),
+            source: None,
         }
+    }
+
+    /// The same refusal, of `kind`.
+    #[must_use]
+    pub fn with_kind(mut self, kind: ConfigErrorKind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// The same refusal, caused by `source`.
+    #[must_use]
+    pub fn with_source(mut self, source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        self.source = Some(std::sync::Arc::new(source));
+        self
     }
 
     /// The component that refused, e.g. `rate limiter`.
     pub fn component(&self) -> &'static str {
         self.component
+    }
+
+    /// What kind of mistake it is.
+    pub fn kind(&self) -> ConfigErrorKind {
+        self.kind
     }
 
     /// What is wrong, without the component's name.
@@ -122,10 +179,25 @@ impl ConfigError {
     }
 }
 
+/// Two refusals are equal when component, kind and message are (the source is not compared).
+impl PartialEq for ConfigError {
+    fn eq(&self, other: &Self) -> bool {
+        (self.component, self.kind, &self.message) == (other.component, other.kind, &other.message)
+    }
+}
+
+impl Eq for ConfigError {}
+
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.component, self.message)
     }
 }
 
-impl std::error::Error for ConfigError {}
+impl std::error::Error for ConfigError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}

@@ -190,7 +190,9 @@ fn failure(message: String) -> HttpError {
 impl Renderer {
     /// Loads every template of `config.dir`; fails naming the file that does not read or parse.
     pub fn new(config: RendererConfig) -> std::result::Result<Self, ConfigError> {
-        let env = Arc::new(load(&config.dir).map_err(|m| ConfigError::new("renderer", m))?);
+        let env = Arc::new(load(&config.dir).map_err(|m| {
+            ConfigError::new("renderer", m).with_kind(super::ConfigErrorKind::Unreadable)
+        })?);
         Ok(Self { config, env })
     }
 

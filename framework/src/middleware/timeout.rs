@@ -119,14 +119,16 @@ impl Timeout {
             return Err(ConfigError::new(
                 "timeout",
                 "deadline: zero would fail every request; give a duration such as 30 s",
-            ));
+            )
+            .with_kind(super::ConfigErrorKind::Ineffective));
         }
         if config.stream_idle.is_some_and(|idle| idle.is_zero()) {
             return Err(ConfigError::new(
                 "timeout",
                 "stream_idle: zero would fail every stream; give a duration, or None for no \
                  idle timeout",
-            ));
+            )
+            .with_kind(super::ConfigErrorKind::Ineffective));
         }
         if !(config.status.is_client_error() || config.status.is_server_error()) {
             return Err(ConfigError::new(
@@ -135,7 +137,8 @@ impl Timeout {
                     "status: {} is not an error status; use 503, 504 or 408",
                     config.status
                 ),
-            ));
+            )
+            .with_kind(super::ConfigErrorKind::Ineffective));
         }
         Ok(Self { config })
     }

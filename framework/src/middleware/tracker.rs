@@ -94,9 +94,9 @@ impl Mask {
     /// Keys matching `pattern`, e.g. `(?i)password|token|secret|pin`; a pattern that does
     /// not compile is refused.
     pub fn new(pattern: &str) -> std::result::Result<Self, ConfigError> {
-        Regex::new(pattern)
-            .map(Self)
-            .map_err(|e| ConfigError::new("tracker", format!("mask `{pattern}`: {e}")))
+        Regex::new(pattern).map(Self).map_err(|e| {
+            ConfigError::new("tracker", format!("mask `{pattern}`: {e}")).with_source(e)
+        })
     }
 
     /// True when `key`'s value is masked.

@@ -148,7 +148,8 @@ impl Proxy {
             return Err(ConfigError::new(
                 "proxy",
                 format!("target `{target}`: only http:// targets are supported"),
-            ));
+            )
+            .with_kind(crate::middleware::ConfigErrorKind::Unsupported));
         }
         let authority = target
             .authority()
