@@ -24,13 +24,13 @@ use subtle::ConstantTimeEq;
 async fn main() -> std::io::Result<()> {
     // In a real tool: the digest from configuration, never the password in the source.
     let expected = Sha256::digest(b"admin:s3cret");
-    let auth = BasicAuth::new(BasicAuthConfig {
-        realm: "admin".into(),
-        ..BasicAuthConfig::from_fn(move |account, password, _ctx| {
+    let auth = BasicAuth::new(
+        BasicAuthConfig::from_fn(move |account, password, _ctx| {
             let given = Sha256::digest(format!("{account}:{password}").as_bytes());
             Ok(bool::from(given.ct_eq(&expected)))
         })
-    });
+        .realm("admin"),
+    );
     let service = App::new()
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())

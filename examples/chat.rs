@@ -84,10 +84,7 @@ fn join(ctx: &mut Context, room: Broadcast) -> Result<Upgraded> {
         .get_str("name")
         .map(str::to_owned)
         .ok_or_else(|| HttpError::with(StatusCode::UNAUTHORIZED, "chat", "choose a name first"))?;
-    let config = WsConfig {
-        max_message_size: 4096,
-        ..WsConfig::default()
-    };
+    let config = WsConfig::default().max_message_size(4096);
     ctx.websocket(config, move |mut socket| async move {
         let mut feed = room.subscribe();
         let out = socket.sender();

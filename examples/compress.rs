@@ -29,11 +29,11 @@ async fn export(_ctx: &mut Context) -> Result<String> {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let compress = Compress::new(CompressConfig {
-        // Fast rather than small, for answers made per request.
-        gzip_level: 1,
-        ..CompressConfig::default()
-    });
+    let compress = Compress::new(
+        CompressConfig::default()
+            // Fast rather than small, for answers made per request.
+            .gzip_level(1),
+    );
     let service = App::new()
         // Outside the responder: it compresses the bytes the responder produced.
         .use_middleware(compress)

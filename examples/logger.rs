@@ -17,10 +17,7 @@ use framework::{App, Context, Result};
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     tracing_subscriber::fmt().with_target(false).init();
-    let logger = Logger::new(LoggerConfig {
-        format: LOGGER_TINY.to_owned(),
-        ..LoggerConfig::default()
-    });
+    let logger = Logger::new(LoggerConfig::default().format(LOGGER_TINY.to_owned()));
     let service = App::new()
         // Outermost, so it sees the final status and size, errors included; the health probe
         // passes it by (any middleware is skipped this way: the chain does it).

@@ -31,12 +31,12 @@ async fn main() -> std::io::Result<()> {
         .expect("valid routes");
     tokio::spawn(upstream.listen("127.0.0.1:3001"));
 
-    let proxy = Proxy::new(ProxyConfig {
-        target: "http://127.0.0.1:3001".parse().expect("a URL"),
-        // `/api/time` upstream is `/time`.
-        rewrites: vec!["/api/*:/$1".into()],
-        ..ProxyConfig::default()
-    })
+    let proxy = Proxy::new(
+        ProxyConfig::default()
+            .target("http://127.0.0.1:3001".parse().expect("a URL"))
+            // `/api/time` upstream is `/time`.
+            .rewrites(vec!["/api/*:/$1".into()]),
+    )
     .expect("valid proxy config");
     let service = App::new()
         .use_middleware(ErrorHandler::default())

@@ -19,10 +19,7 @@ async fn main() -> std::io::Result<()> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/static");
     let files = StaticServe::new(
         DirectorySource::new(root)?,
-        StaticServeConfig {
-            max_age: Some(Duration::from_secs(60)),
-            ..StaticServeConfig::default()
-        },
+        StaticServeConfig::default().max_age(Some(Duration::from_secs(60))),
     );
     let service = App::new()
         .use_middleware(ErrorHandler::default())

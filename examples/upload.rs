@@ -26,13 +26,13 @@ struct UploadForm;
 
 impl MultipartParts for UploadForm {
     const PARTS: &'static [PartSpec] = &[PartSpec::file("file"), PartSpec::text("note").optional()];
-    const LIMITS: Option<MultipartLimits> = Some(MultipartLimits {
-        parts: 2,
-        file_size: 1024 * 1024,
-        field_size: 1024,
-        total_size: 1024 * 1024 + 4096,
-        ..MultipartLimits::DEFAULT
-    });
+    const LIMITS: Option<MultipartLimits> = Some(
+        MultipartLimits::DEFAULT
+            .parts(2)
+            .file_size(1024 * 1024)
+            .field_size(1024)
+            .total_size(1024 * 1024 + 4096),
+    );
 }
 
 #[derive(Serialize)]

@@ -70,22 +70,21 @@ fn cases() -> Vec<(&'static str, Option<SharedMiddleware>)> {
         ("pass-through", Some(framework::from_fn(pass))),
         (
             "logger",
-            Some(share(Logger::new(LoggerConfig {
-                format: LOGGER_COMBINED.to_owned(),
-                on_log: Some(Arc::new(|line, _record, _request| {
-                    black_box(line.len());
-                })),
-                ..LoggerConfig::default()
-            }))),
+            Some(share(Logger::new(
+                LoggerConfig::default()
+                    .format(LOGGER_COMBINED.to_owned())
+                    .on_log(Some(Arc::new(|line, _record, _request| {
+                        black_box(line.len());
+                    }))),
+            ))),
         ),
         (
             "stats",
-            Some(share(Stats::new(StatsConfig {
-                on_stats: Some(Arc::new(|info, _ctx| {
+            Some(share(Stats::new(StatsConfig::default().on_stats(Some(
+                Arc::new(|info, _ctx| {
                     black_box(info.latency);
-                })),
-                ..StatsConfig::default()
-            }))),
+                }),
+            ))))),
         ),
         (
             "global-limiter",
@@ -96,19 +95,19 @@ fn cases() -> Vec<(&'static str, Option<SharedMiddleware>)> {
         (
             "router-limiter",
             Some(share(
-                RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
-                    limits: HashMap::from([("GET /".to_owned(), 1000)]),
-                })
+                RouterConcurrentLimiter::new(
+                    RouterConcurrentLimiterConfig::default()
+                        .limits(HashMap::from([("GET /".to_owned(), 1000)])),
+                )
                 .expect("limits"),
             )),
         ),
         (
             "concurrent-limiter",
             Some(share(
-                ConcurrentLimiter::new(ConcurrentLimiterConfig {
-                    keys: vec![":ip".to_owned()],
-                    ..ConcurrentLimiterConfig::default()
-                })
+                ConcurrentLimiter::new(
+                    ConcurrentLimiterConfig::default().keys(vec![":ip".to_owned()]),
+                )
                 .expect("keys"),
             )),
         ),

@@ -8,6 +8,7 @@ pub mod body;
 pub mod client;
 pub mod client_ip;
 pub mod conditional;
+mod config;
 pub mod context;
 mod controller;
 pub mod cookies;

@@ -29,6 +29,7 @@ use std::time::Duration;
 /// ends. On HTTP/2 the head timer covers the first request only (a multiplexed connection reads
 /// frames all the time); pings and the idle timer cover the rest.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerLimits {
     /// From accept, or from the first byte of a later request, until the request head is in.
     pub header_read_timeout: Duration,
@@ -50,6 +51,18 @@ pub struct ServerLimits {
     /// On shutdown, how long requests being handled may finish.
     pub shutdown_timeout: Duration,
 }
+
+crate::config::setters!(ServerLimits {
+    header_read_timeout: Duration,
+    keep_alive_timeout: Duration,
+    body_read_timeout: Duration,
+    body_min_rate: Option<MinDataRate>,
+    http2_keep_alive_interval: Option<Duration>,
+    http2_keep_alive_timeout: Duration,
+    max_connections: usize,
+    drain_delay: Duration,
+    shutdown_timeout: Duration,
+});
 
 impl Default for ServerLimits {
     fn default() -> Self {

@@ -8,19 +8,23 @@ use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use http::{HeaderValue, Method, Request, Response, StatusCode, header};
+use http::{HeaderValue, Method, Request, Response, header};
 
 use crate::body::{RequestBody, ResponseBody};
 use crate::client_ip::TrustedProxies;
 use crate::context::Context;
-use crate::error::{BuildError, HttpError};
+use crate::error::BuildError;
 use futures_util::FutureExt;
 
-use crate::handler::{Endpoint, EndpointFuture, Next, SharedMiddleware, endpoint_future};
+use crate::handler::{Endpoint, Next, SharedMiddleware};
 use crate::limits::ServerLimits;
-use crate::route::{AppShared, ROUTER_CATEGORY, RouteInfo, RouteMeta};
+use crate::route::{AppShared, RouteInfo, RouteMeta};
 use crate::router::Router;
 use crate::state::State;
+
+mod answers;
+
+use answers::{MethodNotAllowed, NotFound, SlashRedirect, allow_header};
 
 /// What a request path that differs from a route only by a trailing slash gets; set with
 /// [`App::trailing_slash`](crate::App::trailing_slash).
@@ -150,54 +154,6 @@ impl CompiledPath {
                 find(&Method::GET)
             } else {
                 None
-            }
-        })
-    }
-}
-
-struct NotFound;
-
-impl Endpoint for NotFound {
-    fn call<'a>(&'a self, _ctx: &'a mut Context) -> EndpointFuture<'a> {
-        endpoint_future(async {
-            Err(HttpError::with(StatusCode::NOT_FOUND, ROUTER_CATEGORY, "not found").into())
-        })
-    }
-}
-
-/// The 308 of [`TrailingSlash::Redirect`]; the location was put in the context's headers.
-struct SlashRedirect;
-
-impl Endpoint for SlashRedirect {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
-        ctx.set_status(StatusCode::PERMANENT_REDIRECT);
-        endpoint_future(std::future::ready(Ok(())))
-    }
-}
-
-/// A path's 405: `Allow` set to its methods, then the app's own handler
-/// ([`App::method_not_allowed`](crate::App::method_not_allowed)) with the status 405, or the
-/// framework's error.
-struct MethodNotAllowed {
-    allow: HeaderValue,
-    handler: Option<Arc<dyn Endpoint>>,
-}
-
-impl Endpoint for MethodNotAllowed {
-    fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
-        endpoint_future(async move {
-            ctx.set_header(header::ALLOW, self.allow.clone());
-            match &self.handler {
-                Some(handler) => {
-                    ctx.set_status(StatusCode::METHOD_NOT_ALLOWED);
-                    handler.call(ctx).await
-                }
-                None => Err(HttpError::with(
-                    StatusCode::METHOD_NOT_ALLOWED,
-                    ROUTER_CATEGORY,
-                    "method not allowed",
-                )
-                .into()),
             }
         })
     }
@@ -401,16 +357,6 @@ impl Service {
         let result = run_route!(route, ctx);
         ctx.take_response(result)
     }
-}
-
-/// The `Allow` header of a path's 405: its methods, with HEAD where GET is.
-fn allow_header(routes: &[PlannedRoute]) -> Option<HeaderValue> {
-    let mut allow: Vec<&str> = routes.iter().map(|r| r.method.as_str()).collect();
-    if allow.contains(&"GET") && !allow.contains(&"HEAD") {
-        allow.push("HEAD");
-    }
-    allow.sort_unstable();
-    HeaderValue::try_from(allow.join(", ")).ok()
 }
 
 /// What the other trailing-slash form of an unrouted path gives.

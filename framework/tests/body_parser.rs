@@ -206,10 +206,9 @@ async fn decoded_limit_boundary_and_gzip_bomb() {
 #[tokio::test]
 async fn form_needs_the_form_content_type_check() {
     let parser = || {
-        BodyParser::new(BodyParserConfig {
-            content_type_validate: json_and_form_content_type,
-            ..BodyParserConfig::default()
-        })
+        BodyParser::new(
+            BodyParserConfig::default().content_type_validate(json_and_form_content_type),
+        )
         .add_decoder(GzipDecoder)
         .add_decoder(JsonDecoder)
         .add_decoder(FormDecoder)
@@ -258,11 +257,7 @@ async fn other_methods_and_types_pass_through() {
 
 #[tokio::test]
 async fn configurable_limit() {
-    let parser = BodyParser::new(BodyParserConfig {
-        limit: 10,
-        ..BodyParserConfig::default()
-    })
-    .add_decoder(JsonDecoder);
+    let parser = BodyParser::new(BodyParserConfig::default().limit(10)).add_decoder(JsonDecoder);
     let c = client(parser);
     let ok = c
         .post("/echo")

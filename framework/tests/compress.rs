@@ -165,10 +165,7 @@ async fn levels_are_configurable() {
     let sizes = {
         let mut sizes = Vec::new();
         for level in [1, 9] {
-            let c = client(Compress::new(CompressConfig {
-                gzip_level: level,
-                ..CompressConfig::default()
-            }));
+            let c = client(Compress::new(CompressConfig::default().gzip_level(level)));
             // A body with some entropy, so the levels differ.
             let res = c
                 .get("/big?len=20000")

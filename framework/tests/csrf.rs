@@ -27,10 +27,9 @@ fn client(config: CsrfConfig) -> TestClient {
         .trusted_proxies(TrustedProxies::Hops(1))
         .use_middleware(ErrorHandler::default())
         .use_middleware(
-            BodyParser::new(BodyParserConfig {
-                content_type_validate: json_and_form_content_type,
-                ..BodyParserConfig::default()
-            })
+            BodyParser::new(
+                BodyParserConfig::default().content_type_validate(json_and_form_content_type),
+            )
             .add_decoder(FormDecoder),
         );
     for method in [

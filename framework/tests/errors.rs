@@ -106,10 +106,7 @@ async fn plain_error_is_500_exception() {
 #[tokio::test]
 async fn forced_json() {
     let service = App::new()
-        .use_middleware(ErrorHandler::new(ErrorHandlerConfig {
-            json: true,
-            ..ErrorHandlerConfig::default()
-        }))
+        .use_middleware(ErrorHandler::new(ErrorHandlerConfig::default().json(true)))
         .get("/custom", custom)
         .build()
         .unwrap();
@@ -200,12 +197,12 @@ fn config_errors_have_a_kind_and_a_source() {
     let source = err.source().expect("the regex error");
     assert!(err.to_string().ends_with(&source.to_string()), "{err}");
 
-    let err = Cors::new(CorsConfig {
-        credentials: true,
-        ..CorsConfig::new(framework::origin::AllowOrigin::any())
-    })
-    .err()
-    .expect("refused");
-    assert_eq!((err.component(), err.kind()), ("cors", ConfigErrorKind::Unsafe));
+    let err = Cors::new(CorsConfig::new(framework::origin::AllowOrigin::any()).credentials(true))
+        .err()
+        .expect("refused");
+    assert_eq!(
+        (err.component(), err.kind()),
+        ("cors", ConfigErrorKind::Unsafe)
+    );
     assert!(err.source().is_none());
 }

@@ -22,11 +22,11 @@ async fn panic_becomes_500_and_text_goes_to_the_hook_only() {
     let seen: Arc<Mutex<Vec<String>>> = Arc::default();
     let hook_seen = Arc::clone(&seen);
     let service = App::new()
-        .use_middleware(Recover::new(RecoverConfig {
-            on_panic: Some(Arc::new(move |text, _ctx| {
+        .use_middleware(Recover::new(RecoverConfig::default().on_panic(Some(
+            Arc::new(move |text, _ctx| {
                 hook_seen.lock().unwrap().push(text.to_owned());
-            })),
-        }))
+            }),
+        ))))
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .get("/boom", boom)

@@ -135,14 +135,12 @@ async fn cache_max_age_header() {
 
 #[tokio::test]
 async fn custom_marshal_and_content_type() {
-    let config = ResponderConfig {
-        marshal: Some(Arc::new(|value| {
+    let config = ResponderConfig::default()
+        .marshal(Some(Arc::new(|value| {
             let json = serde_json::to_value(value)?;
             Ok(format!("<name>{}</name>", json["name"].as_str().unwrap_or("")).into_bytes())
-        })),
-        content_type: HeaderValue::from_static("application/xml"),
-        ..ResponderConfig::default()
-    };
+        })))
+        .content_type(HeaderValue::from_static("application/xml"));
     let service = App::new()
         .use_middleware(Responder::new(config))
         .get("/json", json)

@@ -80,10 +80,7 @@ async fn cookie_mode_round_trip() {
 
 #[tokio::test]
 async fn secure_cookie_when_configured() {
-    let config = SessionConfig {
-        secure: true,
-        ..SessionConfig::default()
-    };
+    let config = SessionConfig::default().secure(true);
     let c = TestClient::new(app(Arc::new(MemoryStore::new()), config).build().unwrap());
     let res = c.get("/put?v=x").send().await;
     assert!(res.header("set-cookie").unwrap().contains("; Secure;"));
@@ -94,11 +91,9 @@ async fn secure_cookie_when_configured() {
 #[tokio::test]
 async fn a_long_cookie_name_gives_the_same_cookie() {
     for name in ["s", &"n".repeat(47), &"long_cookie_name_".repeat(6)] {
-        let config = SessionConfig {
-            mode: SessionMode::Cookie(name.to_owned()),
-            secure: true,
-            ..SessionConfig::default()
-        };
+        let config = SessionConfig::default()
+            .mode(SessionMode::Cookie(name.to_owned()))
+            .secure(true);
         let c = TestClient::new(app(Arc::new(MemoryStore::new()), config).build().unwrap());
         let res = c.get("/put?v=kept").send().await;
         let cookie = res.header("set-cookie").unwrap().to_owned();
@@ -114,10 +109,7 @@ async fn a_long_cookie_name_gives_the_same_cookie() {
 
 #[tokio::test]
 async fn header_mode() {
-    let config = SessionConfig {
-        mode: SessionMode::Header(X_SESSION_ID),
-        ..SessionConfig::default()
-    };
+    let config = SessionConfig::default().mode(SessionMode::Header(X_SESSION_ID));
     let c = TestClient::new(app(Arc::new(MemoryStore::new()), config).build().unwrap());
     let res = c.get("/put?v=hdr").send().await;
     assert_eq!(res.header("set-cookie"), None);

@@ -18,12 +18,7 @@ use http::StatusCode;
 const DEADLINE: Duration = Duration::from_millis(1000);
 
 fn timeout(deadline: Duration, status: StatusCode) -> Timeout {
-    Timeout::new(TimeoutConfig {
-        deadline,
-        status,
-        ..TimeoutConfig::default()
-    })
-    .expect("valid")
+    Timeout::new(TimeoutConfig::default().deadline(deadline).status(status)).expect("valid")
 }
 
 /// Sleeps for `?ms=` milliseconds, then answers.
@@ -111,11 +106,9 @@ async fn locked(ctx: &mut Context) -> Result<&'static str> {
 
 #[tokio::test(start_paused = true)]
 async fn an_abandoned_handler_releases_its_lock_and_its_limiter_lock_at_once() {
-    let limiter = ConcurrentLimiter::new(ConcurrentLimiterConfig {
-        keys: vec!["h:x-account".into()],
-        ..ConcurrentLimiterConfig::default()
-    })
-    .unwrap();
+    let limiter =
+        ConcurrentLimiter::new(ConcurrentLimiterConfig::default().keys(vec!["h:x-account".into()]))
+            .unwrap();
     let service = app()
         .with_state(Arc::new(tokio::sync::Mutex::new(())))
         .route_with(http::Method::GET, "/locked", vec![share(limiter)], locked)
@@ -163,11 +156,11 @@ async fn a_stream_outlives_the_deadline_but_not_its_idle_timeout() {
     let service = App::new()
         .use_middleware(ErrorHandler::default())
         .use_middleware(
-            Timeout::new(TimeoutConfig {
-                deadline: Duration::from_millis(100),
-                stream_idle: Some(Duration::from_millis(500)),
-                ..TimeoutConfig::default()
-            })
+            Timeout::new(
+                TimeoutConfig::default()
+                    .deadline(Duration::from_millis(100))
+                    .stream_idle(Some(Duration::from_millis(500))),
+            )
             .unwrap(),
         )
         .get("/stream", stalls)
@@ -190,24 +183,15 @@ async fn a_stream_outlives_the_deadline_but_not_its_idle_timeout() {
 fn configurations_that_fail_every_request_are_refused() {
     for (config, says) in [
         (
-            TimeoutConfig {
-                deadline: Duration::ZERO,
-                ..TimeoutConfig::default()
-            },
+            TimeoutConfig::default().deadline(Duration::ZERO),
             "deadline",
         ),
         (
-            TimeoutConfig {
-                stream_idle: Some(Duration::ZERO),
-                ..TimeoutConfig::default()
-            },
+            TimeoutConfig::default().stream_idle(Some(Duration::ZERO)),
             "stream_idle",
         ),
         (
-            TimeoutConfig {
-                status: StatusCode::OK,
-                ..TimeoutConfig::default()
-            },
+            TimeoutConfig::default().status(StatusCode::OK),
             "not an error status",
         ),
     ] {

@@ -70,10 +70,7 @@ fn gunzip(data: &[u8]) -> Vec<u8> {
 fn strongly_tagged(root: &std::path::Path) -> StaticServe {
     StaticServe::new(
         DirectorySource::new(root).unwrap(),
-        StaticServeConfig {
-            enable_strong_etag: true,
-            ..StaticServeConfig::default()
-        },
+        StaticServeConfig::default().enable_strong_etag(true),
     )
 }
 
@@ -124,17 +121,11 @@ async fn a_static_asset_is_compressed_once_per_encoding() {
     let statics = Arc::new(AtomicUsize::new(0));
     let compressors: Vec<Arc<dyn Compressor>> = vec![
         Arc::new(Counted {
-            inner: Brotli {
-                level: 4,
-                static_level: 9,
-            },
+            inner: Brotli::default().level(4).static_level(9),
             statics: Arc::clone(&statics),
         }),
         Arc::new(Counted {
-            inner: Gzip {
-                level: 6,
-                static_level: 9,
-            },
+            inner: Gzip::default().level(6).static_level(9),
             statics: Arc::clone(&statics),
         }),
     ];
@@ -188,13 +179,12 @@ async fn a_static_asset_is_compressed_once_per_encoding() {
     }
     assert_eq!(statics.load(Ordering::SeqCst), 1, "brotli ran once");
     // The static level: smaller than brotli 4's per-answer compression.
-    let per_answer = Brotli {
-        level: 4,
-        static_level: 4,
-    }
-    .compress(&bundle)
-    .unwrap()
-    .len();
+    let per_answer = Brotli::default()
+        .level(4)
+        .static_level(4)
+        .compress(&bundle)
+        .unwrap()
+        .len();
     assert!(
         first_br.unwrap() < per_answer,
         "{first_br:?} vs {per_answer}"

@@ -39,10 +39,7 @@ async fn fill(ctx: &mut Context) -> Result<&'static str> {
 fn service(keys: CookieKeys) -> Service {
     let sessions = SessionMiddleware::new(
         Arc::new(CookieStore::new(keys)),
-        SessionConfig {
-            mode: SessionMode::Cookie("sess".to_owned()),
-            ..SessionConfig::default()
-        },
+        SessionConfig::default().mode(SessionMode::Cookie("sess".to_owned())),
     );
     App::new()
         .use_middleware(ErrorHandler::default())

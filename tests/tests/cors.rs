@@ -354,11 +354,11 @@ async fn security_headers_have_safe_defaults_and_hsts_only_over_https() {
 
     // `None` leaves a header out; `pages_only: false` puts the policies on every answer; a bad
     // value is refused when the middleware is made.
-    let server = common::start(secured(SecurityHeadersConfig {
-        frame_options: None,
-        pages_only: false,
-        ..SecurityHeadersConfig::default()
-    }))
+    let server = common::start(secured(
+        SecurityHeadersConfig::default()
+            .frame_options(None)
+            .pages_only(false),
+    ))
     .await;
     let res = request(&server, Method::GET, "/", &[]).await;
     assert!(get(res.headers(), "x-frame-options").is_none());
@@ -373,10 +373,10 @@ async fn security_headers_have_safe_defaults_and_hsts_only_over_https() {
         Some("nosniff")
     );
     server.stop().await;
-    let bad = SecurityHeaders::new(SecurityHeadersConfig {
-        referrer_policy: Some("no-referrer\r\nx-injected: 1".into()),
-        ..SecurityHeadersConfig::default()
-    });
+    let bad = SecurityHeaders::new(
+        SecurityHeadersConfig::default()
+            .referrer_policy(Some("no-referrer\r\nx-injected: 1".into())),
+    );
     assert!(bad.is_err());
 }
 

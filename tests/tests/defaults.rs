@@ -226,17 +226,10 @@ async fn a_new_app_without_middleware_is_a_json_api() {
 /// writes the JSON, and the 1 KiB limit (not the default 50 KiB) refuses a 2 KiB body.
 #[tokio::test]
 async fn a_component_mounted_by_hand_replaces_its_default() {
-    let pretty = Responder::new(ResponderConfig {
-        marshal: Some(std::sync::Arc::new(|value| {
-            Ok(serde_json::to_vec_pretty(value)?)
-        })),
-        ..ResponderConfig::default()
-    });
-    let small = BodyParser::new(BodyParserConfig {
-        limit: 1024,
-        ..BodyParserConfig::default()
-    })
-    .add_decoder(JsonDecoder);
+    let pretty = Responder::new(ResponderConfig::default().marshal(Some(std::sync::Arc::new(
+        |value| Ok(serde_json::to_vec_pretty(value)?),
+    ))));
+    let small = BodyParser::new(BodyParserConfig::default().limit(1024)).add_decoder(JsonDecoder);
     let service = App::new()
         .use_middleware(pretty)
         .use_middleware(small)

@@ -41,20 +41,20 @@ fn app(backend: &Arc<AtomicU8>, lines: &Arc<Mutex<Vec<String>>>, limits: ServerL
     App::new()
         .server_limits(limits)
         .use_middleware(
-            Health::new(HealthConfig {
-                timeout: Duration::from_millis(200),
-                cache_for: Duration::ZERO,
-                ..HealthConfig::default()
-            })
+            Health::new(
+                HealthConfig::default()
+                    .timeout(Duration::from_millis(200))
+                    .cache_for(Duration::ZERO),
+            )
             .check("backend", backend_check(backend)),
         )
-        .use_middleware(Logger::new(LoggerConfig {
-            format: "{method} {path} {status}".to_owned(),
-            on_log: Some(Arc::new(move |line, _, _| {
-                seen.lock().unwrap().push(line.to_owned());
-            })),
-            ..LoggerConfig::default()
-        }))
+        .use_middleware(Logger::new(
+            LoggerConfig::default()
+                .format("{method} {path} {status}")
+                .on_log(Some(Arc::new(move |line, _, _| {
+                    seen.lock().unwrap().push(line.to_owned());
+                }))),
+        ))
         .use_middleware(Responder::default())
         .get("/hello", |_ctx: &mut Context| async { Result::Ok("hello") })
 }
@@ -153,10 +153,7 @@ async fn readiness_follows_the_checks_and_probes_are_not_logged() {
 async fn a_graceful_shutdown_drains_before_it_refuses() {
     let backend = Arc::new(AtomicU8::new(0));
     let lines = Arc::new(Mutex::new(Vec::new()));
-    let limits = ServerLimits {
-        drain_delay: Duration::from_millis(1500),
-        ..ServerLimits::default()
-    };
+    let limits = ServerLimits::default().drain_delay(Duration::from_millis(1500));
     let mut server = common::start(app(&backend, &lines, limits).build().unwrap()).await;
     let addr = server.addr;
     let before = common::raw_get(addr, "/readyz").await;

@@ -40,14 +40,8 @@ fn sign(alg: Algorithm, claims: &Value) -> String {
 }
 
 fn service() -> framework::Service {
-    let strict = Jwt::<User>::new(JwtConfig {
-        cookie: Some("jwt".into()),
-        ..JwtConfig::hs256(SECRET)
-    });
-    let open = Jwt::<User>::new(JwtConfig {
-        passthrough: true,
-        ..JwtConfig::hs256(SECRET)
-    });
+    let strict = Jwt::<User>::new(JwtConfig::hs256(SECRET).cookie("jwt"));
+    let open = Jwt::<User>::new(JwtConfig::hs256(SECRET).passthrough(true));
     App::new()
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
@@ -291,10 +285,7 @@ async fn issuer_signs_and_renews() {
 
 #[test]
 fn leeway_moves_the_expiry_by_its_seconds() {
-    let jwt = Jwt::<User>::new(JwtConfig {
-        leeway: std::time::Duration::from_secs(30),
-        ..JwtConfig::hs256(SECRET)
-    });
+    let jwt = Jwt::<User>::new(JwtConfig::hs256(SECRET).leeway(std::time::Duration::from_secs(30)));
     let token = |exp: i64| sign(Algorithm::HS256, &json!({"sub": "a", "exp": exp}));
     assert!(jwt.verify(&token(now() - 10)).is_ok(), "within the leeway");
     // exp + leeway equal to now: expired, as exp equal to now is without leeway.

@@ -99,7 +99,7 @@ fn chain(limiter: impl framework::Middleware, gate: watch::Receiver<bool>) -> fr
 #[tokio::test]
 async fn global_limit_is_exact_and_slots_come_back() {
     let (open, gate) = watch::channel(false);
-    let limiter = GlobalConcurrentLimiter::new(GlobalConcurrentLimiterConfig { max: 3 });
+    let limiter = GlobalConcurrentLimiter::new(GlobalConcurrentLimiterConfig::default().max(3));
     let counter = limiter.counter();
     let server = common::start(chain(limiter, gate)).await;
     let client = common::browser();
@@ -171,9 +171,10 @@ async fn global_limit_is_exact_and_slots_come_back() {
 #[tokio::test]
 async fn router_limit_per_route() {
     let (open, gate) = watch::channel(false);
-    let limiter = RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
-        limits: HashMap::from([("GET /slow".to_owned(), 1)]),
-    })
+    let limiter = RouterConcurrentLimiter::new(
+        RouterConcurrentLimiterConfig::default()
+            .limits(HashMap::from([("GET /slow".to_owned(), 1)])),
+    )
     .unwrap();
     let server = common::start(chain(limiter, gate)).await;
     let client = common::browser();
@@ -218,20 +219,20 @@ async fn router_limit_per_route() {
         200
     );
     assert!(
-        RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
-            limits: HashMap::from([("GET".to_owned(), 1)]),
-        })
+        RouterConcurrentLimiter::new(
+            RouterConcurrentLimiterConfig::default().limits(HashMap::from([("GET".to_owned(), 1)]))
+        )
         .is_err()
     );
     server.stop().await;
 }
 
 fn submit_limiter(lock: Arc<dyn Lock>) -> ConcurrentLimiter {
-    ConcurrentLimiter::new(ConcurrentLimiterConfig {
-        keys: vec!["account".into()],
-        lock,
-        ..ConcurrentLimiterConfig::default()
-    })
+    ConcurrentLimiter::new(
+        ConcurrentLimiterConfig::default()
+            .keys(vec!["account".into()])
+            .lock(lock),
+    )
     .unwrap()
 }
 
@@ -341,16 +342,16 @@ async fn admin(_ctx: &mut Context) -> Result<&'static str> {
 
 #[tokio::test]
 async fn basic_auth_cases() {
-    let auth = BasicAuth::new(BasicAuthConfig {
-        realm: "ops \"team\"".into(),
-        ..BasicAuthConfig::from_fn(|account, password, _ctx| match account {
+    let auth = BasicAuth::new(
+        BasicAuthConfig::from_fn(|account, password, _ctx| match account {
             "http-error" => Err(HttpError::new("blocked")
                 .with_status(http::StatusCode::FORBIDDEN)
                 .into()),
             "plain-error" => Err(framework::Error::msg("directory down")),
             _ => Ok(account == "admin" && password == "pa:ss"),
         })
-    });
+        .realm("ops \"team\""),
+    );
     let calls = Arc::new(AtomicU32::new(0));
     let counted = Arc::clone(&calls);
     let service = App::new()
@@ -428,11 +429,11 @@ async fn basic_auth_cases() {
 async fn key_lock_is_free_after_error_panic_disconnect_and_stream() {
     let (open, gate) = watch::channel(false);
     let lock = MemoryLock::new();
-    let limiter = ConcurrentLimiter::new(ConcurrentLimiterConfig {
-        keys: vec![":ip".into(), "h:x-user".into()],
-        lock: Arc::new(lock.clone()),
-        ..ConcurrentLimiterConfig::default()
-    })
+    let limiter = ConcurrentLimiter::new(
+        ConcurrentLimiterConfig::default()
+            .keys(vec![":ip".into(), "h:x-user".into()])
+            .lock(Arc::new(lock.clone())),
+    )
     .unwrap();
     let server = common::start(chain(limiter, gate)).await;
     let client = common::browser();

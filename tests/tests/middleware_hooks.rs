@@ -242,10 +242,7 @@ async fn skipped_error_handler_and_responder_pass_requests_straight_on() {
     let service = App::new()
         .use_when(
             not_raw,
-            ErrorHandler::new(ErrorHandlerConfig {
-                json: true,
-                ..ErrorHandlerConfig::default()
-            }),
+            ErrorHandler::new(ErrorHandlerConfig::default().json(true)),
         )
         .use_when(not_raw, Responder::new(ResponderConfig::default()))
         .get("/json/conflict", refuse)
@@ -280,11 +277,11 @@ async fn skipped_error_handler_and_responder_pass_requests_straight_on() {
 /// Recover, noting `caught:<name>:<panic text>` in the log.
 fn recover(name: &'static str, log: &Log) -> Recover {
     let log = Arc::clone(log);
-    Recover::new(RecoverConfig {
-        on_panic: Some(Arc::new(move |text, _ctx| {
+    Recover::new(
+        RecoverConfig::default().on_panic(Some(Arc::new(move |text, _ctx| {
             log.lock().unwrap().push(format!("caught:{name}:{text}"));
-        })),
-    })
+        }))),
+    )
 }
 
 /// Runs any middleware through its `handle`.

@@ -65,13 +65,12 @@ fn content_type() -> String {
 fn limits_from(ctx: &Context) -> MultipartLimits {
     let number = |name: &str| ctx.query(name).and_then(|v| v.parse::<u64>().ok());
     let d = MultipartLimits::DEFAULT;
-    MultipartLimits {
-        parts: number("parts").map_or(d.parts, |n| n as usize),
-        field_size: number("field").unwrap_or(d.field_size),
-        file_size: number("file").unwrap_or(d.file_size),
-        total_size: number("total").unwrap_or(d.total_size),
-        header_size: number("header").unwrap_or(d.header_size),
-    }
+    MultipartLimits::default()
+        .parts(number("parts").map_or(d.parts, |n| n as usize))
+        .field_size(number("field").unwrap_or(d.field_size))
+        .file_size(number("file").unwrap_or(d.file_size))
+        .total_size(number("total").unwrap_or(d.total_size))
+        .header_size(number("header").unwrap_or(d.header_size))
 }
 
 /// Reads every part (fields as text, files as bytes) and answers what it saw.
@@ -193,11 +192,7 @@ impl MultipartParts for PictureForm {
             .description("the picture"),
         PartSpec::text("caption").optional(),
     ];
-    const LIMITS: Option<MultipartLimits> = Some(MultipartLimits {
-        parts: 2,
-        file_size: 64,
-        ..MultipartLimits::DEFAULT
-    });
+    const LIMITS: Option<MultipartLimits> = Some(MultipartLimits::DEFAULT.parts(2).file_size(64));
 }
 
 #[derive(framework::FromState)]
@@ -231,10 +226,7 @@ impl Uploads {
 fn app() -> App {
     App::new()
         // What a plain `Multipart` argument (the controller's `any`) gets.
-        .with_state(MultipartLimits {
-            parts: 2,
-            ..MultipartLimits::DEFAULT
-        })
+        .with_state(MultipartLimits::DEFAULT.parts(2))
         .post("/parts", parts)
         .post("/names", names)
         .post("/save", save)
@@ -249,10 +241,7 @@ fn service() -> Service {
 /// A quick body read deadline, for the clients that stop sending.
 fn stalling_service() -> Service {
     app()
-        .server_limits(ServerLimits {
-            body_read_timeout: Duration::from_millis(400),
-            ..ServerLimits::default()
-        })
+        .server_limits(ServerLimits::default().body_read_timeout(Duration::from_millis(400)))
         .build()
         .expect("app builds")
 }

@@ -78,14 +78,10 @@ fn csv() -> Format {
 
 fn app(formats: Vec<Format>, problem: Problem) -> framework::Service {
     App::new()
-        .use_middleware(ErrorHandler::new(ErrorHandlerConfig {
-            problem,
-            ..ErrorHandlerConfig::default()
-        }))
-        .use_middleware(Responder::new(ResponderConfig {
-            formats,
-            ..ResponderConfig::default()
-        }))
+        .use_middleware(ErrorHandler::new(
+            ErrorHandlerConfig::default().problem(problem),
+        ))
+        .use_middleware(Responder::new(ResponderConfig::default().formats(formats)))
         .get("/missing", missing)
         .openapi("/openapi.json")
         .build()

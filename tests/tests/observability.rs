@@ -46,15 +46,16 @@ struct Lines(Arc<Mutex<Vec<(String, u16)>>>);
 
 fn logger(format: &str, lines: &Lines) -> Logger {
     let sink = Arc::clone(&lines.0);
-    Logger::new(LoggerConfig {
-        format: format.to_owned(),
-        on_log: Some(Arc::new(move |line, record, _request| {
-            sink.lock()
-                .unwrap()
-                .push((line.to_owned(), record.status().as_u16()));
-        })),
-        clock: Some(fixed_clock()),
-    })
+    Logger::new(
+        LoggerConfig::default()
+            .format(format.to_owned())
+            .on_log(Some(Arc::new(move |line, record, _request| {
+                sink.lock()
+                    .unwrap()
+                    .push((line.to_owned(), record.status().as_u16()));
+            })))
+            .clock(Some(fixed_clock())),
+    )
 }
 
 async fn tagged(ctx: &mut Context) -> Result<String> {
@@ -189,8 +190,8 @@ async fn stats_figures_and_in_flight_count() {
     type Seen = (u16, u16, String, Option<u64>, usize, u32);
     let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
     let sink = Arc::clone(&seen);
-    let stats = Stats::new(StatsConfig {
-        on_stats: Some(Arc::new(move |info, _ctx| {
+    let stats = Stats::new(
+        StatsConfig::default().on_stats(Some(Arc::new(move |info, _ctx| {
             sink.lock().unwrap().push((
                 info.status.as_u16(),
                 info.status_class,
@@ -199,9 +200,8 @@ async fn stats_figures_and_in_flight_count() {
                 info.request_size,
                 info.in_flight,
             ));
-        })),
-        ..StatsConfig::default()
-    });
+        }))),
+    );
     let in_flight = stats.in_flight();
     let (open, gate) = watch::channel(false);
     let server = common::start(service(stats, gate)).await;
@@ -319,12 +319,11 @@ async fn tracker_masks_at_every_depth() {
     use framework::middleware::tracker::{TrackResult, Tracker, TrackerConfig, TrackerInfo};
     let seen: Arc<Mutex<Vec<TrackerInfo>>> = Arc::default();
     let sink = Arc::clone(&seen);
-    let tracker = Tracker::new(TrackerConfig {
-        on_track: Some(Arc::new(move |info, _request| {
+    let tracker = Tracker::new(TrackerConfig::default().on_track(Some(Arc::new(
+        move |info, _request| {
             sink.lock().unwrap().push(info.clone());
-        })),
-        ..TrackerConfig::default()
-    });
+        },
+    ))));
     let service = App::new()
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
@@ -388,13 +387,10 @@ async fn the_default_logger_does_nothing_when_access_lines_are_filtered_out() {
     let readings = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&readings);
     let inner = fixed_clock();
-    let logger = Logger::new(LoggerConfig {
-        clock: Some(Arc::new(move || {
-            counted.fetch_add(1, Ordering::Relaxed);
-            inner()
-        })),
-        ..LoggerConfig::default()
-    });
+    let logger = Logger::new(LoggerConfig::default().clock(Some(Arc::new(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        inner()
+    }))));
     let service = App::new()
         .use_middleware(logger)
         .use_middleware(Responder::default())
@@ -460,29 +456,26 @@ async fn every_hook_sees_the_same_request_view() {
         Arc::clone(&seen),
     );
     let service = App::new()
-        .use_middleware(Recover::new(RecoverConfig {
-            on_panic: Some(Arc::new(move |_text, request| {
+        .use_middleware(Recover::new(RecoverConfig::default().on_panic(Some(
+            Arc::new(move |_text, request| {
                 record("panic", &s1, request);
-            })),
-        }))
-        .use_middleware(Logger::new(LoggerConfig {
-            on_log: Some(Arc::new(move |_line, _record, request| {
+            }),
+        ))))
+        .use_middleware(Logger::new(LoggerConfig::default().on_log(Some(Arc::new(
+            move |_line, _record, request| {
                 record("log", &s2, request);
-            })),
-            ..LoggerConfig::default()
-        }))
-        .use_middleware(Stats::new(StatsConfig {
-            on_stats: Some(Arc::new(move |_info, request| {
+            },
+        )))))
+        .use_middleware(Stats::new(StatsConfig::default().on_stats(Some(Arc::new(
+            move |_info, request| {
                 record("stats", &s3, request);
-            })),
-            ..StatsConfig::default()
-        }))
-        .use_middleware(Tracker::new(TrackerConfig {
-            on_track: Some(Arc::new(move |_info, request| {
+            },
+        )))))
+        .use_middleware(Tracker::new(TrackerConfig::default().on_track(Some(
+            Arc::new(move |_info, request| {
                 record("track", &s4, request);
-            })),
-            ..TrackerConfig::default()
-        }))
+            }),
+        ))))
         .use_middleware(Responder::default())
         .get("/hooks/:id", |ctx: &mut Context| {
             let panics = ctx.query("panic").is_some();

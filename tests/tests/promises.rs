@@ -132,14 +132,10 @@ async fn the_cache_never_stores_an_answer_that_sets_a_cookie_through_the_jar() {
 async fn a_limiter_slot_is_free_again_after_a_timeouts_503() {
     let service = App::new()
         .use_middleware(GlobalConcurrentLimiter::new(
-            GlobalConcurrentLimiterConfig { max: 1 },
+            GlobalConcurrentLimiterConfig::default().max(1),
         ))
         .use_middleware(
-            Timeout::new(TimeoutConfig {
-                deadline: Duration::from_millis(200),
-                ..TimeoutConfig::default()
-            })
-            .unwrap(),
+            Timeout::new(TimeoutConfig::default().deadline(Duration::from_millis(200))).unwrap(),
         )
         .get("/hang", |_ctx: &mut Context| async {
             tokio::time::sleep(Duration::from_secs(60)).await;
@@ -163,10 +159,7 @@ async fn a_multipart_length_over_the_total_is_refused_before_the_body_is_sent() 
         .post("/upload", |ctx: &mut Context| {
             let form = Multipart::<framework::multipart::AnyParts>::from_context(
                 ctx,
-                MultipartLimits {
-                    total_size: 1000,
-                    ..MultipartLimits::DEFAULT
-                },
+                MultipartLimits::DEFAULT.total_size(1000),
             );
             async move {
                 let mut form = form?;

@@ -113,11 +113,9 @@ async fn raw_upstream(
 async fn rewrites_and_forwarded_headers() {
     let up = upstream().await;
     let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(up.addr),
-            rewrites: vec!["/api/*:/$1".into(), "/v1/old/*:/v2/$1".into()],
-            ..ProxyConfig::default()
-        },
+        ProxyConfig::default()
+            .target(target(up.addr))
+            .rewrites(vec!["/api/*:/$1".into(), "/v1/old/*:/v2/$1".into()]),
         "/api/*",
     ))
     .await;
@@ -165,25 +163,14 @@ async fn host_header_choices() {
         proxy.stop().await;
         seen["headers"]["host"][0].as_str().unwrap().to_owned()
     };
-    let base = || ProxyConfig {
-        target: target(up.addr),
-        ..ProxyConfig::default()
-    };
+    let base = || ProxyConfig::default().target(target(up.addr));
     assert_eq!(host_seen(base()).await, "test");
     assert_eq!(
-        host_seen(ProxyConfig {
-            host: Some("configured.example".into()),
-            ..base()
-        })
-        .await,
+        host_seen(base().host(Some("configured.example".into()))).await,
         "configured.example"
     );
     assert_eq!(
-        host_seen(ProxyConfig {
-            target_host: true,
-            ..base()
-        })
-        .await,
+        host_seen(base().target_host(true)).await,
         up.addr.to_string()
     );
     up.stop().await;
@@ -197,14 +184,7 @@ async fn response_headers_multi_values_and_hop_by_hop() {
         false,
     )
     .await;
-    let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(addr),
-            ..ProxyConfig::default()
-        },
-        "/*",
-    ))
-    .await;
+    let proxy = common::start(proxy_app(ProxyConfig::default().target(target(addr)), "/*")).await;
     let res = reqwest::get(proxy.url("/x")).await.unwrap();
     assert_eq!(res.status(), 200);
     let cookies: Vec<_> = res.headers().get_all("set-cookie").iter().collect();
@@ -221,13 +201,11 @@ async fn streams_an_upload_and_counts_done() {
     let done = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&done);
     let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(up.addr),
-            done: Some(Arc::new(move |_request: &framework::RequestView| {
+        ProxyConfig::default()
+            .target(target(up.addr))
+            .done(Some(Arc::new(move |_request: &framework::RequestView| {
                 counter.fetch_add(1, Ordering::SeqCst);
-            })),
-            ..ProxyConfig::default()
-        },
+            }))),
         "/*",
     ))
     .await;
@@ -275,11 +253,9 @@ async fn upstream_failures() {
     let closed_addr = closed.local_addr().unwrap();
     drop(closed);
     let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(closed_addr),
-            done: done_hook(&done),
-            ..ProxyConfig::default()
-        },
+        ProxyConfig::default()
+            .target(target(closed_addr))
+            .done(done_hook(&done)),
         "/*",
     ))
     .await;
@@ -293,12 +269,10 @@ async fn upstream_failures() {
     // An upstream that never answers: 504 after the response timeout.
     let (hang_addr, heads) = raw_upstream(b"", true).await;
     let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(hang_addr),
-            timeout: Duration::from_millis(300),
-            done: done_hook(&done),
-            ..ProxyConfig::default()
-        },
+        ProxyConfig::default()
+            .target(target(hang_addr))
+            .timeout(Duration::from_millis(300))
+            .done(done_hook(&done)),
         "/*",
     ))
     .await;
@@ -316,11 +290,9 @@ async fn upstream_failures() {
     // An upstream that resets before its head: 502.
     let (reset_addr, _) = raw_upstream(b"", false).await;
     let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(reset_addr),
-            done: done_hook(&done),
-            ..ProxyConfig::default()
-        },
+        ProxyConfig::default()
+            .target(target(reset_addr))
+            .done(done_hook(&done)),
         "/*",
     ))
     .await;
@@ -335,11 +307,9 @@ async fn upstream_failures() {
     )
     .await;
     let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(short_addr),
-            done: done_hook(&done),
-            ..ProxyConfig::default()
-        },
+        ProxyConfig::default()
+            .target(target(short_addr))
+            .done(done_hook(&done)),
         "/*",
     ))
     .await;
@@ -359,20 +329,13 @@ async fn upstream_failures() {
 #[test]
 fn malformed_rewrites_are_refused() {
     for rule in ["/api/*", "/api/*:/$2", "api:/x"] {
-        let err = Proxy::new(ProxyConfig {
-            rewrites: vec![rule.into()],
-            ..ProxyConfig::default()
-        })
-        .err()
-        .unwrap_or_else(|| panic!("{rule} accepted"));
+        let err = Proxy::new(ProxyConfig::default().rewrites(vec![rule.into()]))
+            .err()
+            .unwrap_or_else(|| panic!("{rule} accepted"));
         assert!(err.to_string().contains(rule), "{err}");
     }
     assert!(
-        Proxy::new(ProxyConfig {
-            target: "https://example.com".parse().unwrap(),
-            ..ProxyConfig::default()
-        })
-        .is_err()
+        Proxy::new(ProxyConfig::default().target("https://example.com".parse().unwrap())).is_err()
     );
 }
 
@@ -393,10 +356,7 @@ async fn websocket_echo_through_the_proxy() {
         }
     });
     let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(ws_addr),
-            ..ProxyConfig::default()
-        },
+        ProxyConfig::default().target(target(ws_addr)),
         "/*",
     ))
     .await;
@@ -428,10 +388,7 @@ async fn user_service_flow_through_the_proxy() {
         common::start(user_service::build(&config, user_service::Stores::in_memory()).unwrap())
             .await;
     let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(backend.addr),
-            ..ProxyConfig::default()
-        },
+        ProxyConfig::default().target(target(backend.addr)),
         "/*",
     ))
     .await;
@@ -487,11 +444,7 @@ async fn forged_headers_seen(trusted: framework::client_ip::TrustedProxies) -> V
             .use_middleware(Responder::default())
             .any(
                 "/*",
-                Proxy::new(ProxyConfig {
-                    target: target(up.addr),
-                    ..ProxyConfig::default()
-                })
-                .unwrap(),
+                Proxy::new(ProxyConfig::default().target(target(up.addr))).unwrap(),
             )
             .build()
             .unwrap(),
@@ -559,11 +512,9 @@ async fn an_upstream_that_stalls_mid_body_cuts_the_client() {
         }
     });
     let proxy = common::start(proxy_app(
-        ProxyConfig {
-            target: target(addr),
-            body_idle_timeout: Duration::from_millis(300),
-            ..ProxyConfig::default()
-        },
+        ProxyConfig::default()
+            .target(target(addr))
+            .body_idle_timeout(Duration::from_millis(300)),
         "/*",
     ))
     .await;

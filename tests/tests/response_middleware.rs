@@ -343,9 +343,9 @@ async fn json_picker_keeps_drops_and_ignores_empty_items() {
     server.stop().await;
 
     // The parameter name is configurable.
-    let custom = common::start(picker_app(JsonPicker::new(JsonPickerConfig {
-        field: "only".into(),
-    })))
+    let custom = common::start(picker_app(JsonPicker::new(
+        JsonPickerConfig::default().field("only"),
+    )))
     .await;
     let body = send(client.get(custom.url("/doc?only=b&fields=a"))).await.2;
     assert_eq!(
@@ -387,9 +387,9 @@ async fn raw_until_closed(addr: std::net::SocketAddr, path: &str) -> Vec<u8> {
 fn limited_app(max_size: usize) -> Service {
     App::new()
         .use_middleware(ErrorHandler::default())
-        .use_middleware(ResponseSizeLimiter::new(ResponseSizeLimiterConfig {
-            max_size,
-        }))
+        .use_middleware(ResponseSizeLimiter::new(
+            ResponseSizeLimiterConfig::default().max_size(max_size),
+        ))
         .use_middleware(Responder::default())
         .get("/bytes/:n", |ctx: &mut Context| {
             let n: usize = ctx.param("n").and_then(|n| n.parse().ok()).unwrap_or(0);
@@ -456,10 +456,11 @@ async fn response_size_limit_at_the_boundary_for_buffers_and_streams() {
 }
 
 fn renderer_app(dir: &std::path::Path, reload: bool) -> Service {
-    let renderer = Renderer::new(RendererConfig {
-        dir: dir.to_path_buf(),
-        reload,
-    })
+    let renderer = Renderer::new(
+        RendererConfig::default()
+            .dir(dir.to_path_buf())
+            .reload(reload),
+    )
     .expect("templates load");
     // Set as the body; `/hello` returns its page instead.
     let page = |file: &'static str| {
@@ -554,21 +555,15 @@ async fn renderer_escapes_html_and_refuses_bad_templates() {
 
     // A syntax error stops the start-up, naming the template.
     std::fs::write(dir.join("broken.html"), "{% if %}").unwrap();
-    let err = Renderer::new(RendererConfig {
-        dir: dir.clone(),
-        ..RendererConfig::default()
-    })
-    .err()
-    .expect("refused");
+    let err = Renderer::new(RendererConfig::default().dir(dir.clone()))
+        .err()
+        .expect("refused");
     assert_eq!(err.component(), "renderer");
     assert!(err.message().contains("broken.html"), "{err}");
     // A typed error: `?` carries it into any `Box<dyn Error>`.
     let boxed: Box<dyn std::error::Error> = Box::new(err.clone());
     assert!(boxed.to_string().starts_with("renderer: "), "{boxed}");
-    let missing_dir = Renderer::new(RendererConfig {
-        dir: root.join("nowhere"),
-        ..RendererConfig::default()
-    });
+    let missing_dir = Renderer::new(RendererConfig::default().dir(root.join("nowhere")));
     assert!(missing_dir.is_err());
     let _ = std::fs::remove_dir_all(root);
     tokio::time::sleep(Duration::from_millis(1)).await;
@@ -585,16 +580,12 @@ async fn use_when_leaves_answers_alone() {
         .use_when(unless_skip, JsonPicker::new(JsonPickerConfig::default()))
         .use_when(
             unless_skip,
-            ResponseSizeLimiter::new(ResponseSizeLimiterConfig { max_size: 10 }),
+            ResponseSizeLimiter::new(ResponseSizeLimiterConfig::default().max_size(10)),
         )
         .use_middleware(Responder::default())
         .use_when(
             unless_skip,
-            Renderer::new(RendererConfig {
-                dir: root.clone(),
-                ..RendererConfig::default()
-            })
-            .unwrap(),
+            Renderer::new(RendererConfig::default().dir(root.clone())).unwrap(),
         )
         .get("/doc", doc)
         .get("/page", |_ctx: &mut Context| async {

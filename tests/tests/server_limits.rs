@@ -22,13 +22,11 @@ const BODY: Duration = Duration::from_millis(400);
 const SLACK: Duration = Duration::from_secs(3);
 
 fn limits() -> ServerLimits {
-    ServerLimits {
-        header_read_timeout: HEAD,
-        keep_alive_timeout: IDLE,
-        body_read_timeout: BODY,
-        shutdown_timeout: Duration::from_secs(30),
-        ..ServerLimits::default()
-    }
+    ServerLimits::default()
+        .header_read_timeout(HEAD)
+        .keep_alive_timeout(IDLE)
+        .body_read_timeout(BODY)
+        .shutdown_timeout(Duration::from_secs(30))
 }
 
 async fn echo(ctx: &mut Context) -> Result<String> {
@@ -236,15 +234,15 @@ async fn a_slow_body_within_the_chunk_timeout_is_read_whole() {
 #[tokio::test]
 async fn a_trickling_body_gets_408_once_it_falls_below_the_minimum_rate() {
     let grace = Duration::from_secs(1);
-    let server = common::start(service(ServerLimits {
-        // The gap between chunks alone would never fire.
-        body_read_timeout: Duration::from_secs(30),
-        body_min_rate: Some(MinDataRate {
-            bytes_per_second: 100,
-            grace,
-        }),
-        ..limits()
-    }))
+    let server = common::start(service(
+        limits()
+            // The gap between chunks alone would never fire.
+            .body_read_timeout(Duration::from_secs(30))
+            .body_min_rate(Some(MinDataRate {
+                bytes_per_second: 100,
+                grace,
+            })),
+    ))
     .await;
     let mut stream = TcpStream::connect(server.addr).await.expect("connect");
     stream.set_nodelay(true).expect("nodelay");
@@ -276,13 +274,10 @@ async fn a_trickling_body_gets_408_once_it_falls_below_the_minimum_rate() {
 
 #[tokio::test]
 async fn a_body_above_the_minimum_rate_is_read_whole() {
-    let server = common::start(service(ServerLimits {
-        body_min_rate: Some(MinDataRate {
-            bytes_per_second: 100,
-            grace: Duration::from_millis(200),
-        }),
-        ..limits()
-    }))
+    let server = common::start(service(limits().body_min_rate(Some(MinDataRate {
+        bytes_per_second: 100,
+        grace: Duration::from_millis(200),
+    }))))
     .await;
     let mut stream = TcpStream::connect(server.addr).await.expect("connect");
     stream.set_nodelay(true).expect("nodelay");
@@ -323,11 +318,7 @@ async fn a_request_being_handled_outlives_the_idle_and_head_timers() {
 async fn a_normal_client_is_answered_while_500_slow_clients_are_connected() {
     let _ = rlimit::increase_nofile_limit(8192);
     let slow_limit = Duration::from_secs(5);
-    let server = common::start(service(ServerLimits {
-        header_read_timeout: slow_limit,
-        ..limits()
-    }))
-    .await;
+    let server = common::start(service(limits().header_read_timeout(slow_limit))).await;
     let mut slow = Vec::new();
     for _ in 0..500 {
         let mut stream = TcpStream::connect(server.addr).await.expect("connect");
@@ -360,11 +351,7 @@ async fn a_normal_client_is_answered_while_500_slow_clients_are_connected() {
 
 #[tokio::test]
 async fn above_max_connections_new_ones_wait_in_the_backlog() {
-    let server = common::start(service(ServerLimits {
-        max_connections: 2,
-        ..limits()
-    }))
-    .await;
+    let server = common::start(service(limits().max_connections(2))).await;
     let start = Instant::now();
     let _silent_a = TcpStream::connect(server.addr).await.expect("connect");
     let _silent_b = TcpStream::connect(server.addr).await.expect("connect");
@@ -384,12 +371,12 @@ async fn above_max_connections_new_ones_wait_in_the_backlog() {
 #[tokio::test]
 async fn shutdown_closes_half_received_requests_at_once_and_finishes_the_handled_ones() {
     let grace = Duration::from_secs(30);
-    let mut server = common::start(service(ServerLimits {
-        header_read_timeout: Duration::from_secs(60),
-        keep_alive_timeout: Duration::from_secs(60),
-        shutdown_timeout: grace,
-        ..limits()
-    }))
+    let mut server = common::start(service(
+        limits()
+            .header_read_timeout(Duration::from_secs(60))
+            .keep_alive_timeout(Duration::from_secs(60))
+            .shutdown_timeout(grace),
+    ))
     .await;
     let mut half = Vec::new();
     for _ in 0..50 {

@@ -23,10 +23,7 @@ async fn touch(ctx: &mut Context) -> Result<&'static str> {
 fn service(secure: bool) -> Service {
     let session = SessionMiddleware::new(
         Arc::new(MemoryStore::new()),
-        SessionConfig {
-            secure,
-            ..SessionConfig::default()
-        },
+        SessionConfig::default().secure(secure),
     );
     App::new()
         .use_middleware(session)

@@ -65,40 +65,37 @@ fn service(root: &Path) -> Service {
         .endpoint(
             Method::GET,
             "/static/*",
-            serve(StaticServeConfig {
-                max_age: Some(Duration::from_secs(60)),
-                ..StaticServeConfig::default()
-            }),
+            serve(StaticServeConfig::default().max_age(Some(Duration::from_secs(60)))),
         )
         .endpoint(
             Method::GET,
             "/strong/*",
-            serve(StaticServeConfig {
-                enable_strong_etag: true,
-                max_age: Some(Duration::from_secs(60)),
-                s_max_age: Some(Duration::from_secs(600)),
-                ..StaticServeConfig::default()
-            }),
+            serve(
+                StaticServeConfig::default()
+                    .enable_strong_etag(true)
+                    .max_age(Some(Duration::from_secs(60)))
+                    .s_max_age(Some(Duration::from_secs(600))),
+            ),
         )
         .endpoint(
             Method::GET,
             "/strict/*",
-            serve(StaticServeConfig {
-                deny_query_string: true,
-                disable_last_modified: true,
-                index: None,
-                allow_dot_files: true,
-                ..StaticServeConfig::default()
-            }),
+            serve(
+                StaticServeConfig::default()
+                    .deny_query_string(true)
+                    .disable_last_modified(true)
+                    .index(None)
+                    .allow_dot_files(true),
+            ),
         )
         .endpoint(
             Method::GET,
             "/pre/*",
-            serve(StaticServeConfig {
-                precompressed_br: true,
-                precompressed_gzip: true,
-                ..StaticServeConfig::default()
-            }),
+            serve(
+                StaticServeConfig::default()
+                    .precompressed_br(true)
+                    .precompressed_gzip(true),
+            ),
         )
         .endpoint(
             Method::GET,
@@ -111,10 +108,9 @@ fn service(root: &Path) -> Service {
         .group(Group::new("").route_with(
             Method::GET,
             "/maybe/*",
-            vec![framework::share(serve(StaticServeConfig {
-                not_found_next: true,
-                ..StaticServeConfig::default()
-            }))],
+            vec![framework::share(serve(
+                StaticServeConfig::default().not_found_next(true),
+            ))],
             fallback,
         ))
         .build()

@@ -123,13 +123,13 @@ async fn redis_policy_fails_fast_while_down_and_recovers() {
 }
 
 fn limiter(lock: Arc<dyn Lock>, ttl: Duration) -> ConcurrentLimiter {
-    ConcurrentLimiter::new(ConcurrentLimiterConfig {
-        keys: vec!["h:x-account".into()],
-        lock,
-        ttl,
-        renew_every: ttl / 4,
-        ..ConcurrentLimiterConfig::default()
-    })
+    ConcurrentLimiter::new(
+        ConcurrentLimiterConfig::default()
+            .keys(vec!["h:x-account".into()])
+            .lock(lock)
+            .ttl(ttl)
+            .renew_every(ttl / 4),
+    )
     .unwrap()
 }
 

@@ -135,10 +135,9 @@ async fn client_disconnect_releases_the_upstream() {
             .unwrap(),
     )
     .await;
-    let proxy = Proxy::new(ProxyConfig {
-        target: format!("http://{}", upstream.addr).parse().unwrap(),
-        ..ProxyConfig::default()
-    })
+    let proxy = Proxy::new(
+        ProxyConfig::default().target(format!("http://{}", upstream.addr).parse().unwrap()),
+    )
     .unwrap();
     let front = common::start(App::new().any("/*", proxy).build().unwrap()).await;
     let mut socket = tokio::net::TcpStream::connect(front.addr).await.unwrap();
@@ -220,10 +219,9 @@ async fn hundred_mib_upload_through_the_proxy_in_flat_memory() {
             .unwrap(),
     )
     .await;
-    let proxy = Proxy::new(ProxyConfig {
-        target: format!("http://{}", upstream.addr).parse().unwrap(),
-        ..ProxyConfig::default()
-    })
+    let proxy = Proxy::new(
+        ProxyConfig::default().target(format!("http://{}", upstream.addr).parse().unwrap()),
+    )
     .unwrap();
     let front = common::start(App::new().any("/*", proxy).build().unwrap()).await;
     let client = reqwest::Client::new();

@@ -209,10 +209,7 @@ fn service(feed: Option<mpsc::Receiver<String>>, dropped: Arc<AtomicBool>) -> Se
         .get("/big", big_text_stream)
         .get("/small", small_text_stream)
         .get("/until-shutdown", events_until_shutdown)
-        .server_limits(framework::ServerLimits {
-            shutdown_timeout: Duration::from_secs(60),
-            ..framework::ServerLimits::default()
-        })
+        .server_limits(framework::ServerLimits::default().shutdown_timeout(Duration::from_secs(60)))
         .build()
         .unwrap()
 }

@@ -90,19 +90,17 @@ async fn trickle(server: &common::Running, target: &str, pieces: usize) -> (u16,
 }
 
 async fn server() -> common::Running {
-    let limiter = ConcurrentLimiter::new(ConcurrentLimiterConfig {
-        keys: vec!["h:x-account".into()],
-        ..ConcurrentLimiterConfig::default()
-    })
-    .unwrap();
+    let limiter =
+        ConcurrentLimiter::new(ConcurrentLimiterConfig::default().keys(vec!["h:x-account".into()]))
+            .unwrap();
     let service = App::new()
         .use_middleware(ErrorHandler::default())
         .use_middleware(
-            Timeout::new(TimeoutConfig {
-                deadline: DEADLINE,
-                stream_idle: Some(IDLE),
-                ..TimeoutConfig::default()
-            })
+            Timeout::new(
+                TimeoutConfig::default()
+                    .deadline(DEADLINE)
+                    .stream_idle(Some(IDLE)),
+            )
             .unwrap(),
         )
         .get("/sleep", sleepy)
@@ -112,11 +110,8 @@ async fn server() -> common::Running {
         .group(
             framework::Group::new("/nested")
                 .use_middleware(
-                    Timeout::new(TimeoutConfig {
-                        deadline: Duration::from_secs(5),
-                        ..TimeoutConfig::default()
-                    })
-                    .unwrap(),
+                    Timeout::new(TimeoutConfig::default().deadline(Duration::from_secs(5)))
+                        .unwrap(),
                 )
                 .post("/upload", upload),
         )

@@ -41,10 +41,7 @@ async fn answered_over<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
 fn service(tls: Tls) -> Service {
     App::bare()
         .tls(tls)
-        .server_limits(ServerLimits {
-            header_read_timeout: Duration::from_millis(300),
-            ..ServerLimits::default()
-        })
+        .server_limits(ServerLimits::default().header_read_timeout(Duration::from_millis(300)))
         .use_middleware(SecurityHeaders::default())
         .use_middleware(Responder::default())
         .get("/", |ctx: &mut Context| {

@@ -38,25 +38,23 @@ async fn seen(ctx: &mut Context) -> Result<Value> {
 fn edge(upstream: &common::Running, trust: bool, lines: &Arc<Mutex<Vec<String>>>) -> Service {
     let sink = Arc::clone(lines);
     App::new()
-        .use_middleware(Trace::new(TraceConfig {
-            trust_incoming: trust,
-        }))
-        .use_middleware(Logger::new(LoggerConfig {
-            format: "{trace-id} {span-id} {status}".to_owned(),
-            on_log: Some(Arc::new(move |line, _, _| {
-                sink.lock().unwrap().push(line.to_owned());
-            })),
-            ..LoggerConfig::default()
-        }))
+        .use_middleware(Trace::new(TraceConfig::default().trust_incoming(trust)))
+        .use_middleware(Logger::new(
+            LoggerConfig::default()
+                .format("{trace-id} {span-id} {status}")
+                .on_log(Some(Arc::new(move |line, _, _| {
+                    sink.lock().unwrap().push(line.to_owned());
+                }))),
+        ))
         .use_middleware(Responder::default())
         .get("/seen", seen)
         .any(
             "/up/*",
-            Proxy::new(ProxyConfig {
-                target: upstream.url("").parse().unwrap(),
-                rewrites: vec!["/up/*:/$1".into()],
-                ..ProxyConfig::default()
-            })
+            Proxy::new(
+                ProxyConfig::default()
+                    .target(upstream.url("").parse().unwrap())
+                    .rewrites(vec!["/up/*:/$1".into()]),
+            )
             .unwrap(),
         )
         .build()

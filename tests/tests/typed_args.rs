@@ -164,11 +164,11 @@ fn without_state() -> App {
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .use_middleware(
-            BodyParser::new(BodyParserConfig {
-                content_type_validate: json_and_form_content_type,
-                accept: "application/json, application/x-www-form-urlencoded",
-                ..BodyParserConfig::default()
-            })
+            BodyParser::new(
+                BodyParserConfig::default()
+                    .content_type_validate(json_and_form_content_type)
+                    .accept("application/json, application/x-www-form-urlencoded"),
+            )
             .add_decoder(JsonDecoder)
             .add_decoder(FormDecoder),
         )

@@ -36,13 +36,13 @@ async fn peer(ctx: &mut Context) -> Result<String> {
 fn service(trusted: TrustedProxies, log: Arc<Mutex<Vec<String>>>) -> Service {
     App::new()
         .trusted_proxies(trusted)
-        .use_middleware(Logger::new(LoggerConfig {
-            format: "{remote} {real-ip} {status}".to_owned(),
-            on_log: Some(Arc::new(move |line, _, _| {
-                log.lock().unwrap().push(line.to_owned());
-            })),
-            ..LoggerConfig::default()
-        }))
+        .use_middleware(Logger::new(
+            LoggerConfig::default()
+                .format("{remote} {real-ip} {status}")
+                .on_log(Some(Arc::new(move |line, _, _| {
+                    log.lock().unwrap().push(line.to_owned());
+                }))),
+        ))
         .get("/peer", peer)
         .build()
         .expect("valid routes")

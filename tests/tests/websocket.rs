@@ -21,15 +21,14 @@ type Client =
     tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 fn config() -> WsConfig {
-    WsConfig {
-        max_message_size: 1024,
-        max_frame_size: 1024,
-        send_queue: 4,
-        ping_interval: Duration::from_millis(200),
-        idle_timeout: Duration::from_millis(600),
-        send_timeout: Duration::from_millis(300),
-        allowed_origins: AllowOrigin::list(["https://app.example.com"]),
-    }
+    WsConfig::default()
+        .max_message_size(1024)
+        .max_frame_size(1024)
+        .send_queue(4)
+        .ping_interval(Duration::from_millis(200))
+        .idle_timeout(Duration::from_millis(600))
+        .send_timeout(Duration::from_millis(300))
+        .allowed_origins(AllowOrigin::list(["https://app.example.com"]))
 }
 
 /// `/echo` echoes (after the session middleware, which names the visitor); `/flood` sends
@@ -78,10 +77,7 @@ fn service(limits: ServerLimits) -> Service {
             async move { upgraded.map_err(Into::into) }
         })
         .get("/anyone", |ctx: &mut Context| {
-            let any = WsConfig {
-                allowed_origins: AllowOrigin::any(),
-                ..config()
-            };
+            let any = config().allowed_origins(AllowOrigin::any());
             let upgraded = ctx.websocket(any, |mut socket| async move {
                 while let Some(message) = socket.recv().await {
                     if socket.send(message).await.is_err() {
@@ -465,10 +461,7 @@ async fn protocol_violations_are_answered_with_a_close_code() {
 /// a second client gets in once it is gone.
 #[tokio::test]
 async fn a_client_that_never_reads_is_closed_within_the_send_timeout() {
-    let limits = ServerLimits {
-        max_connections: 1,
-        ..ServerLimits::default()
-    };
+    let limits = ServerLimits::default().max_connections(1);
     let server = common::start(service(limits)).await;
     let socket = tokio::net::TcpSocket::new_v4().unwrap();
     socket.set_recv_buffer_size(4096).unwrap();
@@ -535,10 +528,7 @@ async fn limits_close_with_their_codes() {
 
 #[tokio::test]
 async fn shutdown_closes_with_1001_and_upgraded_connections_count_against_the_limit() {
-    let limits = ServerLimits {
-        max_connections: 2,
-        ..ServerLimits::default()
-    };
+    let limits = ServerLimits::default().max_connections(2);
     let mut server = common::start(service(limits)).await;
     let mut first = connect(&server, "/echo").await;
     let mut second = connect(&server, "/echo").await;
@@ -576,10 +566,7 @@ async fn shutdown_closes_with_1001_and_upgraded_connections_count_against_the_li
 /// reconnects elsewhere while this instance still answers its probes with 503.
 #[tokio::test]
 async fn a_websocket_is_closed_with_1001_when_the_drain_begins() {
-    let limits = ServerLimits {
-        drain_delay: Duration::from_secs(5),
-        ..ServerLimits::default()
-    };
+    let limits = ServerLimits::default().drain_delay(Duration::from_secs(5));
     let mut server = common::start(service(limits)).await;
     let mut socket = connect(&server, "/echo").await;
     next(&mut socket).await;

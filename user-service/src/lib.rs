@@ -289,10 +289,7 @@ struct Page;
 /// Strong ETags from rust-embed's build-time SHA-256 (free), revalidated on each load
 /// (`no-cache`), so a new binary's page is picked up at once.
 fn page_config() -> StaticServeConfig {
-    StaticServeConfig {
-        enable_strong_etag: true,
-        ..StaticServeConfig::default()
-    }
+    StaticServeConfig::default().enable_strong_etag(true)
 }
 
 /// Builds the service: app middleware in the reference order (security headers, health
@@ -317,25 +314,20 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
     let metrics = Metrics::new(MetricsConfig::default());
     let session = SessionMiddleware::new(
         stores.sessions,
-        SessionConfig {
-            secure: config.session_secure,
-            ..SessionConfig::default()
-        },
+        SessionConfig::default().secure(config.session_secure),
     );
     // One registration or login per account at a time, across instances when the lock is in
     // Redis. The body parser runs first (app middleware), so the `account` field is there.
     // A body without an account is left to the handler, whose validation answers it first
     // (parameters are validated before any other processing).
-    let submit_once = ConcurrentLimiter::new(ConcurrentLimiterConfig {
-        keys: vec!["account".to_owned()],
-        lock: stores.locks,
-        ..ConcurrentLimiterConfig::default()
-    })
+    let submit_once = ConcurrentLimiter::new(
+        ConcurrentLimiterConfig::default()
+            .keys(vec!["account".to_owned()])
+            .lock(stores.locks),
+    )
     .map_err(|e| BuildError::new(format!("submit limiter: {e}")))?;
-    let mut app = App::new().server_limits(framework::ServerLimits {
-        drain_delay: config.drain_delay,
-        ..framework::ServerLimits::default()
-    });
+    let mut app = App::new()
+        .server_limits(framework::ServerLimits::default().drain_delay(config.drain_delay));
     if let Some((cert, key)) = &config.tls {
         let mut tls = framework::tls::Tls::from_pem_files(cert, key)
             .map_err(|e| BuildError::new(format!("TLS: {e}")))?;
@@ -362,14 +354,13 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
         // Outermost, so the probes' answers and recover's 500 carry the headers too.
         .use_middleware(SecurityHeaders::default())
         .use_middleware(health)
-        .use_middleware(Trace::new(TraceConfig {
-            trust_incoming: config.trust_traces,
-        }))
+        .use_middleware(Trace::new(
+            TraceConfig::default().trust_incoming(config.trust_traces),
+        ))
         .use_middleware(Recover::default())
-        .use_middleware(Logger::new(LoggerConfig {
-            format: LOGGER_COMMON.to_owned(),
-            ..LoggerConfig::default()
-        }))
+        .use_middleware(Logger::new(
+            LoggerConfig::default().format(LOGGER_COMMON.to_owned()),
+        ))
         .use_middleware(metrics.stats());
     // Pages of other origins may call the API only when configured (CORS_ORIGINS).
     let app = match cors(config)? {
@@ -421,11 +412,8 @@ pub fn app(config: &Config, stores: Stores) -> Result<App, BuildError> {
 
 /// The deadline of every request's handling ([`Config::request_timeout`]), 503 when overrun.
 fn request_timeout(config: &Config) -> Result<Timeout, BuildError> {
-    Timeout::new(TimeoutConfig {
-        deadline: config.request_timeout,
-        ..TimeoutConfig::default()
-    })
-    .map_err(|e| BuildError::new(format!("REQUEST_TIMEOUT: {e}")))
+    Timeout::new(TimeoutConfig::default().deadline(config.request_timeout))
+        .map_err(|e| BuildError::new(format!("REQUEST_TIMEOUT: {e}")))
 }
 
 /// `/livez` and `/readyz`: ready when the user store and the session store answer a read

@@ -135,10 +135,8 @@ fn build(
     big: &'static [Item],
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
 ) -> std::io::Result<framework::Service> {
-    let gzip: std::sync::Arc<dyn Compressor> = std::sync::Arc::new(Gzip {
-        level: GZIP_LEVEL,
-        static_level: GZIP_LEVEL,
-    });
+    let gzip: std::sync::Arc<dyn Compressor> =
+        std::sync::Arc::new(Gzip::default().level(GZIP_LEVEL).static_level(GZIP_LEVEL));
     let mut app = App::new().with_state(big);
     if let Some((cert, key)) = tls {
         app = with_tls(app, &cert, &key)?;
@@ -176,13 +174,15 @@ fn build(
     )
     .any(
         "/proxy/*",
-        Proxy::new(ProxyConfig {
-            target: benches::upstream_url()
-                .parse()
-                .map_err(std::io::Error::other)?,
-            rewrites: vec!["/proxy/*:/$1".into()],
-            ..ProxyConfig::default()
-        })
+        Proxy::new(
+            ProxyConfig::default()
+                .target(
+                    benches::upstream_url()
+                        .parse()
+                        .map_err(std::io::Error::other)?,
+                )
+                .rewrites(vec!["/proxy/*:/$1".into()]),
+        )
         .map_err(std::io::Error::other)?,
     )
     .build()

@@ -18,13 +18,11 @@
 //! use subtle::ConstantTimeEq;
 //!
 //! let expected = Sha256::digest(b"admin:s3cret");
-//! let auth = BasicAuth::new(BasicAuthConfig {
-//!     realm: "admin".into(),
-//!     ..BasicAuthConfig::from_fn(move |account, password, _ctx| {
+//! let auth = BasicAuth::new(BasicAuthConfig::from_fn(move |account, password, _ctx| {
 //!         let given = Sha256::digest(format!("{account}:{password}").as_bytes());
 //!         Ok(bool::from(given.ct_eq(&expected)))
 //!     })
-//! });
+//!     .realm("admin"));
 //! let app = framework::App::new().register_middleware("admin-auth", auth);
 //! # let _ = app;
 //! ```
@@ -65,12 +63,17 @@ where
 
 /// Basic auth settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct BasicAuthConfig {
     /// The realm named in `WWW-Authenticate`. Default `basic auth`.
     pub realm: String,
     /// Checks the credentials.
     pub validate: Arc<dyn Validator>,
 }
+
+crate::config::setters!(BasicAuthConfig {
+    validate: Arc<dyn Validator>,
+});
 
 impl BasicAuthConfig {
     /// Settings with a synchronous `validate(account, password, ctx)`.

@@ -33,12 +33,10 @@
 //!     json_and_form_content_type,
 //! };
 //!
-//! let parser = BodyParser::new(BodyParserConfig {
-//!     limit: 1024 * 1024,
-//!     content_type_validate: json_and_form_content_type,
-//!     accept: "application/json, application/x-www-form-urlencoded",
-//!     ..BodyParserConfig::default()
-//! })
+//! let parser = BodyParser::new(BodyParserConfig::default()
+//!     .limit(1024 * 1024)
+//!     .content_type_validate(json_and_form_content_type)
+//!     .accept("application/json, application/x-www-form-urlencoded"))
 //! .add_decoder(GzipDecoder)
 //! .add_decoder(JsonDecoder)
 //! .add_decoder(FormDecoder);
@@ -99,6 +97,7 @@ pub fn json_and_form_content_type(ctx: &Context) -> bool {
 
 /// Body parser settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct BodyParserConfig {
     /// Most bytes accepted, received and decoded. Default 50 KiB.
     pub limit: usize,
@@ -110,6 +109,12 @@ pub struct BodyParserConfig {
     /// `application/json, application/x-www-form-urlencoded`.
     pub accept: &'static str,
 }
+
+crate::config::setters!(BodyParserConfig {
+    limit: usize,
+    content_type_validate: ContentTypeValidate,
+    accept: &'static str,
+});
 
 impl Default for BodyParserConfig {
     fn default() -> Self {

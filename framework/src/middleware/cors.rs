@@ -70,6 +70,7 @@ pub enum AllowHeaders {
 
 /// CORS settings: build with [`CorsConfig::new`] and the builder methods.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CorsConfig {
     /// Which origins may read answers.
     pub origins: AllowOrigin,
@@ -90,6 +91,10 @@ pub struct CorsConfig {
     /// CORS headers. Default off.
     pub refuse_disallowed: bool,
 }
+
+crate::config::setters!(CorsConfig {
+    origins: AllowOrigin,
+});
 
 impl CorsConfig {
     /// `origins` may read answers of `GET`, `HEAD` and `POST` requests with safelisted

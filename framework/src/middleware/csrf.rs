@@ -82,6 +82,7 @@ const TOKEN_LEN: usize = 43;
 
 /// CSRF settings: [`Default`] (no trusted origin, no token mode) and the builder methods.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct CsrfConfig {
     /// Other origins whose pages may send unsafe requests here. Default none.
     pub trusted_origins: AllowOrigin,

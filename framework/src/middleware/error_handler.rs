@@ -19,10 +19,8 @@
 //! ```
 //! use framework::middleware::error_handler::{ErrorHandler, ErrorHandlerConfig, Problem};
 //!
-//! let errors = ErrorHandler::new(ErrorHandlerConfig {
-//!     problem: Problem::WhenAccepted,
-//!     ..ErrorHandlerConfig::default()
-//! });
+//! let errors = ErrorHandler::new(ErrorHandlerConfig::default()
+//!     .problem(Problem::WhenAccepted));
 //! # let _ = errors;
 //! ```
 //!
@@ -47,6 +45,7 @@ use crate::header::{JSON_UTF8, TEXT_UTF8, accepts_json};
 
 /// Error handler settings.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct ErrorHandlerConfig {
     /// Always answer JSON, whatever `Accept` says.
     pub json: bool,
@@ -54,6 +53,11 @@ pub struct ErrorHandlerConfig {
     /// Default [`Problem::Off`].
     pub problem: Problem,
 }
+
+crate::config::setters!(ErrorHandlerConfig {
+    json: bool,
+    problem: Problem,
+});
 
 /// When a JSON error answer is an RFC 9457 `application/problem+json` object.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -15,10 +15,8 @@
 //!     GlobalConcurrentLimiter, GlobalConcurrentLimiterConfig,
 //! };
 //!
-//! let limiter = GlobalConcurrentLimiter::new(GlobalConcurrentLimiterConfig {
-//!     max: 1000,
-//!     ..GlobalConcurrentLimiterConfig::default()
-//! });
+//! let limiter = GlobalConcurrentLimiter::new(GlobalConcurrentLimiterConfig::default()
+//!     .max(1000));
 //! let app = framework::App::new().use_middleware(limiter);
 //! # let _ = app;
 //! ```
@@ -38,10 +36,13 @@ pub const CATEGORY: &str = "framework-global-concurrent-limiter";
 
 /// Global concurrent limiter settings.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub struct GlobalConcurrentLimiterConfig {
     /// Requests allowed at once. Default 10 000 (anything above it is refused, not queued).
     pub max: u32,
 }
+
+crate::config::setters!(GlobalConcurrentLimiterConfig { max: u32 });
 
 impl Default for GlobalConcurrentLimiterConfig {
     fn default() -> Self {

@@ -31,10 +31,8 @@
 //! use std::time::Duration;
 //! use framework::middleware::health::{Health, HealthConfig};
 //!
-//! let health = Health::new(HealthConfig {
-//!     timeout: Duration::from_millis(500),
-//!     ..HealthConfig::default()
-//! })
+//! let health = Health::new(HealthConfig::default()
+//!     .timeout(Duration::from_millis(500)))
 //! .check("database", || async {
 //!     // e.g. `SELECT 1` on the pool
 //!     Ok::<(), std::io::Error>(())
@@ -60,6 +58,7 @@ use crate::handler::{Before, BoxFuture, Middleware, Next};
 
 /// Health settings.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HealthConfig {
     /// The liveness path; default `/livez`.
     pub live_path: String,
@@ -71,6 +70,13 @@ pub struct HealthConfig {
     /// probe (still one round at a time).
     pub cache_for: Duration,
 }
+
+crate::config::setters!(HealthConfig {
+    live_path => String,
+    ready_path => String,
+    timeout: Duration,
+    cache_for: Duration,
+});
 
 impl Default for HealthConfig {
     fn default() -> Self {

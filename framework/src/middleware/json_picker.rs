@@ -17,10 +17,8 @@
 //! ```
 //! use framework::middleware::json_picker::{JsonPicker, JsonPickerConfig};
 //!
-//! let picker = JsonPicker::new(JsonPickerConfig {
-//!     field: "only".into(),
-//!     ..JsonPickerConfig::default()
-//! });
+//! let picker = JsonPicker::new(JsonPickerConfig::default()
+//!     .field("only"));
 //! let app = framework::App::new().use_middleware(picker);
 //! # let _ = app;
 //! ```
@@ -36,10 +34,15 @@ use crate::handler::{BoxFuture, Middleware, Next};
 
 /// The json picker's settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct JsonPickerConfig {
     /// The query parameter that lists the fields. Default `fields`.
     pub field: String,
 }
+
+crate::config::setters!(JsonPickerConfig {
+    field => String,
+});
 
 impl Default for JsonPickerConfig {
     fn default() -> Self {

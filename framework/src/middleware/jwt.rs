@@ -62,6 +62,7 @@ pub const CATEGORY: &str = "framework-jwt";
 
 /// Verification settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct JwtConfig {
     /// The one accepted algorithm.
     pub algorithm: Algorithm,
@@ -74,6 +75,11 @@ pub struct JwtConfig {
     /// Let requests without a token through, without claims.
     pub passthrough: bool,
 }
+
+crate::config::setters!(JwtConfig {
+    algorithm: Algorithm,
+    key: DecodingKey,
+});
 
 impl JwtConfig {
     /// HS256 with a shared secret.

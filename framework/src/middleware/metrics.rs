@@ -61,6 +61,7 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 
 /// Metrics settings.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct MetricsConfig {
     /// Upper bounds of the latency histogram's buckets, in seconds, ascending (`+Inf` is
     /// added). Default: 1 ms to 10 s, 13 buckets.
@@ -68,6 +69,11 @@ pub struct MetricsConfig {
     /// Routes kept apart; default 4 096.
     pub max_routes: usize,
 }
+
+crate::config::setters!(MetricsConfig {
+    buckets: Vec<f64>,
+    max_routes: usize,
+});
 
 impl Default for MetricsConfig {
     fn default() -> Self {

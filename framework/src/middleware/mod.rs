@@ -102,10 +102,8 @@ pub mod tracker;
 /// use framework::middleware::ConfigErrorKind;
 /// use framework::middleware::timeout::{Timeout, TimeoutConfig};
 ///
-/// let err = Timeout::new(TimeoutConfig {
-///     deadline: std::time::Duration::ZERO,
-///     ..TimeoutConfig::default()
-/// })
+/// let err = Timeout::new(TimeoutConfig::default()
+///     .deadline(std::time::Duration::ZERO))
 /// .err()
 /// .unwrap();
 /// assert_eq!((err.component(), err.kind()), ("timeout", ConfigErrorKind::Ineffective));

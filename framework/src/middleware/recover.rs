@@ -35,10 +35,15 @@ pub type OnPanic = Arc<dyn Fn(&str, &RequestView) + Send + Sync>;
 
 /// Recover settings.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct RecoverConfig {
     /// Receives the panic text (default: logged with `tracing::error!`).
     pub on_panic: Option<OnPanic>,
 }
+
+crate::config::setters!(RecoverConfig {
+    on_panic: Option<OnPanic>,
+});
 
 /// The recover middleware.
 #[derive(Clone, Default)]

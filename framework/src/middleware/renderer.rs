@@ -105,12 +105,18 @@ fn take_page(ctx: &mut Context) -> Option<RenderData> {
 
 /// The renderer's settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct RendererConfig {
     /// The template directory. Default `templates`.
     pub dir: PathBuf,
     /// Read the templates again for every render (development). Default false.
     pub reload: bool,
 }
+
+crate::config::setters!(RendererConfig {
+    dir: PathBuf,
+    reload: bool,
+});
 
 impl Default for RendererConfig {
     fn default() -> Self {

@@ -19,13 +19,11 @@
 //! use framework::middleware::responder::{Format, Responder, ResponderConfig};
 //!
 //! // JSON first; `text/csv` for a client that asks for it.
-//! let responder = Responder::new(ResponderConfig {
-//!     formats: vec![Format::new("text/csv; charset=utf-8", |value| {
+//! let responder = Responder::new(ResponderConfig::default()
+//!     .formats(vec![Format::new("text/csv; charset=utf-8", |value| {
 //!         let json = serde_json::to_value(value)?;
 //!         Ok(format!("value\n{json}\n").into_bytes())
-//!     })],
-//!     ..ResponderConfig::default()
-//! });
+//!     })]));
 //! # let _ = responder;
 //! ```
 //!
@@ -36,11 +34,9 @@
 //! use framework::middleware::responder::{Responder, ResponderConfig};
 //!
 //! // A "pretty JSON" responder; XML or MessagePack plug in the same way.
-//! let responder = Responder::new(ResponderConfig {
-//!     marshal: Some(Arc::new(|value| Ok(serde_json::to_vec_pretty(value)?))),
-//!     content_type: http::HeaderValue::from_static("application/json"),
-//!     ..ResponderConfig::default()
-//! });
+//! let responder = Responder::new(ResponderConfig::default()
+//!     .marshal(Some(Arc::new(|value| Ok(serde_json::to_vec_pretty(value)?))))
+//!     .content_type(http::HeaderValue::from_static("application/json")));
 //! # let _ = responder;
 //! ```
 
@@ -69,6 +65,7 @@ pub type Marshal = Arc<dyn Fn(Value<'_>) -> Result<Vec<u8>> + Send + Sync>;
 
 /// Responder settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ResponderConfig {
     /// Serialises values. `None` (the default) is JSON through each value's own `Serialize`
     /// impl, with no dynamic dispatch per field; a custom marshaller sees the value through
@@ -81,6 +78,12 @@ pub struct ResponderConfig {
     /// negotiation.
     pub formats: Vec<Format>,
 }
+
+crate::config::setters!(ResponderConfig {
+    marshal: Option<Marshal>,
+    content_type: HeaderValue,
+    formats: Vec<Format>,
+});
 
 impl Default for ResponderConfig {
     fn default() -> Self {

@@ -19,10 +19,8 @@
 //! ```
 //! use framework::middleware::response_size_limiter::{ResponseSizeLimiter, ResponseSizeLimiterConfig};
 //!
-//! let limiter = ResponseSizeLimiter::new(ResponseSizeLimiterConfig {
-//!     max_size: 256 * 1024,
-//!     ..ResponseSizeLimiterConfig::default()
-//! });
+//! let limiter = ResponseSizeLimiter::new(ResponseSizeLimiterConfig::default()
+//!     .max_size(256 * 1024));
 //! let app = framework::App::new().use_middleware(limiter);
 //! # let _ = app;
 //! ```
@@ -47,10 +45,13 @@ pub const DEFAULT_MAX_SIZE: usize = 1024 * 1024;
 
 /// The response size limiter's settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ResponseSizeLimiterConfig {
     /// The largest body sent, in bytes. Default 1 MiB.
     pub max_size: usize,
 }
+
+crate::config::setters!(ResponseSizeLimiterConfig { max_size: usize });
 
 impl Default for ResponseSizeLimiterConfig {
     fn default() -> Self {

@@ -17,10 +17,8 @@
 //!     RouterConcurrentLimiter, RouterConcurrentLimiterConfig,
 //! };
 //!
-//! let limiter = RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig {
-//!     limits: HashMap::from([("POST /users/v1/login".to_owned(), 10)]),
-//!     ..RouterConcurrentLimiterConfig::default()
-//! })
+//! let limiter = RouterConcurrentLimiter::new(RouterConcurrentLimiterConfig::default()
+//!     .limits(HashMap::from([("POST /users/v1/login".to_owned(), 10)])))
 //! .expect("valid limits");
 //! let app = framework::App::new().use_middleware(limiter);
 //! # let _ = app;
@@ -42,10 +40,15 @@ pub const CATEGORY: &str = "framework-router-concurrent-limiter";
 
 /// Router concurrent limiter settings.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct RouterConcurrentLimiterConfig {
     /// `"<METHOD> <route pattern>"` to the number of requests allowed at once.
     pub limits: HashMap<String, u32>,
 }
+
+crate::config::setters!(RouterConcurrentLimiterConfig {
+    limits: HashMap<String, u32>,
+});
 
 /// The router concurrent limiter.
 pub struct RouterConcurrentLimiter {

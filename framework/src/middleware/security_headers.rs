@@ -23,14 +23,12 @@
 //! ```
 //! use framework::middleware::security_headers::{SecurityHeaders, SecurityHeadersConfig};
 //!
-//! let headers = SecurityHeaders::new(SecurityHeadersConfig {
+//! let headers = SecurityHeaders::new(SecurityHeadersConfig::default()
 //!     // Images from one CDN too.
-//!     content_security_policy: Some(
+//!     .content_security_policy(Some(
 //!         "default-src 'self'; img-src 'self' https://img.example.com; frame-ancestors 'none'"
 //!             .into(),
-//!     ),
-//!     ..SecurityHeadersConfig::default()
-//! })
+//!     )))
 //! .expect("valid header values");
 //! let app = framework::App::new().use_middleware(headers);
 //! # let _ = app;
@@ -57,6 +55,7 @@ const CROSS_ORIGIN_OPENER_POLICY: HeaderName =
 /// The headers and their values; `None` leaves one out. [`Default`] is the table of the
 /// [module](self).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct SecurityHeadersConfig {
     /// `Content-Security-Policy`.
     pub content_security_policy: Option<String>,
@@ -73,6 +72,16 @@ pub struct SecurityHeadersConfig {
     /// The page policies (CSP, referrer, framing, opener) on HTML answers only. Default true.
     pub pages_only: bool,
 }
+
+crate::config::setters!(SecurityHeadersConfig {
+    content_security_policy: Option<String>,
+    nosniff: bool,
+    referrer_policy: Option<String>,
+    frame_options: Option<String>,
+    cross_origin_opener_policy: Option<String>,
+    strict_transport_security: Option<String>,
+    pages_only: bool,
+});
 
 impl Default for SecurityHeadersConfig {
     fn default() -> Self {

@@ -19,13 +19,11 @@
 //! use std::sync::Arc;
 //! use framework::middleware::stats::{Stats, StatsConfig};
 //!
-//! let stats = Stats::new(StatsConfig {
-//!     on_stats: Some(Arc::new(|info, _request| {
+//! let stats = Stats::new(StatsConfig::default()
+//!     .on_stats(Some(Arc::new(|info, _request| {
 //!         // e.g. record info.latency in a histogram keyed by info.route
 //!         let _ = (info.status, info.latency);
-//!     })),
-//!     ..StatsConfig::default()
-//! });
+//!     }))));
 //! let app = framework::App::new().use_middleware(stats);
 //! # let _ = app;
 //! ```
@@ -81,6 +79,7 @@ pub type Recorder = Arc<dyn Fn(&StatsInfo<'_>) + Send + Sync>;
 
 /// Stats settings.
 #[derive(Clone, Default)]
+#[non_exhaustive]
 pub struct StatsConfig {
     /// The hook; default (without a recorder either): a `tracing` debug event.
     pub on_stats: Option<OnStats>,
@@ -88,6 +87,11 @@ pub struct StatsConfig {
     /// [`Metrics::stats`](super::metrics) sets it).
     pub recorder: Option<Recorder>,
 }
+
+crate::config::setters!(StatsConfig {
+    on_stats: Option<OnStats>,
+    recorder: Option<Recorder>,
+});
 
 /// The stats middleware.
 pub struct Stats {

@@ -44,11 +44,9 @@
 //!     .use_middleware(Timeout::new(TimeoutConfig::default()).expect("valid"))
 //!     .group(
 //!         Group::new("/reports").use_middleware(
-//!             Timeout::new(TimeoutConfig {
-//!                 deadline: Duration::from_secs(5),
-//!                 status: http::StatusCode::GATEWAY_TIMEOUT,
-//!                 ..TimeoutConfig::default()
-//!             })
+//!             Timeout::new(TimeoutConfig::default()
+//!                 .deadline(Duration::from_secs(5))
+//!                 .status(http::StatusCode::GATEWAY_TIMEOUT))
 //!             .expect("valid"),
 //!         ),
 //!     );
@@ -84,6 +82,7 @@ pub const DEFAULT_STREAM_IDLE: Duration = Duration::from_secs(30);
 
 /// The timeout's settings.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct TimeoutConfig {
     /// How long the rest of the chain may run. Default [`DEFAULT_DEADLINE`] (30 s).
     pub deadline: Duration,
@@ -94,6 +93,12 @@ pub struct TimeoutConfig {
     /// stream wait forever. Default [`DEFAULT_STREAM_IDLE`] (30 s).
     pub stream_idle: Option<Duration>,
 }
+
+crate::config::setters!(TimeoutConfig {
+    deadline: Duration,
+    status: StatusCode,
+    stream_idle: Option<Duration>,
+});
 
 impl Default for TimeoutConfig {
     fn default() -> Self {

@@ -17,12 +17,10 @@
 //! use std::sync::Arc;
 //! use framework::middleware::tracker::{Tracker, TrackerConfig};
 //!
-//! let tracker = Tracker::new(TrackerConfig {
-//!     on_track: Some(Arc::new(|info, request| {
+//! let tracker = Tracker::new(TrackerConfig::default()
+//!     .on_track(Some(Arc::new(|info, request| {
 //!         println!("{} {}", request.real_ip(), serde_json::to_string(info).unwrap());
-//!     })),
-//!     ..TrackerConfig::default()
-//! });
+//!     }))));
 //! let app = framework::App::new().register_middleware("track", tracker);
 //! # let _ = app;
 //! ```
@@ -115,6 +113,7 @@ impl Default for Mask {
 
 /// Tracker settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct TrackerConfig {
     /// The hook; default: a `tracing` info event with the info as JSON.
     pub on_track: Option<OnTrack>,
@@ -123,6 +122,12 @@ pub struct TrackerConfig {
     /// Longer strings are cut to this many characters. Default 64.
     pub max_string_len: usize,
 }
+
+crate::config::setters!(TrackerConfig {
+    on_track: Option<OnTrack>,
+    mask: Mask,
+    max_string_len: usize,
+});
 
 impl Default for TrackerConfig {
     fn default() -> Self {

@@ -18,11 +18,9 @@ use crate::openapi::Operation;
 ///         PartSpec::file("picture").content_type("image/png, image/jpeg"),
 ///         PartSpec::text("caption").optional(),
 ///     ];
-///     const LIMITS: Option<MultipartLimits> = Some(MultipartLimits {
-///         parts: 2,
-///         file_size: 1024 * 1024,
-///         ..MultipartLimits::DEFAULT
-///     });
+///     const LIMITS: Option<MultipartLimits> = Some(MultipartLimits::DEFAULT
+///         .parts(2)
+///         .file_size(1024 * 1024));
 /// }
 /// ```
 ///

@@ -93,6 +93,7 @@ pub const MULTIPART_FORM_DATA: &str = "multipart/form-data";
 /// How much of an upload a request may send; each limit passed is a **413** naming it. A
 /// limit is inclusive: a field of exactly `field_size` bytes is accepted, one byte more is not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MultipartLimits {
     /// Most parts (fields and files). Default 100.
     pub parts: usize,
@@ -107,6 +108,14 @@ pub struct MultipartLimits {
     /// part, with any preamble). Default 8 KiB.
     pub header_size: u64,
 }
+
+crate::config::setters!(const MultipartLimits {
+    parts: usize,
+    field_size: u64,
+    file_size: u64,
+    total_size: u64,
+    header_size: u64,
+});
 
 impl MultipartLimits {
     /// The defaults: 100 parts, fields of 64 KiB, files of 8 MiB, 16 MiB in all, 8 KiB of
@@ -194,7 +203,8 @@ impl<P> Multipart<P> {
     /// use framework::{Context, Result};
     ///
     /// async fn upload(ctx: &mut Context) -> Result<String> {
-    ///     let limits = MultipartLimits { parts: 1, ..MultipartLimits::DEFAULT };
+    ///     let limits = MultipartLimits::DEFAULT
+    ///         .parts(1);
     ///     let mut form: Multipart = Multipart::from_context(ctx, limits)?;
     ///     let Some(part) = form.next_part().await? else {
     ///         return Ok("nothing sent".to_owned());

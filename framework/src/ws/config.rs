@@ -6,6 +6,7 @@ use crate::origin::AllowOrigin;
 
 /// Limits of a WebSocket connection, and who may open one.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct WsConfig {
     /// The largest message the client may send. Default 64 KiB; above it: close 1009.
     pub max_message_size: usize,
@@ -26,6 +27,16 @@ pub struct WsConfig {
     /// [module](super).
     pub allowed_origins: AllowOrigin,
 }
+
+crate::config::setters!(WsConfig {
+    max_message_size: usize,
+    max_frame_size: usize,
+    send_queue: usize,
+    ping_interval: Duration,
+    idle_timeout: Duration,
+    send_timeout: Duration,
+    allowed_origins: AllowOrigin,
+});
 
 impl Default for WsConfig {
     fn default() -> Self {

@@ -37,13 +37,14 @@ impl MultipartParts for AvatarForm {
              most 1 MiB.",
         )];
     /// One part of at most [`AVATAR_MAX_BYTES`], sent as a file or as a plain field.
-    const LIMITS: Option<MultipartLimits> = Some(MultipartLimits {
-        parts: 1,
-        field_size: AVATAR_MAX_BYTES,
-        file_size: AVATAR_MAX_BYTES,
-        total_size: AVATAR_MAX_BYTES + FORM_OVERHEAD,
-        header_size: 8 * 1024,
-    });
+    const LIMITS: Option<MultipartLimits> = Some(
+        MultipartLimits::DEFAULT
+            .parts(1)
+            .field_size(AVATAR_MAX_BYTES)
+            .file_size(AVATAR_MAX_BYTES)
+            .total_size(AVATAR_MAX_BYTES + FORM_OVERHEAD)
+            .header_size(8 * 1024),
+    );
 }
 
 /// Answer of an upload: what was stored.

@@ -123,6 +123,7 @@ pub type CacheKey = Arc<dyn Fn(&Context) -> String + Send + Sync>;
 
 /// Cache settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct CacheConfig {
     /// How long a not-cacheable key goes straight to the handler. Default 5 minutes.
     pub hit_for_pass_ttl: Duration,
@@ -133,6 +134,13 @@ pub struct CacheConfig {
     /// The key; default `<METHOD> <host> <request-target>`.
     pub key: Option<CacheKey>,
 }
+
+crate::config::setters!(CacheConfig {
+    hit_for_pass_ttl: Duration,
+    compression: StoredCompression,
+    min_compress_length: usize,
+    key: Option<CacheKey>,
+});
 
 impl Default for CacheConfig {
     fn default() -> Self {

@@ -63,11 +63,28 @@ fn stream_reader(
 
 /// gzip through flate2.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Gzip {
     /// 0 (store) to 9 (smallest), for bodies compressed per answer.
     pub level: u32,
     /// The level for bodies compressed once and kept ([`Compressor::compress_static`]).
     pub static_level: u32,
+}
+
+crate::config::setters!(Gzip {
+    level: u32,
+    static_level: u32,
+});
+
+/// The levels of [`CompressConfig::default`](super::CompressConfig::default).
+impl Default for Gzip {
+    fn default() -> Self {
+        let config = super::CompressConfig::default();
+        Self {
+            level: config.gzip_level,
+            static_level: config.static_gzip_level,
+        }
+    }
 }
 
 impl Gzip {
@@ -187,11 +204,28 @@ impl Compressor for Gzip {
 /// coding means (RFC 9110 section 8.4.1.2), at gzip's levels. Few clients prefer it; it is
 /// there for the ones that accept nothing else.
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Deflate {
     /// 0 (store) to 9 (smallest), for bodies compressed per answer.
     pub level: u32,
     /// The level for bodies compressed once and kept ([`Compressor::compress_static`]).
     pub static_level: u32,
+}
+
+crate::config::setters!(Deflate {
+    level: u32,
+    static_level: u32,
+});
+
+/// The levels of [`CompressConfig::default`](super::CompressConfig::default).
+impl Default for Deflate {
+    fn default() -> Self {
+        let config = super::CompressConfig::default();
+        Self {
+            level: config.gzip_level,
+            static_level: config.static_gzip_level,
+        }
+    }
 }
 
 impl Deflate {
@@ -237,11 +271,30 @@ impl Compressor for Deflate {
 /// offer it.
 #[cfg(feature = "compress-zstd")]
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Zstd {
     /// 1 (fastest) to 22 (smallest), for bodies compressed per answer.
     pub level: i32,
     /// The level for bodies compressed once and kept ([`Compressor::compress_static`]).
     pub static_level: i32,
+}
+
+#[cfg(feature = "compress-zstd")]
+crate::config::setters!(Zstd {
+    level: i32,
+    static_level: i32,
+});
+
+/// The levels of [`CompressConfig::default`](super::CompressConfig::default).
+#[cfg(feature = "compress-zstd")]
+impl Default for Zstd {
+    fn default() -> Self {
+        let config = super::CompressConfig::default();
+        Self {
+            level: config.zstd_level,
+            static_level: config.static_zstd_level,
+        }
+    }
 }
 
 #[cfg(feature = "compress-zstd")]
@@ -274,11 +327,30 @@ impl Compressor for Zstd {
 /// Brotli (feature `compress-br`).
 #[cfg(feature = "compress-br")]
 #[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
 pub struct Brotli {
     /// 0 (fastest) to 11 (smallest), for bodies compressed per answer.
     pub level: u32,
     /// The level for bodies compressed once and kept ([`Compressor::compress_static`]).
     pub static_level: u32,
+}
+
+#[cfg(feature = "compress-br")]
+crate::config::setters!(Brotli {
+    level: u32,
+    static_level: u32,
+});
+
+/// The levels of [`CompressConfig::default`](super::CompressConfig::default).
+#[cfg(feature = "compress-br")]
+impl Default for Brotli {
+    fn default() -> Self {
+        let config = super::CompressConfig::default();
+        Self {
+            level: config.br_level,
+            static_level: config.static_br_level,
+        }
+    }
 }
 
 /// Brotli's window (log2 of its bytes) for a body of `len` bytes, when known: the smallest

@@ -58,10 +58,8 @@
 //! ```
 //! use framework::middleware::compress::{Compress, CompressConfig};
 //!
-//! let compress = Compress::new(CompressConfig {
-//!     gzip_level: 1,
-//!     ..CompressConfig::default()
-//! });
+//! let compress = Compress::new(CompressConfig::default()
+//!     .gzip_level(1));
 //! let app = framework::App::new().use_middleware(compress);
 //! # let _ = app;
 //! ```
@@ -112,6 +110,7 @@ use variants::{StaticVariants, Variant};
 
 /// Compress settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct CompressConfig {
     /// Smallest body worth compressing. Default 1024 bytes.
     pub min_length: usize,
@@ -134,6 +133,18 @@ pub struct CompressConfig {
     /// [module](self)). Default 64 KiB.
     pub stream_threshold: usize,
 }
+
+crate::config::setters!(CompressConfig {
+    min_length: usize,
+    gzip_level: u32,
+    br_level: u32,
+    static_gzip_level: u32,
+    zstd_level: i32,
+    static_zstd_level: i32,
+    static_br_level: u32,
+    static_cache_bytes: usize,
+    stream_threshold: usize,
+});
 
 impl Default for CompressConfig {
     fn default() -> Self {

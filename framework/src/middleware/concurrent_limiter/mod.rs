@@ -30,10 +30,8 @@
 //! ```
 //! use framework::middleware::concurrent_limiter::{ConcurrentLimiter, ConcurrentLimiterConfig};
 //!
-//! let limiter = ConcurrentLimiter::new(ConcurrentLimiterConfig {
-//!     keys: vec![":ip".into(), "account".into()],
-//!     ..ConcurrentLimiterConfig::default()
-//! })
+//! let limiter = ConcurrentLimiter::new(ConcurrentLimiterConfig::default()
+//!     .keys(vec![":ip".into(), "account".into()]))
 //! .expect("valid keys");
 //! let app = framework::App::new().register_middleware("submit-once", limiter);
 //! # let _ = app;
@@ -63,6 +61,7 @@ pub const CATEGORY: &str = "framework-concurrent-limiter";
 
 /// Concurrent limiter settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ConcurrentLimiterConfig {
     /// Key forms, joined into one lock key.
     pub keys: Vec<String>,
@@ -77,6 +76,14 @@ pub struct ConcurrentLimiterConfig {
     /// Lock even when a key part has no value (it counts as empty). Default false: 400.
     pub allow_empty: bool,
 }
+
+crate::config::setters!(ConcurrentLimiterConfig {
+    keys: Vec<String>,
+    lock: Arc<dyn Lock>,
+    ttl: Duration,
+    renew_every: Duration,
+    allow_empty: bool,
+});
 
 impl Default for ConcurrentLimiterConfig {
     fn default() -> Self {

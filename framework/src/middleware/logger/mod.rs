@@ -28,10 +28,8 @@
 //! ```
 //! use framework::middleware::logger::{LOGGER_COMMON, Logger, LoggerConfig};
 //!
-//! let logger = Logger::new(LoggerConfig {
-//!     format: LOGGER_COMMON.to_owned(),
-//!     ..LoggerConfig::default()
-//! });
+//! let logger = Logger::new(LoggerConfig::default()
+//!     .format(LOGGER_COMMON.to_owned()));
 //! let app = framework::App::new().use_middleware(logger);
 //! # let _ = app;
 //! ```
@@ -66,6 +64,7 @@ pub type Clock = Arc<dyn Fn() -> DateTime<FixedOffset> + Send + Sync>;
 
 /// Logger settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct LoggerConfig {
     /// The line format. Default [`LOGGER_COMMON`].
     pub format: String,
@@ -74,6 +73,12 @@ pub struct LoggerConfig {
     /// The wall clock; default: local time.
     pub clock: Option<Clock>,
 }
+
+crate::config::setters!(LoggerConfig {
+    format => String,
+    on_log: Option<OnLog>,
+    clock: Option<Clock>,
+});
 
 impl Default for LoggerConfig {
     fn default() -> Self {

@@ -7,11 +7,9 @@
 //! ```
 //! use framework::middleware::proxy::{Proxy, ProxyConfig};
 //!
-//! let proxy = Proxy::new(ProxyConfig {
-//!     target: "http://127.0.0.1:8080".parse().unwrap(),
-//!     rewrites: vec!["/api/*:/$1".into()],
-//!     ..ProxyConfig::default()
-//! })
+//! let proxy = Proxy::new(ProxyConfig::default()
+//!     .target("http://127.0.0.1:8080".parse().unwrap())
+//!     .rewrites(vec!["/api/*:/$1".into()]))
 //! .expect("valid proxy config");
 //! let app = framework::App::new().any("/api/*", proxy);
 //! # let _ = app;
@@ -88,6 +86,7 @@ pub type ProxyDone = Arc<dyn Fn(&RequestView) + Send + Sync>;
 
 /// Proxy settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct ProxyConfig {
     /// The upstream, `http://host[:port][/base]`; a base path is put before every request path.
     pub target: Uri,
@@ -110,6 +109,18 @@ pub struct ProxyConfig {
     /// 30 s, as the server's own limit between request body chunks.
     pub body_idle_timeout: Duration,
 }
+
+crate::config::setters!(ProxyConfig {
+    target: Uri,
+    host: Option<String>,
+    target_host: bool,
+    rewrites: Vec<String>,
+    done: Option<ProxyDone>,
+    connect_timeout: Duration,
+    timeout: Duration,
+    pool_idle_timeout: Duration,
+    body_idle_timeout: Duration,
+});
 
 impl Default for ProxyConfig {
     fn default() -> Self {

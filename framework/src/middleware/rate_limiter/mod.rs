@@ -147,6 +147,7 @@ impl<T: RateStore + ?Sized> RateStore for Arc<T> {
 
 /// Rate limiter settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct RateLimiterConfig {
     /// Key forms, joined into one key.
     pub keys: Vec<String>,
@@ -157,6 +158,13 @@ pub struct RateLimiterConfig {
     /// Add the `RateLimit-*` headers to answers. Default true.
     pub headers: bool,
 }
+
+crate::config::setters!(RateLimiterConfig {
+    keys: Vec<String>,
+    store: Arc<dyn RateStore>,
+    allow_empty: bool,
+    headers: bool,
+});
 
 impl RateLimiterConfig {
     /// A limiter on `keys` with budgets in `store`; the other settings at their defaults.

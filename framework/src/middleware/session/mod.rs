@@ -119,6 +119,7 @@ pub enum SessionMode {
 
 /// Session settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct SessionConfig {
     /// Cookie (default `sid`) or header mode.
     pub mode: SessionMode,
@@ -127,6 +128,12 @@ pub struct SessionConfig {
     /// Adds `Secure` to the cookie (set it when served over https).
     pub secure: bool,
 }
+
+crate::config::setters!(SessionConfig {
+    mode: SessionMode,
+    ttl: Duration,
+    secure: bool,
+});
 
 impl Default for SessionConfig {
     fn default() -> Self {

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 /// Static serve settings.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct StaticServeConfig {
     /// A folder inside the source that files are looked up under (`""`, the default, is the
     /// source's root). Handy to serve one folder of an embedded source.
@@ -31,6 +32,20 @@ pub struct StaticServeConfig {
     /// Serve `<file>.gz` to clients that accept gzip, when it exists.
     pub precompressed_gzip: bool,
 }
+
+crate::config::setters!(StaticServeConfig {
+    path => String,
+    max_age: Option<Duration>,
+    s_max_age: Option<Duration>,
+    deny_query_string: bool,
+    disable_last_modified: bool,
+    enable_strong_etag: bool,
+    index: Option<String>,
+    allow_dot_files: bool,
+    not_found_next: bool,
+    precompressed_br: bool,
+    precompressed_gzip: bool,
+});
 
 impl Default for StaticServeConfig {
     fn default() -> Self {

@@ -16,10 +16,8 @@
 //!
 //! let assets = StaticServe::new(
 //!     DirectorySource::new("assets").expect("assets directory"),
-//!     StaticServeConfig {
-//!         max_age: Some(Duration::from_secs(3600)),
-//!         ..StaticServeConfig::default()
-//!     },
+//!     StaticServeConfig::default()
+//!         .max_age(Some(Duration::from_secs(3600))),
 //! );
 //! let app = framework::App::new().endpoint(http::Method::GET, "/static/*", assets);
 //! # let _ = app;
