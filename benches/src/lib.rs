@@ -254,7 +254,7 @@ pub fn accepts_gzip(accept_encoding: Option<&str>) -> bool {
     if let Some(v) = accept_encoding.and_then(|v| http::HeaderValue::from_str(v).ok()) {
         headers.insert(http::header::ACCEPT_ENCODING, v);
     }
-    framework::header::accept_encoding_q(&headers, "gzip") > 0.0
+    framework::negotiation::encoding_quality(&headers, "gzip") > 0.0
 }
 
 /// gzip at [`GZIP_LEVEL`].

@@ -19,6 +19,7 @@ pub mod extract;
 pub mod guide;
 pub mod handler;
 pub mod header;
+mod ids;
 mod limits;
 pub mod listener;
 pub mod middleware;

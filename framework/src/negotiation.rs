@@ -103,6 +103,50 @@ impl<'a> Range<'a> {
     }
 }
 
+/// The quality the request's `Accept-Encoding` gives the content coding `coding` (RFC 9110
+/// section 12.5.3), from 0 (refused) to 1: its own entry, else the `*` entry, else 0. No
+/// header at all also gives 0: a client that did not ask gets no compressed body, whatever the
+/// RFC allows. What the compress middleware and the static files choose a coding by.
+///
+/// ```
+/// use framework::negotiation::encoding_quality;
+/// use http::{HeaderMap, HeaderValue, header::ACCEPT_ENCODING};
+///
+/// let mut headers = HeaderMap::new();
+/// headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("br;q=0.9, *;q=0.1, gzip;q=0"));
+/// assert_eq!(encoding_quality(&headers, "br"), 0.9);
+/// assert_eq!(encoding_quality(&headers, "zstd"), 0.1);
+/// assert_eq!(encoding_quality(&headers, "gzip"), 0.0);
+/// ```
+pub fn encoding_quality(headers: &HeaderMap, coding: &str) -> f32 {
+    let mut wildcard = None;
+    for entry in headers
+        .get_all(http::header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+    {
+        let mut parts = entry.split(';');
+        let name = parts.next().unwrap_or("").trim();
+        let q = parts
+            .filter_map(|p| {
+                p.trim()
+                    .strip_prefix("q=")
+                    .or_else(|| p.trim().strip_prefix("Q="))
+            })
+            .find_map(|q| q.trim().parse::<f32>().ok())
+            .unwrap_or(1.0)
+            .clamp(0.0, 1.0);
+        if name.eq_ignore_ascii_case(coding) {
+            return q;
+        }
+        if name == "*" {
+            wildcard = Some(q);
+        }
+    }
+    wildcard.unwrap_or(0.0)
+}
+
 #[cfg(test)]
 mod tests {
     use http::HeaderValue;
@@ -140,5 +184,27 @@ mod tests {
         // A range whose q does not parse is ignored.
         assert_eq!(pick("text/csv;q=high, application/json", &offered), Some(0));
         assert_eq!(pick("text/csv;q=2", &offered), None);
+    }
+
+    fn encodings(value: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(
+            http::header::ACCEPT_ENCODING,
+            HeaderValue::from_static(value),
+        );
+        headers
+    }
+
+    #[test]
+    fn accept_encoding() {
+        let h = encodings("gzip;q=0.5, br, *;q=0.1");
+        assert_eq!(encoding_quality(&h, "br"), 1.0);
+        assert_eq!(encoding_quality(&h, "gzip"), 0.5);
+        assert_eq!(encoding_quality(&h, "zstd"), 0.1);
+        let h = encodings("br;q=0, gzip");
+        assert_eq!(encoding_quality(&h, "br"), 0.0);
+        assert_eq!(encoding_quality(&HeaderMap::new(), "gzip"), 0.0);
+        let h = encodings("GZIP; Q=0.8");
+        assert_eq!(encoding_quality(&h, "gzip"), 0.8);
     }
 }

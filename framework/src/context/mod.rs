@@ -127,9 +127,9 @@ impl Context {
         let request_id = crate::header::has_any(&parts.headers, &[crate::header::X_REQUEST_ID])
             .then(|| parts.headers.get(crate::header::X_REQUEST_ID))
             .flatten()
-            .filter(|v| crate::header::is_valid_request_id(v.as_bytes()))
+            .filter(|v| crate::ids::is_valid_request_id(v.as_bytes()))
             .cloned()
-            .unwrap_or_else(crate::header::new_request_id);
+            .unwrap_or_else(crate::ids::new_request_id);
         Self {
             method: parts.method,
             uri: parts.uri,

@@ -62,7 +62,9 @@ fn apply(ctx: &mut Context) {
     };
     // One scan of the answer's headers for both reasons to leave it alone.
     let tagged_or_no_store = ctx.response_headers().iter().any(|(key, value)| {
-        *key == ETAG || (*key == CACHE_CONTROL && crate::header::names_directive(value, "no-store"))
+        *key == ETAG
+            || (*key == CACHE_CONTROL
+                && crate::header::cache_control::names_directive(value, "no-store"))
     });
     if tagged_or_no_store {
         return;

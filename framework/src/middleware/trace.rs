@@ -97,7 +97,7 @@ pub struct TraceContext {
 /// either).
 fn draw_ids() -> ([u8; 16], [u8; 8]) {
     loop {
-        let bits = crate::header::random_bytes::<24>();
+        let bits = crate::ids::random_bytes::<24>();
         let (trace, span) = bits.split_at(16);
         if trace != [0; 16] && span != [0; 8] {
             let mut ids = ([0u8; 16], [0u8; 8]);

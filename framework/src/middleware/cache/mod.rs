@@ -77,7 +77,9 @@ use tokio::sync::watch;
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{BoxFuture, Middleware, Next};
-use crate::header::{X_REQUEST_ID, accept_encoding_q, is_compressible};
+use crate::header::X_REQUEST_ID;
+use crate::middleware::compress::is_compressible;
+use crate::negotiation::encoding_quality;
 use entry::{Entry, Stored};
 
 pub use memory::{DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, MemoryCacheStore};
@@ -240,7 +242,7 @@ impl Cache {
             return false;
         };
         let body = match encoding.token() {
-            Some(token) if accept_encoding_q(ctx.headers(), token) > 0.0 => {
+            Some(token) if encoding_quality(ctx.headers(), token) > 0.0 => {
                 headers.insert(CONTENT_ENCODING, HeaderValue::from_static(token));
                 weaken(&mut headers);
                 body

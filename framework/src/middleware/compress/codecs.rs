@@ -10,7 +10,7 @@ use tokio_util::io::{ReaderStream, StreamReader};
 
 use crate::body::BodyStream;
 use crate::context::Context;
-use crate::header::accept_encoding_q;
+use crate::negotiation::encoding_quality;
 
 /// One content coding.
 pub trait Compressor: Send + Sync + 'static {
@@ -22,7 +22,7 @@ pub trait Compressor: Send + Sync + 'static {
     /// bodies it handles badly.
     fn accept(&self, ctx: &Context, body_len: usize) -> f32 {
         let _ = body_len;
-        accept_encoding_q(ctx.headers(), self.encoding())
+        encoding_quality(ctx.headers(), self.encoding())
     }
 
     /// Compresses a whole body.

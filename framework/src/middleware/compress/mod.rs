@@ -83,6 +83,7 @@
 
 mod codecs;
 mod pacing;
+mod policy;
 mod variants;
 
 use std::sync::Arc;
@@ -97,7 +98,7 @@ use crate::conditional::Represents;
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{Before, Middleware};
-use crate::header::is_compressible;
+pub(crate) use policy::is_compressible;
 
 pub use crate::body::StaticBody;
 #[cfg(feature = "compress-br")]

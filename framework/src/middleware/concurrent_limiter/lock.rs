@@ -38,7 +38,7 @@ impl LockToken {
         let mut bits = [0u8; 16];
         bits[..8].copy_from_slice(&prefix.to_le_bytes());
         bits[8..].copy_from_slice(&count.to_le_bytes());
-        Self(crate::header::hex_128(bits))
+        Self(crate::ids::hex_128(bits))
     }
 
     /// The token's text.

@@ -173,7 +173,7 @@ fn new_id() -> Result<CompactString, HttpError> {
     let mut bits = [0u8; 16];
     getrandom::fill(&mut bits).map_err(internal_error)?;
     // 22 characters: kept inline, no allocation.
-    let text = crate::header::base64url_128(bits);
+    let text = crate::ids::base64url_128(bits);
     let text = std::str::from_utf8(&text).map_err(internal_error)?;
     Ok(CompactString::new(text))
 }

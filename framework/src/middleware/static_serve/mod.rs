@@ -81,7 +81,7 @@ use crate::conditional;
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{BoxFuture, Endpoint, EndpointFuture, Middleware, Next, endpoint_future};
-use crate::header::accept_encoding_q;
+use crate::negotiation::encoding_quality;
 use crate::representation::{self, Answer, Representation, content_type, weak_etag};
 
 pub use config::StaticServeConfig;
@@ -271,10 +271,10 @@ impl StaticServe {
     ) -> Result<Selected> {
         let mut variants: Vec<(&'static str, &'static str, f32)> = Vec::with_capacity(2);
         if self.config.precompressed_br {
-            variants.push(("br", ".br", accept_encoding_q(ctx.headers(), "br")));
+            variants.push(("br", ".br", encoding_quality(ctx.headers(), "br")));
         }
         if self.config.precompressed_gzip {
-            variants.push(("gzip", ".gz", accept_encoding_q(ctx.headers(), "gzip")));
+            variants.push(("gzip", ".gz", encoding_quality(ctx.headers(), "gzip")));
         }
         if variants.is_empty() || info.is_none() {
             return Ok(Selected {
