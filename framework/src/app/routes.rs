@@ -35,7 +35,7 @@ macro_rules! method_routes {
 
 impl<Scope> Routes<Scope> {
     /// Adds middleware, in order: any [`Middleware`], a built-in one as it is or an `async fn`
-    /// through [`from_fn`](crate::from_fn). On an [`App`] it runs for every request (404s
+    /// through [`from_fn`](crate::from_fn). On an [`App`](crate::App) it runs for every request (404s
     /// included); on a [`Group`] for the group's routes, after the app's own.
     #[must_use]
     pub fn use_middleware<M: Middleware>(mut self, middleware: M) -> Self {

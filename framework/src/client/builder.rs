@@ -100,8 +100,8 @@ impl ClientBuilder {
 
     /// Whether cookies the service sets are sent back on later calls, so a session flows
     /// (register, token, login, me). Default on. The store is bounded as browsers bound
-    /// theirs: a cookie over [`MAX_COOKIE_BYTES`] is ignored, and past [`MAX_COOKIES`]
-    /// cookies or a `Cookie` header of [`MAX_COOKIE_HEADER_BYTES`] the oldest is evicted.
+    /// theirs: a cookie over [`MAX_COOKIE_BYTES`](super::MAX_COOKIE_BYTES) is ignored, and past [`MAX_COOKIES`](super::MAX_COOKIES)
+    /// cookies or a `Cookie` header of [`MAX_COOKIE_HEADER_BYTES`](super::MAX_COOKIE_HEADER_BYTES) the oldest is evicted.
     pub fn cookie_store(mut self, on: bool) -> Self {
         self.cookie_store = on;
         self

@@ -21,7 +21,7 @@ pub struct Operation<'g> {
     pub(super) security: Vec<Value>,
     /// The handler answers with a stream it writes itself (no responder needed).
     pub(super) streams: bool,
-    /// The handler's reply type described its own responses ([`DescribeReply`]): the
+    /// The handler's reply type described its own responses ([`DescribeReply`](super::DescribeReply)): the
     /// generic success the controller macro writes after it is left out.
     pub(super) reply_described: bool,
     /// The request body is one the body parser reads (`Json<T>`, `Form<T>`).
@@ -51,13 +51,13 @@ impl<'g> Operation<'g> {
     }
 
     /// What a [`Probe`] works with: the schema generator, and this operation for a reply type
-    /// that describes its own responses ([`DescribeReply`]).
+    /// that describes its own responses ([`DescribeReply`](super::DescribeReply)).
     #[doc(hidden)]
     pub fn generator(&mut self) -> ProbeSite<'_, 'g> {
         ProbeSite { operation: self }
     }
 
-    /// The schema generator: a [`DescribeReply`] implementation asks it for the schema of a
+    /// The schema generator: a [`DescribeReply`](super::DescribeReply) implementation asks it for the schema of a
     /// type its answer carries (`generator.subschema_for::<T>()`).
     pub fn schema_generator(&mut self) -> &mut SchemaGenerator {
         &mut self.components.generator
@@ -179,7 +179,7 @@ impl<'g> Operation<'g> {
 
     /// The success response the controller macro writes from the return type: `media` and
     /// its schema, or no body. Left out when the return type described its own
-    /// ([`DescribeReply`]).
+    /// ([`DescribeReply`](super::DescribeReply)).
     #[doc(hidden)]
     pub fn success(&mut self, status: u16, media: Option<&str>, schema: Option<Schema>) {
         if !self.reply_described {
@@ -188,7 +188,7 @@ impl<'g> Operation<'g> {
     }
 
     /// A success response (`status` below 400): `media` and its schema, or no body. What a
-    /// [`DescribeReply`] implementation calls, once per status its type can answer with.
+    /// [`DescribeReply`](super::DescribeReply) implementation calls, once per status its type can answer with.
     pub fn reply(&mut self, status: u16, media: Option<&str>, schema: Option<Schema>) {
         let mut response = json!({"description": reason(status)});
         if let Some(media) = media {

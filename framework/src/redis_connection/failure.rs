@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use redis::RedisError;
 
-/// Timeouts and the probe interval of a [`RedisConnection`].
+/// Timeouts and the probe interval of a [`RedisConnection`](super::RedisConnection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RedisPolicy {
     /// How long one command (or pipeline, or script) may take. Default 1 s.

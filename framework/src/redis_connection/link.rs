@@ -1,11 +1,11 @@
-//! The connections a [`RedisConnection`] holds: one server's, or a cluster's ([`RedisLink`]),
+//! The connections a [`RedisConnection`](super::RedisConnection) holds: one server's, or a cluster's ([`RedisLink`]),
 //! the cluster's node URLs, and the masters a cluster names.
 
 use redis::FromRedisValue;
 use redis::aio::MultiplexedConnection;
 use redis::cluster_async::ClusterConnection;
 
-/// A connection of a [`RedisConnection`], handed to [`RedisConnection::run`]: one server's
+/// A connection of a [`RedisConnection`](super::RedisConnection), handed to [`RedisConnection::run`](super::RedisConnection::run): one server's
 /// multiplexed connection, or a cluster connection that sends each command to the node that
 /// holds its key's slot (following `MOVED` and `ASK` redirections while slots move). Both are
 /// a [`redis::aio::ConnectionLike`], so commands, pipelines and scripts run on either.

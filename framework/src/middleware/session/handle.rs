@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use super::{SessionData, SessionValue, internal_error, new_id};
 use crate::error::{HttpError, Result};
 
-/// One client's session data, reached through [`Context::session`].
+/// One client's session data, reached through [`Context::session`](super::SessionExt::session).
 #[derive(Debug, Default)]
 pub struct Session {
     /// Inline (22 characters; up to 24 stay inline on 64-bit targets): making, copying and
