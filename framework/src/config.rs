@@ -26,7 +26,7 @@ macro_rules! setters {
     (const $ty:ident { $($field:ident: $fty:ty),* $(,)? }) => {
         impl $ty {
             $(
-                #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+                #[doc = concat!("Sets the field `", stringify!($field), "`.")]
                 #[must_use]
                 pub const fn $field(mut self, $field: $fty) -> Self {
                     self.$field = $field;
@@ -36,7 +36,7 @@ macro_rules! setters {
         }
     };
     (@one $field:ident : $fty:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+        #[doc = concat!("Sets the field `", stringify!($field), "`.")]
         #[must_use]
         pub fn $field(mut self, $field: $fty) -> Self {
             self.$field = $field;
@@ -44,7 +44,7 @@ macro_rules! setters {
         }
     };
     (@one $field:ident => $into:ty) => {
-        #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+        #[doc = concat!("Sets the field `", stringify!($field), "`.")]
         #[must_use]
         pub fn $field(mut self, $field: impl Into<$into>) -> Self {
             self.$field = $field.into();

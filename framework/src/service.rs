@@ -254,10 +254,7 @@ impl Service {
             // Same pattern, same shape: this cannot conflict.
             router
                 .entry(path.pattern(), move || compiled)
-                .map_err(|source| BuildError::Pattern {
-                    route: path.pattern().to_owned(),
-                    source,
-                })?;
+                .map_err(|e| BuildError::new(e.to_string()))?;
         }
 
         let unrouted = || Arc::new(RouteMeta::new(None, "", &[], None));

@@ -122,6 +122,15 @@ fn method(vis: &syn::Visibility, prefix: &str, handler: &Handler) -> syn::Result
     } = handler;
     let method = format_ident!("{}", route.method.to_ascii_uppercase());
     let path = route_pattern::join(prefix, &route.path.value());
+    // No argument can be named `*`: the call could never fill it.
+    if route_pattern::param_names(&path).any(|name| name == route_pattern::WILDCARD) {
+        return Err(syn::Error::new(
+            route.path.span(),
+            "the generated client cannot fill a bare `*` wildcard: name it (`*rest`) and take \
+             it as an argument (`rest: String`), or declare this route in a `#[controller]` \
+             impl block of the implementing type instead of the `#[api]` trait",
+        ));
+    }
     let errors = &route.errors;
     let mut params = Vec::new();
     let mut steps = Vec::new();

@@ -25,6 +25,9 @@ trait FilesApi {
 
     #[get("/file")]
     async fn file(&self) -> Result<NamedFile>;
+
+    #[get("/files/*")]
+    async fn rest(&self) -> Result<String>;
 }
 
 fn main() {}

@@ -249,7 +249,10 @@ fn digits(out: &mut String, n: u64, width: usize) {
 }
 
 /// The time formats, as chrono's items: each pattern read once, the first time it is used,
-/// not at every line (chrono's `format` parses its pattern on every call).
+/// not at every line (chrono's `format` parses its pattern on every call). Outside everyday
+/// dates they print what chrono prints (a clock of your own can give them): a year before 0
+/// or after 9999 with its sign, `when-unix` before 1970 negative, a leap second as `60`, an
+/// offset with seconds rounded to the minute.
 struct DateFormats {
     /// RFC 1123 with the zone's offset: `Sun, 22 Nov 2026 11:00:00 +0100`.
     when: Vec<Item<'static>>,
