@@ -21,7 +21,7 @@ use http::header::CACHE_CONTROL;
 async fn slow(ctx: &mut Context) -> Result<String> {
     tokio::time::sleep(Duration::from_secs(1)).await;
     // What makes an answer cacheable, and for how long.
-    ctx.set_header(
+    ctx.set_response_header(
         CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=30"),
     );
@@ -29,7 +29,7 @@ async fn slow(ctx: &mut Context) -> Result<String> {
 }
 
 async fn private(ctx: &mut Context) -> Result<String> {
-    ctx.set_header(CACHE_CONTROL, HeaderValue::from_static("private"));
+    ctx.set_response_header(CACHE_CONTROL, HeaderValue::from_static("private"));
     Ok("for one client only".to_owned())
 }
 

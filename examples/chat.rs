@@ -202,19 +202,19 @@ async fn main() -> std::io::Result<()> {
         .use_middleware(Responder::default())
         .use_middleware(BodyParser::default())
         .get("/", |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 framework::http::header::CONTENT_TYPE,
                 framework::http::HeaderValue::from_static("text/html; charset=utf-8"),
             );
-            ctx.body_buffer = Some(PAGE.into());
+            ctx.body_mut().set_bytes(PAGE);
             async { Ok(()) }
         })
         .get("/chat.js", |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 framework::http::header::CONTENT_TYPE,
                 framework::http::HeaderValue::from_static("text/javascript; charset=utf-8"),
             );
-            ctx.body_buffer = Some(SCRIPT.into());
+            ctx.body_mut().set_bytes(SCRIPT);
             async { Ok(()) }
         })
         .group(

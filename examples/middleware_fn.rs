@@ -21,14 +21,14 @@ async fn timing(ctx: &mut Context, next: Next<'_>) -> Result {
     let result = next.run(ctx).await;
     let elapsed = started.elapsed().as_micros().to_string();
     if let Ok(value) = HeaderValue::try_from(elapsed) {
-        ctx.set_header("x-elapsed-us", value);
+        ctx.set_response_header("x-elapsed-us", value);
     }
     result
 }
 
 /// Refuses requests without the right `x-api-key`; the handler never runs for them.
 async fn api_key(ctx: &mut Context, next: Next<'_>) -> Result {
-    if ctx.header("x-api-key") != Some("let-me-in") {
+    if ctx.request_header("x-api-key") != Some("let-me-in") {
         return Err(HttpError::new("an x-api-key header is required")
             .with_status(StatusCode::UNAUTHORIZED)
             .into());

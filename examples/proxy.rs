@@ -13,8 +13,11 @@ use framework::{App, Context, Result};
 use http::HeaderValue;
 
 async fn time(ctx: &mut Context) -> Result<String> {
-    ctx.set_header("x-upstream", HeaderValue::from_static("yes"));
-    let forwarded_for = ctx.header("x-forwarded-for").unwrap_or("-").to_owned();
+    ctx.set_response_header("x-upstream", HeaderValue::from_static("yes"));
+    let forwarded_for = ctx
+        .request_header("x-forwarded-for")
+        .unwrap_or("-")
+        .to_owned();
     Ok(format!(
         "upstream at {:?}, for {forwarded_for}",
         std::time::SystemTime::now()

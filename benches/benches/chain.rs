@@ -27,7 +27,7 @@ async fn pass(ctx: &mut Context, next: Next<'_>) -> Result {
 }
 
 async fn ok(ctx: &mut Context) -> Result {
-    ctx.body_buffer = Some(Bytes::from_static(b"ok"));
+    ctx.body_mut().set_bytes(Bytes::from_static(b"ok"));
     Ok(())
 }
 

@@ -32,7 +32,7 @@ use framework::{App, Context, Result, Service, SharedMiddleware, share};
 use http::{Method, Request, StatusCode, Uri};
 
 async fn ok(ctx: &mut Context) -> Result {
-    ctx.body_buffer = Some(Bytes::from_static(b"ok"));
+    ctx.body_mut().set_bytes(Bytes::from_static(b"ok"));
     Ok(())
 }
 

@@ -42,7 +42,7 @@ fn payload() -> Value {
 }
 
 async fn big(ctx: &mut Context) -> Result<Value> {
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=3600"),
     );
@@ -53,11 +53,11 @@ async fn big(ctx: &mut Context) -> Result<Value> {
 async fn prebuilt(ctx: &mut Context) -> Result {
     static BODY: std::sync::OnceLock<Bytes> = std::sync::OnceLock::new();
     let body = BODY.get_or_init(|| Bytes::from(serde_json::to_vec(&payload()).expect("json")));
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
     );
-    ctx.body_buffer = Some(body.clone());
+    ctx.body_mut().set_bytes(body.clone());
     Ok(())
 }
 

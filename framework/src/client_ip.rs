@@ -18,15 +18,46 @@ pub use ipnet::IpNet;
 
 use crate::header::{X_FORWARDED_FOR, X_REAL_IP};
 
+/// What a request says of its client through the proxies the app trusts: what
+/// [`Context`](crate::Context) gains from this module.
+///
+/// ```
+/// use framework::client_ip::ClientIpExt;
+/// use framework::{Context, Result};
+///
+/// async fn hello(ctx: &mut Context) -> Result<String> {
+///     Ok(format!("{} over {}", ctx.real_ip(), if ctx.is_https() { "https" } else { "http" }))
+/// }
+/// # let _ = hello;
+/// ```
+pub trait ClientIpExt {
+    /// The real client IP: the peer address, or behind trusted proxies the client they name
+    /// (counted from the right of `X-Forwarded-For`; see the [module](self)).
+    fn real_ip(&self) -> IpAddr;
+    /// True when this request's peer is one of the proxies the app trusts
+    /// ([`App::trusted_proxies`](crate::App::trusted_proxies)), so the proxy headers it sent
+    /// (`X-Forwarded-*`, `X-Real-Ip`, `Forwarded`) may be believed. Decided on the peer, as
+    /// [`real_ip`](Self::real_ip) is: a client outside the trusted networks is never trusted,
+    /// whatever else is configured.
+    fn trusts_proxy(&self) -> bool;
+    /// Whether the client reached the app over HTTPS: the server's own TLS
+    /// ([`ConnectionInfo::is_tls`](crate::connection::ConnectionInfo::is_tls)), or a trusted
+    /// proxy in front said so with `X-Forwarded-Proto: https`. What HSTS and the access log's
+    /// scheme go by.
+    fn is_https(&self) -> bool;
+}
+
 /// Who a connection's peer is: an IP address (TCP), or a process on this host over a Unix
-/// socket, which has none ([`Context::peer`](crate::Context::peer)). A Unix peer is its own
+/// socket, which has none
+/// ([`ConnectionInfo::peer`](crate::connection::ConnectionInfo::peer)). A Unix peer is its own
 /// kind, so trusting loopback proxies does not trust every local process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Peer {
     /// A TCP peer's address.
     Ip(IpAddr),
-    /// A peer over a Unix socket ([`Context::unix_peer`](crate::Context::unix_peer) says which
+    /// A peer over a Unix socket
+    /// ([`ConnectionInfo::unix_peer`](crate::connection::ConnectionInfo::unix_peer) says which
     /// process).
     Unix,
 }
@@ -38,7 +69,7 @@ impl Peer {
     pub fn ip(self) -> IpAddr {
         match self {
             Peer::Ip(ip) => ip,
-            Peer::Unix => crate::listener::UNIX_PEER_ADDR.ip(),
+            Peer::Unix => IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
         }
     }
 }

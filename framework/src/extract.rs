@@ -13,10 +13,10 @@
 //! | `#[header("x-api-key")] key: String` | a request header; `Option<T>` when it may be absent | 400 `validate`, naming the header |
 //! | `#[cookie("theme")] theme: Option<String>` | a cookie of the `Cookie` header | 400 `validate`, naming the cookie |
 //! | `#[state] store: Arc<dyn Store>` | the app's state ([`crate::State`]), cloned | 500: the app did not provide it |
-//! | `cookies: &mut Cookies` | the request's cookie jar ([`Context::cookies`]); changes are sent as `Set-Cookie` | — |
+//! | `cookies: &mut Cookies` | the request's cookie jar ([`CookiesExt::cookies`]); changes are sent as `Set-Cookie` | — |
 //! | `session: &mut Session` | the session middleware's session ([`FromContext`]) | 500: the middleware is not on the route |
 //! | `ctx: &mut Context` | the context itself, for anything else | — |
-//! | `cert: Arc<ClientCert>` (feature `tls`) | the connection's verified client certificate (`ctx.client_cert()`, `framework::tls::ClientCert`); `Option<Arc<ClientCert>>` when it may be absent | 401 `framework-tls` |
+//! | `cert: Arc<ClientCert>` (feature `tls`) | the connection's verified client certificate (`ctx.connection().client_cert()`, `framework::tls::ClientCert`); `Option<Arc<ClientCert>>` when it may be absent | 401 `framework-tls` |
 //! | `form: Multipart` (feature `multipart`) | a `multipart/form-data` body, streamed part by part (`framework::multipart`) | 415 for another media type, 413 past a limit |
 //! | anything implementing [`FromRequest`] | your own code | your error |
 //!
@@ -67,6 +67,7 @@
 //! }
 //! ```
 
+use crate::cookies::CookiesExt;
 use std::borrow::Cow;
 use std::str::FromStr;
 
@@ -94,7 +95,7 @@ use crate::validate::{CATEGORY, Validate, failure};
 /// impl FromRequest for Language {
 ///     fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
 ///         let first = ctx
-///             .header(http::header::ACCEPT_LANGUAGE)
+///             .request_header(http::header::ACCEPT_LANGUAGE)
 ///             .and_then(|v| v.split([',', ';']).next())
 ///             .map(str::trim)
 ///             .filter(|v| !v.is_empty());
@@ -214,7 +215,7 @@ impl<T: DeserializeOwned + Validate> FromRequest for Form<T> {
         if ctx.data::<FormDecoded>().is_some() {
             return ctx.bind().map(Form);
         }
-        if is_form_media_type(ctx.headers()) {
+        if is_form_media_type(ctx.request_headers()) {
             // A form nobody decoded: the app's mistake, not the client's.
             return Err(HttpError::with(
                 StatusCode::INTERNAL_SERVER_ERROR,
@@ -246,7 +247,7 @@ pub struct Path<T>(pub T);
 impl<T: DeserializeOwned> FromRequest for Path<T> {
     fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
         let encoded = form_urlencoded::Serializer::new(String::new())
-            .extend_pairs(ctx.params())
+            .extend_pairs(ctx.params().iter())
             .finish();
         let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded.as_bytes()));
         serde_path_to_error::deserialize(de)
@@ -275,7 +276,7 @@ deref!(Json, Form, Query, Path);
 /// The 415 for a body of another media type than the extractor reads.
 fn unsupported(ctx: &Context, expected: &str) -> HttpError {
     crate::validate::unsupported_media_type_expecting(
-        ctx.header(http::header::CONTENT_TYPE),
+        ctx.request_header(http::header::CONTENT_TYPE),
         expected,
     )
 }
@@ -328,9 +329,9 @@ impl Source {
     fn text<'c>(self, ctx: &'c Context, name: &str) -> Option<Cow<'c, str>> {
         match self {
             Source::Path => ctx.param(name),
-            Source::Header => ctx.header(name).map(Cow::Borrowed),
+            Source::Header => ctx.request_header(name).map(Cow::Borrowed),
             // Percent-decoded, as the cookie jar reads it.
-            Source::Cookie => crate::header::cookie(ctx.headers(), name)
+            Source::Cookie => crate::header::cookie(ctx.request_headers(), name)
                 .map(|raw| percent_encoding::percent_decode_str(raw).decode_utf8_lossy()),
         }
     }

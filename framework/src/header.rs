@@ -23,9 +23,9 @@ pub const OCTET_STREAM: HeaderValue = HeaderValue::from_static("application/octe
 pub(crate) mod cache_control;
 pub(crate) mod media_type;
 
-pub(crate) use cache_control::{
-    cache_directive_seconds, has_cache_directive, public_cache_control,
-};
+#[cfg(feature = "static-serve")]
+pub(crate) use cache_control::public_cache_control;
+pub(crate) use cache_control::{cache_directive_seconds, has_cache_directive};
 pub(crate) use media_type::{accepts_json, is_form_media_type, is_json_media_type, media_type};
 
 /// Whether `headers` holds any of `names`, by one scan of its entries: a request or response

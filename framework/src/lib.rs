@@ -9,6 +9,7 @@ pub mod client;
 pub mod client_ip;
 pub mod conditional;
 mod config;
+pub mod connection;
 pub mod context;
 mod controller;
 pub mod cookies;
@@ -83,6 +84,30 @@ pub use server::shutdown_signal;
 pub use state::{FromState, State};
 pub use validate::Validate;
 pub use view::RequestView;
+
+/// What a handler or middleware module usually imports: the core types and every feature's
+/// extension trait on [`Context`] (`ctx.cookies()`, `ctx.real_ip()`, `ctx.session()`, …).
+///
+/// ```
+/// use framework::prelude::*;
+///
+/// async fn hello(ctx: &mut Context) -> Result<String> {
+///     let theme = ctx.cookies().value("theme").unwrap_or("light").to_owned();
+///     Ok(format!("{theme} for {}", ctx.real_ip()))
+/// }
+/// # let _ = hello;
+/// ```
+pub mod prelude {
+    pub use crate::client_ip::ClientIpExt;
+    pub use crate::cookies::CookiesExt;
+    pub use crate::middleware::csrf::CsrfExt;
+    pub use crate::middleware::logger::LogFieldsExt;
+    pub use crate::middleware::session::SessionExt;
+    pub use crate::middleware::trace::TraceExt;
+    #[cfg(feature = "websocket")]
+    pub use crate::ws::WebSocketExt;
+    pub use crate::{App, Context, Error, HttpError, IntoReply, Middleware, Result, http};
+}
 
 /// Its input when the `client` feature is on, nothing otherwise: the typed client `#[api]`
 /// generates exists only with the client runtime.

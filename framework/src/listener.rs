@@ -37,16 +37,16 @@
 //! the supervisor's: its file is left as it is.
 //!
 //! A request over a Unix socket has no IP peer.
-//! [`Context::remote_addr`](crate::Context::remote_addr) then gives [`UNIX_PEER_ADDR`], the
-//! loopback address with port 0, and [`Context::peer`](crate::Context::peer) says
+//! [`ConnectionInfo::remote_addr`](crate::connection::ConnectionInfo::remote_addr) then gives [`UNIX_PEER_ADDR`], the
+//! loopback address with port 0, and [`ConnectionInfo::peer`](crate::connection::ConnectionInfo::peer) says
 //! [`Peer::Unix`](crate::client_ip::Peer::Unix): a Unix-socket peer is a process on this
 //! host, keyed by the limiters and logged as loopback, but never trusted as a proxy because
 //! loopback is ([`App::trusted_proxies`](crate::App::trusted_proxies)): that would trust every
 //! local process. Behind nginx on a Unix socket, trust it with `TrustedProxies::Hops(1)`, or
 //! name it, `TrustedProxies::UnixAndNetworks(..)` (`"unix"` in a parsed list), and
-//! [`Context::real_ip`](crate::Context::real_ip) is the client that nginx names. What the
+//! [`ClientIpExt::real_ip`](crate::client_ip::ClientIpExt::real_ip) is the client that nginx names. What the
 //! kernel says of the peer process (user, group, pid) is in
-//! [`Context::unix_peer`](crate::Context::unix_peer), and the access log's `{remote}` prints
+//! [`ConnectionInfo::unix_peer`](crate::connection::ConnectionInfo::unix_peer), and the access log's `{remote}` prints
 //! it (`unix:pid=812,uid=33`).
 //!
 //! # Socket activation
@@ -76,10 +76,7 @@ use tokio::net::UnixListener;
 /// group (connecting needs write permission), nothing for others.
 pub const DEFAULT_UNIX_MODE: u32 = 0o660;
 
-/// What [`Context::remote_addr`](crate::Context::remote_addr) gives for a request over a Unix
-/// socket: `127.0.0.1:0`, a process on this host (port 0 is never a TCP peer's).
-pub const UNIX_PEER_ADDR: SocketAddr =
-    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
+pub use crate::connection::{UNIX_PEER_ADDR, UnixPeer};
 
 /// Where to listen, as a setting names it: `host:port`, `unix:/path` or `fd:N`.
 ///
@@ -348,56 +345,6 @@ impl Drop for SocketFile {
             && let Err(err) = std::fs::remove_file(&self.path)
         {
             tracing::warn!(path = %self.path.display(), %err, "cannot remove the socket file");
-        }
-    }
-}
-
-/// What the kernel says of the process at the other end of a Unix-socket connection
-/// (`SO_PEERCRED`, read once when the connection is accepted).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UnixPeer {
-    uid: u32,
-    gid: u32,
-    /// 0 when unknown (no process has pid 0).
-    pid: u32,
-}
-
-impl UnixPeer {
-    /// The peer process's user id.
-    pub fn uid(&self) -> u32 {
-        self.uid
-    }
-    /// The peer process's group id.
-    pub fn gid(&self) -> u32 {
-        self.gid
-    }
-    /// The peer process's id, where the platform tells it (Linux, Android, the BSDs do).
-    pub fn pid(&self) -> Option<u32> {
-        (self.pid != 0).then_some(self.pid)
-    }
-
-    /// The credentials of the peer of `stream`; `None` when the kernel will not say.
-    #[cfg(unix)]
-    #[cfg_attr(not(feature = "server"), allow(dead_code))]
-    pub(crate) fn of(stream: &tokio::net::UnixStream) -> Option<Self> {
-        let cred = stream.peer_cred().ok()?;
-        Some(Self {
-            uid: cred.uid(),
-            gid: cred.gid(),
-            pid: cred
-                .pid()
-                .and_then(|pid| u32::try_from(pid).ok())
-                .unwrap_or(0),
-        })
-    }
-}
-
-/// `unix:pid=812,uid=33` (or `unix:uid=33` without a pid): what the access log prints.
-impl fmt::Display for UnixPeer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.pid() {
-            Some(pid) => write!(f, "unix:pid={pid},uid={}", self.uid),
-            None => write!(f, "unix:uid={}", self.uid),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Origins (RFC 6454: scheme, host, port): which ones a component lets in ([`AllowOrigin`],
 //! for CORS, CSRF and WebSocket upgrades), and whether an `Origin` header is the request's own.
 //!
-//! The request's scheme is `https` when [`Context::is_https`](crate::Context::is_https) says so (TLS here, or a trusted
+//! The request's scheme is `https` when [`ClientIpExt::is_https`] says so (TLS here, or a trusted
 //! proxy's `X-Forwarded-Proto`), else `http`. Its host and port are those of `Host`
 //! (`:authority` over HTTP/2), or of `X-Forwarded-Host` when a trusted proxy sent one
 //! ([`App::trusted_proxies`](crate::App::trusted_proxies)); a missing port is the scheme's
@@ -9,6 +9,7 @@
 //! loosened: no suffix or subdomain matching, and `null` (a sandboxed page, a `file:` URL) is
 //! never the request's own.
 
+use crate::client_ip::ClientIpExt;
 use std::sync::Arc;
 
 use http::HeaderValue;
@@ -106,7 +107,7 @@ fn host_and_port(authority: &str, https: bool) -> Option<(String, u16)> {
 /// `X-Forwarded-Host`.
 pub(crate) fn own_host(ctx: &crate::Context) -> &str {
     ctx.trusts_proxy()
-        .then(|| ctx.header("x-forwarded-host"))
+        .then(|| ctx.request_header("x-forwarded-host"))
         .flatten()
         .and_then(|hosts| hosts.split(',').next())
         .map_or_else(|| ctx.host(), str::trim)

@@ -1,10 +1,10 @@
 //! What a handler answers with, before it is bytes: a [`Reply`] in [`Context::body`], and the
 //! replies that write their answer themselves.
 //!
-//! A handler's returned value (or [`Context::set_body`]) becomes a [`Reply`]: text and bytes are
+//! A handler's returned value (or [`Content::set_value`]) becomes a [`Reply`]: text and bytes are
 //! sent as they are, any other `Serialize` value is marshalled by the
 //! [responder](crate::middleware::responder) (JSON by default) into
-//! [`Context::body_buffer`]. Small plain values reuse a per-thread box, so an API that answers
+//! [`Content::set_bytes`]. Small plain values reuse a per-thread box, so an API that answers
 //! the same type request after request does not allocate for it.
 //!
 //! The other replies set status, headers and body themselves, and describe themselves in the
@@ -22,8 +22,8 @@
 //! [redirects and files](crate::guide::redirects_and_files) chapter the others.
 //!
 //! [`Context::body`]: crate::Context::body
-//! [`Context::set_body`]: crate::Context::set_body
-//! [`Context::body_buffer`]: crate::Context::body_buffer
+//! [`Content::set_value`]: crate::context::Content::set_value
+//! [`Content::set_bytes`]: crate::context::Content::set_bytes
 
 mod disposition;
 #[cfg(feature = "static-serve")]
@@ -267,9 +267,8 @@ mod tests {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Created<T>(pub T);
 
-/// A handler's answer with status `204 No Content` and no body (as
-/// [`Context::no_content`](crate::Context::no_content)); the OpenAPI document lists the
-/// route's success as 204.
+/// A handler's answer with status `204 No Content` and no body; the OpenAPI document lists
+/// the route's success as 204.
 ///
 /// ```
 /// use framework::reply::NoContent;

@@ -74,7 +74,7 @@ impl Representation {
                 let mut part = body;
                 part.truncate(end);
                 drop(part.split_to(start));
-                ctx.body_buffer = Some(part);
+                ctx.body_mut().set_bytes(part);
                 Ok(())
             }
         }
@@ -127,7 +127,7 @@ pub fn answer(
     headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
 
     let etag_str = etag.to_str().ok();
-    match conditional::evaluate(ctx.method(), ctx.headers(), etag_str, last_modified) {
+    match conditional::evaluate(ctx.method(), ctx.request_headers(), etag_str, last_modified) {
         Precondition::Proceed => {}
         Precondition::NotModified => {
             ctx.extensions_mut().insert(Represents {
@@ -155,8 +155,8 @@ pub fn answer(
     let mut status = StatusCode::OK;
     let (mut start, mut len) = (0, size);
     if *ctx.method() == Method::GET
-        && let Some(range) = ctx.headers().get(RANGE)
-        && conditional::if_range_allows(ctx.headers(), etag_str, last_modified)
+        && let Some(range) = ctx.request_headers().get(RANGE)
+        && conditional::if_range_allows(ctx.request_headers(), etag_str, last_modified)
     {
         match single_range(range.to_str().unwrap_or(""), size) {
             RangeOutcome::Whole => {}
@@ -169,10 +169,10 @@ pub fn answer(
                 });
                 (start, len) = (first, last - first + 1);
                 let value = format!("bytes {first}-{last}/{size}");
-                ctx.set_header(CONTENT_RANGE, header_value(value));
+                ctx.set_response_header(CONTENT_RANGE, header_value(value));
             }
             RangeOutcome::Unsatisfiable => {
-                ctx.set_header(CONTENT_RANGE, header_value(format!("bytes */{size}")));
+                ctx.set_response_header(CONTENT_RANGE, header_value(format!("bytes */{size}")));
                 return Err(HttpError::with(
                     StatusCode::RANGE_NOT_SATISFIABLE,
                     category,

@@ -2,6 +2,7 @@
 //! `h:<name>` (a header), `q:<name>` (a query parameter), `p:<name>` (a route param), and any
 //! other name, a top-level field of the JSON body (which the body parser has read).
 
+use crate::client_ip::ClientIpExt;
 use std::borrow::Cow;
 
 use http::HeaderName;
@@ -107,13 +108,13 @@ impl RequestKey {
             .parts
             .iter()
             .any(|p| matches!(p, KeyPart::Body(_)))
-            .then(|| serde_json::from_slice::<serde_json::Value>(&ctx.request_body).ok())
+            .then(|| serde_json::from_slice::<serde_json::Value>(ctx.request_body()).ok())
             .flatten();
         let mut key = String::new();
         for (i, (part, form)) in self.parts.iter().zip(&self.forms).enumerate() {
             let value: Option<Cow<'_, str>> = match part {
                 KeyPart::Ip => Some(Cow::Owned(ctx.real_ip().to_string())),
-                KeyPart::Header(name) => ctx.header(name).map(Cow::Borrowed),
+                KeyPart::Header(name) => ctx.request_header(name).map(Cow::Borrowed),
                 KeyPart::Query(name) => ctx.query(name),
                 KeyPart::Param(name) => ctx.param(name),
                 KeyPart::Body(name) => {

@@ -13,8 +13,6 @@ pub const ROUTER_CATEGORY: &str = "framework-router";
 pub(crate) struct AppShared {
     pub(crate) trusted_proxies: crate::client_ip::TrustedProxies,
     pub(crate) state: State,
-    /// How many routes the service has (see [`RouteMeta::index`]).
-    pub(crate) route_count: usize,
     /// Set when a graceful shutdown begins ([`crate::Service::start_draining`]).
     pub(crate) draining: std::sync::atomic::AtomicBool,
     /// Cancelled at the same moment: what [`Context::shutdown`](crate::Context::shutdown)
@@ -23,10 +21,11 @@ pub(crate) struct AppShared {
     pub(crate) drain: tokio_util::sync::CancellationToken,
 }
 
-/// A route as its requests see it: its key `<METHOD> <pattern>` (for logs and per-route
-/// limits) and the names of its parameters (for [`Context::param`](crate::Context::param)).
+/// The route that answers a request, as [`Context::route`](crate::Context::route) gives it:
+/// its pattern, its key `<METHOD> <pattern>` (what logs and per-route limits go by) and its
+/// number (what per-route tables are indexed by).
 #[derive(Debug)]
-pub(crate) struct RouteMeta {
+pub struct MatchedRoute {
     /// `GET /users/:id`; for a path's 405 answer, just the pattern.
     key: Box<str>,
     /// Where the pattern starts in `key`.
@@ -36,7 +35,7 @@ pub(crate) struct RouteMeta {
     index: u32,
 }
 
-impl RouteMeta {
+impl MatchedRoute {
     /// The route of `method` (none: the path's 405 answer) at `pattern`.
     pub(crate) fn new(
         method: Option<&str>,
@@ -56,18 +55,23 @@ impl RouteMeta {
         }
     }
 
-    /// The route's number (see [`Context::route_index`](crate::Context::route_index)).
-    pub(crate) fn index(&self) -> Option<usize> {
+    /// The route's number: dense, from 0 to the number of the app's routes (methods and
+    /// patterns, [`Service::routes`](crate::Service::routes)) exclusive, the same for every
+    /// request of the route, so per-route tables (metrics) are indexed by it instead of
+    /// hashing the pattern. `None` for a path's 405 answer.
+    pub fn index(&self) -> Option<usize> {
         (self.index != u32::MAX).then_some(self.index as usize)
     }
 
-    /// The pattern as registered, e.g. `/users/:id`.
-    pub(crate) fn pattern(&self) -> &str {
+    /// The pattern as registered, prefix included, e.g. `/users/:id`.
+    pub fn pattern(&self) -> &str {
         &self.key[self.pattern_at..]
     }
 
-    /// `<METHOD> <pattern>`; `None` for a path's 405 answer, which no method's route gives.
-    pub(crate) fn key(&self) -> Option<&str> {
+    /// The route as `<METHOD> <pattern>`, e.g. `GET /users/:id`: a HEAD request that the GET
+    /// route answers gives `GET /users/:id`. `None` for a path's 405 answer, which no
+    /// method's route gives. Per-route settings (limits, metrics) key on it.
+    pub fn key(&self) -> Option<&str> {
         (self.pattern_at > 0).then_some(&*self.key)
     }
 }

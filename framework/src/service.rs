@@ -12,13 +12,13 @@ use http::{HeaderValue, Method, Request, Response, header};
 
 use crate::body::{RequestBody, ResponseBody};
 use crate::client_ip::TrustedProxies;
-use crate::context::Context;
+use crate::context::{ConnectionInfo, Context};
 use crate::error::BuildError;
 use futures_util::FutureExt;
 
 use crate::handler::{Endpoint, Next, SharedMiddleware};
 use crate::limits::ServerLimits;
-use crate::route::{AppShared, RouteInfo, RouteMeta};
+use crate::route::{AppShared, MatchedRoute, RouteInfo};
 use crate::router::Router;
 use crate::state::State;
 
@@ -49,9 +49,9 @@ pub enum TrailingSlash {
     Ignore,
 }
 
-/// One route, ready to run: what its requests see ([`RouteMeta`]), its chain and endpoint.
+/// One route, ready to run: what its requests see ([`MatchedRoute`]), its chain and endpoint.
 pub(crate) struct Route {
-    meta: Arc<RouteMeta>,
+    meta: Arc<MatchedRoute>,
     chain: Box<[SharedMiddleware]>,
     endpoint: Arc<dyn Endpoint>,
     /// [`App::new`](crate::App::new)'s default recover, taken off the front of the chain:
@@ -65,7 +65,7 @@ impl Route {
     /// default recover, outermost of every chain it is in), that middleware becomes the
     /// route's catcher.
     fn new(
-        meta: Arc<RouteMeta>,
+        meta: Arc<MatchedRoute>,
         chain: &[SharedMiddleware],
         endpoint: Arc<dyn Endpoint>,
         catcher: Option<&SharedMiddleware>,
@@ -218,7 +218,7 @@ impl Service {
         let mut route_count: u32 = 0;
         for path in by_path.routes() {
             let meta = |method: Option<&str>, index: Option<u32>| {
-                Arc::new(RouteMeta::new(
+                Arc::new(MatchedRoute::new(
                     method,
                     path.pattern(),
                     path.param_names(),
@@ -257,7 +257,7 @@ impl Service {
                 .map_err(|e| BuildError::new(e.to_string()))?;
         }
 
-        let unrouted = || Arc::new(RouteMeta::new(None, "", &[], None));
+        let unrouted = || Arc::new(MatchedRoute::new(None, "", &[], None));
         Ok(Service {
             router,
             not_found: match settings.fallback {
@@ -275,7 +275,6 @@ impl Service {
             shared: Arc::new(AppShared {
                 trusted_proxies: settings.trusted_proxies,
                 state: settings.state,
-                route_count: route_count as usize,
                 draining: std::sync::atomic::AtomicBool::new(false),
                 drain: tokio_util::sync::CancellationToken::new(),
             }),
@@ -321,9 +320,9 @@ impl Service {
         &self,
         parts: http::request::Parts,
         body: RequestBody,
-        remote_addr: SocketAddr,
+        connection: impl Into<ConnectionInfo>,
     ) -> Context {
-        Context::new(parts, body, remote_addr, Arc::clone(&self.shared))
+        Context::new(parts, body, connection.into(), Arc::clone(&self.shared))
     }
 
     /// Routes `ctx`, runs its chain and turns the finished context into the response.
@@ -406,7 +405,7 @@ impl Service {
             TrailingSlash::Strict => SlashForm::None,
             TrailingSlash::Redirect => match HeaderValue::try_from(target) {
                 Ok(location) => {
-                    ctx.set_header(header::LOCATION, location);
+                    ctx.set_response_header(header::LOCATION, location);
                     SlashForm::Redirect
                 }
                 Err(_) => SlashForm::None,

@@ -7,7 +7,7 @@
 //! use framework::{App, Context, Result, testing::TestClient};
 //!
 //! async fn hello(ctx: &mut Context) -> Result {
-//!     ctx.body_buffer = Some("hi".into());
+//!     ctx.body_mut().set_bytes("hi");
 //!     Ok(())
 //! }
 //!

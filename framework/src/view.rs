@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use http::{HeaderValue, Method, Uri, Version};
 
-use crate::route::RouteMeta;
+use crate::route::MatchedRoute;
 
 /// What a hook sees of the request it reports on: method, URI, version, request id, peer
 /// address, client IP and the route that answered.
@@ -24,7 +24,7 @@ pub struct RequestView {
     pub(crate) remote_addr: SocketAddr,
     pub(crate) unix_peer: Option<crate::listener::UnixPeer>,
     pub(crate) real_ip: IpAddr,
-    pub(crate) route: Option<Arc<RouteMeta>>,
+    pub(crate) route: Option<Arc<MatchedRoute>>,
 }
 
 impl RequestView {
@@ -48,25 +48,25 @@ impl RequestView {
     pub fn request_id(&self) -> &str {
         self.request_id.to_str().unwrap_or("")
     }
-    /// The peer's socket address ([`Context::remote_addr`](crate::Context::remote_addr)).
+    /// The peer's socket address ([`ConnectionInfo::remote_addr`](crate::connection::ConnectionInfo::remote_addr)).
     pub fn remote_addr(&self) -> SocketAddr {
         self.remote_addr
     }
-    /// The peer process over a Unix socket ([`Context::unix_peer`](crate::Context::unix_peer)).
+    /// The peer process over a Unix socket ([`ConnectionInfo::unix_peer`](crate::connection::ConnectionInfo::unix_peer)).
     pub fn unix_peer(&self) -> Option<crate::listener::UnixPeer> {
         self.unix_peer
     }
-    /// The real client IP ([`Context::real_ip`](crate::Context::real_ip)).
+    /// The real client IP ([`ClientIpExt::real_ip`](crate::client_ip::ClientIpExt::real_ip)).
     pub fn real_ip(&self) -> IpAddr {
         self.real_ip
     }
     /// The matched route pattern, e.g. `/users/:id`; `None` for a 404.
     pub fn route_pattern(&self) -> Option<&str> {
-        self.route.as_deref().map(RouteMeta::pattern)
+        self.route.as_deref().map(MatchedRoute::pattern)
     }
     /// The route that answered as `<METHOD> <pattern>`
-    /// ([`Context::route_key`](crate::Context::route_key)).
+    /// ([`MatchedRoute::key`](crate::context::MatchedRoute::key)(crate::context::MatchedRoute::key)).
     pub fn route_key(&self) -> Option<&str> {
-        self.route.as_deref().and_then(RouteMeta::key)
+        self.route.as_deref().and_then(MatchedRoute::key)
     }
 }

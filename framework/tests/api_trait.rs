@@ -84,7 +84,7 @@ mod by_impl {
         /// Adds a note; 409 when its text is taken.
         #[post("/notes", middleware(route_tag), errors(409))]
         async fn add(&self, body: Json<NewNote>, ctx: &mut Context) -> Result<Created<Note>> {
-            ctx.set_header("x-seen", http::HeaderValue::from_static("yes"));
+            ctx.set_response_header("x-seen", http::HeaderValue::from_static("yes"));
             if body.text == "taken" {
                 return Err(conflict());
             }
@@ -164,7 +164,7 @@ mod by_trait {
         }
 
         async fn add(&self, body: Json<NewNote>, ctx: &mut Context) -> Result<Created<Note>> {
-            ctx.set_header("x-seen", http::HeaderValue::from_static("yes"));
+            ctx.set_response_header("x-seen", http::HeaderValue::from_static("yes"));
             if body.text == "taken" {
                 return Err(conflict());
             }
@@ -175,13 +175,13 @@ mod by_trait {
 
 async fn tag(ctx: &mut Context, next: Next<'_>) -> Result {
     next.run(ctx).await?;
-    ctx.set_header("x-tag", http::HeaderValue::from_static("group"));
+    ctx.set_response_header("x-tag", http::HeaderValue::from_static("group"));
     Ok(())
 }
 
 async fn route_tag(ctx: &mut Context, next: Next<'_>) -> Result {
     next.run(ctx).await?;
-    ctx.set_header("x-route-tag", http::HeaderValue::from_static("route"));
+    ctx.set_response_header("x-route-tag", http::HeaderValue::from_static("route"));
     Ok(())
 }
 

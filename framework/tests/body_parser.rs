@@ -10,7 +10,8 @@ use framework::testing::TestClient;
 use framework::{App, Context, Result};
 
 async fn echo(ctx: &mut Context) -> Result {
-    ctx.body_buffer = Some(ctx.request_body.clone());
+    let body = ctx.request_body().clone();
+    ctx.body_mut().set_bytes(body);
     ctx.set_status(http::StatusCode::OK);
     Ok(())
 }
@@ -282,7 +283,7 @@ struct Upper(std::sync::Arc<std::sync::atomic::AtomicUsize>);
 impl framework::middleware::body_parser::Decoder for Upper {
     fn accepts(&self, ctx: &Context) -> bool {
         self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        ctx.header(http::header::CONTENT_ENCODING) == Some("x-upper")
+        ctx.request_header(http::header::CONTENT_ENCODING) == Some("x-upper")
     }
 
     fn decode(
@@ -291,7 +292,8 @@ impl framework::middleware::body_parser::Decoder for Upper {
         body: bytes::Bytes,
         _limit: usize,
     ) -> std::result::Result<bytes::Bytes, framework::HttpError> {
-        ctx.headers_mut().remove(http::header::CONTENT_ENCODING);
+        ctx.request_headers_mut()
+            .remove(http::header::CONTENT_ENCODING);
         Ok(body.to_ascii_lowercase().into())
     }
 

@@ -18,27 +18,27 @@ async fn big(ctx: &mut Context) -> Result {
         .query("len")
         .and_then(|l| l.parse().ok())
         .unwrap_or(4096);
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    ctx.set_response_header(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     if ctx.query("etag").is_some() {
-        ctx.set_header(ETAG, HeaderValue::from_static("\"abc\""));
+        ctx.set_response_header(ETAG, HeaderValue::from_static("\"abc\""));
     }
-    ctx.body_buffer = Some(json_of_len(len).into());
+    ctx.body_mut().set_bytes(json_of_len(len));
     Ok(())
 }
 
 async fn png(ctx: &mut Context) -> Result {
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("image/png"));
-    ctx.body_buffer = Some(vec![0u8; 4096].into());
+    ctx.set_response_header(CONTENT_TYPE, HeaderValue::from_static("image/png"));
+    ctx.body_mut().set_bytes(vec![0u8; 4096]);
     Ok(())
 }
 
 async fn encoded(ctx: &mut Context) -> Result {
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-    ctx.set_header(
+    ctx.set_response_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    ctx.set_response_header(
         http::header::CONTENT_ENCODING,
         HeaderValue::from_static("gzip"),
     );
-    ctx.body_buffer = Some(vec![b'z'; 4096].into());
+    ctx.body_mut().set_bytes(vec![b'z'; 4096]);
     Ok(())
 }
 

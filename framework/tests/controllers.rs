@@ -62,20 +62,20 @@ impl Hello {
 
     #[delete("/:name")]
     async fn remove(&self, ctx: &mut Context) -> Result {
-        ctx.no_content();
+        ctx.set_status(framework::http::StatusCode::NO_CONTENT);
         Ok(())
     }
 }
 
 async fn tag(ctx: &mut Context, next: Next<'_>) -> Result {
     next.run(ctx).await?;
-    ctx.set_header("x-tag", http::HeaderValue::from_static("group"));
+    ctx.set_response_header("x-tag", http::HeaderValue::from_static("group"));
     Ok(())
 }
 
 async fn route_tag(ctx: &mut Context, next: Next<'_>) -> Result {
     next.run(ctx).await?;
-    ctx.set_header("x-route-tag", http::HeaderValue::from_static("route"));
+    ctx.set_response_header("x-route-tag", http::HeaderValue::from_static("route"));
     Ok(())
 }
 

@@ -361,6 +361,35 @@ fn the_core_does_not_import_the_middleware() {
     );
 }
 
+/// The context knows its connection only through `ConnectionInfo` (`connection.rs`): no file
+/// of `context/` imports the TLS module or the listener.
+#[test]
+fn the_context_does_not_import_tls_or_the_listener() {
+    let graph = module_graph();
+    let context: Vec<&ModPath> = graph
+        .keys()
+        .filter(|m| m.first().is_some_and(|f| f == "context"))
+        .collect();
+    assert!(context.len() > 5, "the walk found context/: {context:?}");
+    let wrong: Vec<String> = context
+        .iter()
+        .flat_map(|from| {
+            graph[*from]
+                .iter()
+                .filter(|t| t.first().is_some_and(|f| f == "tls" || f == "listener"))
+                .map(move |t| format!("{} -> {}", name(from), name(t)))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "context/ importing tls or listener: {wrong:?}"
+    );
+    assert!(
+        graph[&vec!["connection".to_owned()]].contains(&vec!["client_ip".to_owned()]),
+        "the walk sees connection.rs' imports"
+    );
+}
+
 #[test]
 fn the_check_sees_a_circle() {
     let a = vec!["a".to_owned()];

@@ -9,7 +9,7 @@ use framework::testing::TestClient;
 use framework::{App, Context, Result};
 
 async fn boom(ctx: &mut Context) -> Result {
-    ctx.set_header("x-half-written", http::HeaderValue::from_static("1"));
+    ctx.set_response_header("x-half-written", http::HeaderValue::from_static("1"));
     panic!("secret panic text");
 }
 

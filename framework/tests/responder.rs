@@ -24,29 +24,33 @@ async fn bytes(_ctx: &mut Context) -> Result<Vec<u8>> {
     Ok(vec![0, 1, 2])
 }
 async fn created(ctx: &mut Context) -> Result {
-    ctx.created(Me { name: "new" });
+    ctx.set_status(framework::http::StatusCode::CREATED);
+    ctx.body_mut().set_value(Me { name: "new" });
     Ok(())
 }
 async fn no_content(ctx: &mut Context) -> Result {
-    ctx.no_content();
+    ctx.set_status(framework::http::StatusCode::NO_CONTENT);
     Ok(())
 }
 async fn nothing(_ctx: &mut Context) -> Result {
     Ok(())
 }
 async fn own_type(ctx: &mut Context) -> Result<Me> {
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CONTENT_TYPE,
         HeaderValue::from_static("application/vnd.me+json"),
     );
     Ok(Me { name: "typed" })
 }
 async fn buffer(ctx: &mut Context) -> Result {
-    ctx.body_buffer = Some("raw".into());
+    ctx.body_mut().set_bytes("raw");
     Ok(())
 }
 async fn cached(ctx: &mut Context) -> Result<&'static str> {
-    ctx.cache_max_age(std::time::Duration::from_secs(60));
+    ctx.set_response_header(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("public, max-age=60"),
+    );
     Ok("c")
 }
 

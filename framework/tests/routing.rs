@@ -163,7 +163,7 @@ async fn not_found_runs_global_middleware_only() {
 
 async fn add_header(ctx: &mut Context, next: Next<'_>) -> Result {
     next.run(ctx).await?;
-    ctx.set_header("x-after", http::HeaderValue::from_static("1"));
+    ctx.set_response_header("x-after", http::HeaderValue::from_static("1"));
     Ok(())
 }
 

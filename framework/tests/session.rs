@@ -21,7 +21,7 @@ async fn put(ctx: &mut Context) -> Result {
 }
 async fn read(ctx: &mut Context) -> Result {
     let v = ctx.session()?.get_str("v").unwrap_or("").to_owned();
-    ctx.body_buffer = Some(v.into());
+    ctx.body_mut().set_bytes(v);
     Ok(())
 }
 async fn put_then_fail(ctx: &mut Context) -> Result {

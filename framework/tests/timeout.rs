@@ -24,7 +24,7 @@ fn timeout(deadline: Duration, status: StatusCode) -> Timeout {
 /// Sleeps for `?ms=` milliseconds, then answers.
 async fn sleepy(ctx: &mut Context) -> Result<String> {
     let ms: u64 = ctx.query("ms").and_then(|ms| ms.parse().ok()).unwrap_or(0);
-    ctx.set_header("x-half-written", http::HeaderValue::from_static("1"));
+    ctx.set_response_header("x-half-written", http::HeaderValue::from_static("1"));
     tokio::time::sleep(Duration::from_millis(ms)).await;
     Ok(format!("slept {ms} ms"))
 }
@@ -147,7 +147,7 @@ async fn stalls(ctx: &mut Context) -> Result {
             _ => None,
         }
     });
-    ctx.set_body_stream(BodyStream::from_stream(chunks));
+    ctx.body_mut().set_stream(BodyStream::from_stream(chunks));
     Ok(())
 }
 

@@ -32,7 +32,7 @@ struct Echo;
 #[framework::controller]
 impl EchoApi for Echo {
     async fn seen(&self, ctx: &mut Context) -> Result<Seen> {
-        let header = |name| ctx.header(name).unwrap_or_default().to_owned();
+        let header = |name| ctx.request_header(name).unwrap_or_default().to_owned();
         Ok(Seen {
             request_id: header("x-request-id"),
             traceparent: header("traceparent"),

@@ -36,7 +36,7 @@ fn count(ctx: &Context) -> usize {
 }
 
 fn cc(ctx: &mut Context, value: &'static str) {
-    ctx.set_header(CACHE_CONTROL, HeaderValue::from_static(value));
+    ctx.set_response_header(CACHE_CONTROL, HeaderValue::from_static(value));
 }
 
 async fn cached(ctx: &mut Context) -> Result<Value> {
@@ -92,11 +92,11 @@ fn uncacheable(
             "none" => {}
             "cookie" => {
                 cc(ctx, "max-age=60");
-                ctx.set_header(SET_COOKIE, HeaderValue::from_static("a=1"));
+                ctx.set_response_header(SET_COOKIE, HeaderValue::from_static("a=1"));
             }
             "vary" => {
                 cc(ctx, "max-age=60");
-                ctx.set_header(VARY, HeaderValue::from_static("Cookie"));
+                ctx.set_response_header(VARY, HeaderValue::from_static("Cookie"));
             }
             _ => unreachable!(),
         }

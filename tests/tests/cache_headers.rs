@@ -78,7 +78,7 @@ async fn the_login_page_keeps_its_cache_headers_on_304_and_206() {
 }
 
 async fn report(ctx: &mut Context) -> Result<Value> {
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CACHE_CONTROL,
         http::HeaderValue::from_static("public, max-age=60"),
     );

@@ -67,7 +67,7 @@ async fn stream(ctx: &mut Context) -> Result {
                 _ => None,
             }
         });
-    ctx.set_body_stream(BodyStream::from_stream(parts));
+    ctx.body_mut().set_stream(BodyStream::from_stream(parts));
     Ok(())
 }
 
@@ -76,7 +76,7 @@ async fn hello(_ctx: &mut Context) -> Result<&'static str> {
 }
 
 async fn len(ctx: &mut Context) -> Result<String> {
-    Ok(ctx.request_body.len().to_string())
+    Ok(ctx.request_body().len().to_string())
 }
 
 fn service(probe: &Probe) -> Service {

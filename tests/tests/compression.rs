@@ -90,11 +90,11 @@ async fn report(ctx: &mut Context) -> Result {
         i += 1;
     }
     body.push_str(r#"{"id":-1}]}"#);
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
     );
-    ctx.body_buffer = Some(body.into());
+    ctx.body_mut().set_bytes(body);
     Ok(())
 }
 
@@ -104,11 +104,12 @@ async fn exact(ctx: &mut Context) -> Result {
         .query("len")
         .and_then(|l| l.parse().ok())
         .unwrap_or(1024);
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
     );
-    ctx.body_buffer = Some(format!(r#"{{"a":"{}"}}"#, "x".repeat(len - 8)).into());
+    ctx.body_mut()
+        .set_bytes(format!(r#"{{"a":"{}"}}"#, "x".repeat(len - 8)));
     Ok(())
 }
 

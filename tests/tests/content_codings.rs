@@ -70,11 +70,11 @@ async fn report(ctx: &mut Context) -> Result {
     }
     body.truncate(len - 1);
     body.push('"');
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
     );
-    ctx.body_buffer = Some(body.into());
+    ctx.body_mut().set_bytes(body);
     Ok(())
 }
 
@@ -162,7 +162,7 @@ async fn ties_go_to_brotli_then_zstd_gzip_deflate() {
 
 /// Echoes the JSON body the parser stored, with its length.
 async fn echo(ctx: &mut Context) -> Result<String> {
-    Ok(format!("{} bytes", ctx.request_body.len()))
+    Ok(format!("{} bytes", ctx.request_body().len()))
 }
 
 /// A JSON string of exactly `len` bytes.

@@ -4,6 +4,7 @@
 
 mod common;
 
+use framework::cookies::CookiesExt;
 use framework::cookies::time::{Duration, OffsetDateTime};
 use framework::cookies::{Cookie, CookieKeys, Cookies, Key, SameSite};
 use framework::middleware::error_handler::ErrorHandler;

@@ -28,7 +28,7 @@ fn app(cors: CorsConfig, calls: Arc<AtomicUsize>) -> Service {
         .use_middleware(Responder::default())
         .get("/items", move |ctx: &mut Context| {
             calls.fetch_add(1, Ordering::SeqCst);
-            ctx.set_header(
+            ctx.set_response_header(
                 header::HeaderName::from_static("x-total"),
                 header::HeaderValue::from_static("3"),
             );
@@ -254,37 +254,37 @@ fn secured(config: SecurityHeadersConfig) -> Service {
         .use_middleware(ErrorHandler::default())
         .use_middleware(Responder::default())
         .get("/", |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 header::CONTENT_TYPE,
                 header::HeaderValue::from_static("text/html; charset=utf-8"),
             );
-            ctx.body_buffer = Some("<!doctype html><p>page".into());
+            ctx.body_mut().set_bytes("<!doctype html><p>page");
             async { Ok(()) }
         })
         .get("/api", |_ctx: &mut Context| async {
             Ok(serde_json::json!({"ok": true}))
         })
         .get("/framed", |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 header::CONTENT_TYPE,
                 header::HeaderValue::from_static("text/html"),
             );
-            ctx.set_header(
+            ctx.set_response_header(
                 header::CONTENT_SECURITY_POLICY,
                 header::HeaderValue::from_static("frame-ancestors 'self'"),
             );
-            ctx.body_buffer = Some("<p>framed".into());
+            ctx.body_mut().set_bytes("<p>framed");
             async { Ok(()) }
         })
         .get("/fails", |_ctx: &mut Context| async {
             Err::<(), _>(HttpError::with(http::StatusCode::BAD_REQUEST, "t", "no").into())
         })
         .get("/own", |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 header::X_CONTENT_TYPE_OPTIONS,
                 header::HeaderValue::from_static("nosniff, own"),
             );
-            ctx.set_header(
+            ctx.set_response_header(
                 header::STRICT_TRANSPORT_SECURITY,
                 header::HeaderValue::from_static("max-age=60"),
             );
@@ -401,11 +401,11 @@ fetch("{api}/items", {{
     );
     App::new()
         .get("/", move |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 header::CONTENT_TYPE,
                 header::HeaderValue::from_static("text/html; charset=utf-8"),
             );
-            ctx.body_buffer = Some(html.clone().into());
+            ctx.body_mut().set_bytes(html.clone());
             async { Ok(()) }
         })
         .build()
@@ -446,7 +446,7 @@ async fn a_browser_reads_across_origins_only_where_allowed() {
         .use_middleware(Responder::default())
         .post("/items", move |ctx: &mut Context| {
             counted.fetch_add(1, Ordering::SeqCst);
-            ctx.set_header(
+            ctx.set_response_header(
                 header::HeaderName::from_static("x-total"),
                 header::HeaderValue::from_static("3"),
             );

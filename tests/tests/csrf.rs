@@ -44,11 +44,11 @@ fetch("{target}/submit", {{
     );
     let page = |html: String| {
         move |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 header::CONTENT_TYPE,
                 header::HeaderValue::from_static("text/html; charset=utf-8"),
             );
-            ctx.body_buffer = Some(html.clone().into());
+            ctx.body_mut().set_bytes(html.clone());
             async { Ok(()) }
         }
     };

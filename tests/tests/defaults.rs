@@ -64,13 +64,13 @@ async fn taken(_ctx: &mut Context) -> Result<Health> {
 async fn raw_length(ctx: &mut Context) -> Result<()> {
     let body = ctx.take_raw_body().read_limited(1 << 20).await;
     let body = body.map_err(|_| HttpError::new("unreadable body"))?;
-    ctx.body_buffer = Some(body.len().to_string().into());
+    ctx.body_mut().set_bytes(body.len().to_string());
     Ok(())
 }
 
 /// Answers through the context: nothing for a responder.
 async fn answers_itself(ctx: &mut Context) -> Result<()> {
-    ctx.body_buffer = Some("raw".into());
+    ctx.body_mut().set_bytes("raw");
     Ok(())
 }
 

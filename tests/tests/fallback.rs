@@ -14,11 +14,15 @@ struct Tag(&'static str);
 
 impl Middleware for Tag {
     fn before(&self, ctx: &mut Context) -> Before {
-        let chain = match ctx.response_header("x-chain") {
+        let chain = match ctx
+            .response_headers()
+            .get("x-chain")
+            .and_then(|v| v.to_str().ok())
+        {
             Some(before) => format!("{before} {}", self.0),
             None => self.0.to_owned(),
         };
-        ctx.set_header("x-chain", chain.parse().unwrap());
+        ctx.set_response_header("x-chain", chain.parse().unwrap());
         Before::Pass
     }
 }

@@ -6,6 +6,7 @@
 
 mod common;
 
+use framework::client_ip::ClientIpExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 

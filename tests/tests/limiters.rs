@@ -74,7 +74,7 @@ async fn streamed(ctx: &mut Context) -> Result {
             (i + 1, gate),
         ))
     });
-    ctx.set_body_stream(BodyStream::from_stream(body));
+    ctx.body_mut().set_stream(BodyStream::from_stream(body));
     Ok(())
 }
 

@@ -34,7 +34,7 @@ async fn every_method_has_a_shorthand_on_app_and_group() {
         .delete("/r", method_name)
         .options("/r", method_name)
         .head("/h", |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 http::HeaderName::from_static("x-head"),
                 http::HeaderValue::from_static("yes"),
             );
@@ -43,7 +43,7 @@ async fn every_method_has_a_shorthand_on_app_and_group() {
         })
         .get("/both", |_ctx: &mut Context| async { Ok("get") })
         .head("/both", |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 http::HeaderName::from_static("x-head"),
                 http::HeaderValue::from_static("explicit"),
             );

@@ -126,7 +126,7 @@ async fn item(ctx: &mut Context) -> Result<String> {
 }
 
 async fn echo(ctx: &mut Context) -> Result<String> {
-    Ok(String::from_utf8_lossy(&ctx.request_body).into_owned())
+    Ok(String::from_utf8_lossy(ctx.request_body()).into_owned())
 }
 
 fn app(metrics: &Metrics) -> Service {
@@ -342,7 +342,7 @@ async fn a_hundred_thousand_distinct_uris_keep_the_exposition_the_same_size() {
 }
 
 async fn cached(ctx: &mut Context) -> Result<&'static str> {
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CACHE_CONTROL,
         HeaderValue::from_static("public, max-age=60"),
     );
@@ -350,7 +350,7 @@ async fn cached(ctx: &mut Context) -> Result<&'static str> {
 }
 
 async fn private(ctx: &mut Context) -> Result<&'static str> {
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CACHE_CONTROL,
         HeaderValue::from_static("private"),
     );

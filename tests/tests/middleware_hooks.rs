@@ -30,10 +30,10 @@ struct Tag {
 impl Middleware for Tag {
     fn before(&self, ctx: &mut Context) -> Before {
         self.log.lock().unwrap().push(format!("in:{}", self.name));
-        if ctx.header("x-panic") == Some(self.name) {
+        if ctx.request_header("x-panic") == Some(self.name) {
             panic!("in {}", self.name);
         }
-        if ctx.header("x-stop") == Some(self.name) {
+        if ctx.request_header("x-stop") == Some(self.name) {
             let refused = HttpError::with(StatusCode::FORBIDDEN, "test", "stopped");
             return Before::Answer(Err(refused.into()));
         }
@@ -46,7 +46,7 @@ impl Middleware for Tag {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         self.log.lock().unwrap().push(format!("out:{}", self.name));
-        if ctx.header("x-panic-after") == Some(self.name) {
+        if ctx.request_header("x-panic-after") == Some(self.name) {
             panic!("out {}", self.name);
         }
         ctx.response_headers_mut().append(

@@ -24,12 +24,13 @@ use sha2::Digest;
 /// identity as handlers do.
 async fn mark_client(ctx: &mut Context, next: Next<'_>) -> Result {
     let who = ctx
+        .connection()
         .client_cert()
         .and_then(|cert| cert.common_name())
         .unwrap_or("anonymous");
     let who = HeaderValue::from_str(who).unwrap();
     let result = next.run(ctx).await;
-    ctx.set_header("x-client", who);
+    ctx.set_response_header("x-client", who);
     result
 }
 
@@ -39,7 +40,7 @@ fn service(tls: Tls) -> Service {
         .use_middleware(from_fn(mark_client))
         .use_middleware(Responder::default())
         .get("/whoami", |ctx: &mut Context| {
-            let identity = ctx.client_cert().map(|cert| {
+            let identity = ctx.connection().client_cert().map(|cert| {
                 serde_json::json!({
                     "subject": cert.subject(),
                     "cn": cert.common_name(),

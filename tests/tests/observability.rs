@@ -4,6 +4,7 @@
 
 mod common;
 
+use framework::middleware::logger::LogFieldsExt;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,9 +60,9 @@ fn logger(format: &str, lines: &Lines) -> Logger {
 }
 
 async fn tagged(ctx: &mut Context) -> Result<String> {
-    ctx.set_value("user", "alice".to_owned());
-    ctx.set_header(http::header::ETAG, HeaderValue::from_static("\"v1\""));
-    Ok(format!("got {} bytes", ctx.request_body.len()))
+    ctx.log_field("user", "alice");
+    ctx.set_response_header(http::header::ETAG, HeaderValue::from_static("\"v1\""));
+    Ok(format!("got {} bytes", ctx.request_body().len()))
 }
 
 struct Gate(watch::Receiver<bool>);
@@ -84,7 +85,7 @@ async fn gated_stream(ctx: &mut Context) -> Result {
             _ => None,
         }
     });
-    ctx.set_body_stream(BodyStream::from_stream(body));
+    ctx.body_mut().set_stream(BodyStream::from_stream(body));
     Ok(())
 }
 

@@ -141,7 +141,10 @@ async fn request_spans_reach_the_collector(protocol: Option<&'static str>) {
         .with_state(sink)
         .use_middleware(Responder::default())
         .post("/v1/traces", |ctx: &mut Context| {
-            let content_type = ctx.header("content-type").unwrap_or_default().to_owned();
+            let content_type = ctx
+                .request_header("content-type")
+                .unwrap_or_default()
+                .to_owned();
             let sink = ctx
                 .state()
                 .get::<Arc<Mutex<Vec<(String, Vec<u8>)>>>>()

@@ -49,7 +49,10 @@ struct Tenancy {
 
 impl Middleware for Tenancy {
     fn before(&self, ctx: &mut Context) -> Before {
-        let tenant = ctx.header("x-tenant").unwrap_or("anonymous").to_owned();
+        let tenant = ctx
+            .request_header("x-tenant")
+            .unwrap_or("anonymous")
+            .to_owned();
         ctx.insert_data(Tenant(tenant));
         ctx.hold(Slot::take(&self.in_flight));
         ctx.hold(Finished(Arc::clone(&self.finished)));

@@ -7,6 +7,7 @@
 
 mod common;
 
+use framework::cookies::CookiesExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -75,7 +76,8 @@ async fn the_fallback_endpoint_answers_paths_no_route_has() {
     let service = App::new()
         .get("/known", |_ctx: &mut Context| async { Ok("known") })
         .fallback_endpoint(handler_fn(|ctx: &mut Context| {
-            ctx.body_buffer = Some(format!("fallback for {}", ctx.path()).into());
+            let text = format!("fallback for {}", ctx.path());
+            ctx.body_mut().set_bytes(text);
             async { Ok(()) }
         }))
         .build()
@@ -102,7 +104,7 @@ async fn the_cache_never_stores_an_answer_that_sets_a_cookie_through_the_jar() {
         ))
         .get("/page", move |ctx: &mut Context| {
             counted.fetch_add(1, Ordering::SeqCst);
-            ctx.set_header(
+            ctx.set_response_header(
                 http::header::CACHE_CONTROL,
                 http::HeaderValue::from_static("public, max-age=60"),
             );
@@ -200,7 +202,7 @@ async fn an_entity_tag_with_a_comma_is_matched_whole() {
     let service = App::new()
         .use_middleware(framework::middleware::fresh::Fresh)
         .get("/tagged", |ctx: &mut Context| {
-            ctx.set_header(
+            ctx.set_response_header(
                 http::header::ETAG,
                 http::HeaderValue::from_static("\"a,b\""),
             );

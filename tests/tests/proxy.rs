@@ -23,7 +23,7 @@ use tokio::net::TcpListener;
 /// What the upstream saw: method, path and query, every header with all its values.
 async fn echo(ctx: &mut Context) -> Result<Value> {
     let mut headers: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (name, value) in ctx.headers() {
+    for (name, value) in ctx.request_headers() {
         headers
             .entry(name.to_string())
             .or_default()

@@ -12,13 +12,13 @@ use serde_json::{Value, json};
 
 /// Sets a response header of its own and echoes the request's `x-secret` in another.
 async fn marked(ctx: &mut Context) -> Result<&'static str> {
-    let secret = ctx.header("x-secret").unwrap_or("").to_owned();
-    ctx.set_header(
+    let secret = ctx.request_header("x-secret").unwrap_or("").to_owned();
+    ctx.set_response_header(
         http::HeaderName::from_static("x-mark"),
         http::HeaderValue::from_static("1"),
     );
     if let Ok(v) = http::HeaderValue::try_from(secret) {
-        ctx.set_header(http::HeaderName::from_static("x-echo"), v);
+        ctx.set_response_header(http::HeaderName::from_static("x-echo"), v);
     }
     Ok("marked")
 }

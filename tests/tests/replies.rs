@@ -72,7 +72,10 @@ async fn file(ctx: &mut Context) -> Result<NamedFile> {
         file = file.attachment();
     }
     if ctx.query("cache").is_some() {
-        ctx.cache_max_age(Duration::from_secs(60));
+        ctx.set_response_header(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_static("public, max-age=60"),
+        );
     }
     Ok(file)
 }

@@ -36,7 +36,7 @@ async fn big(_ctx: &mut Context) -> Result<Value> {
 }
 
 async fn dated(ctx: &mut Context) -> Result<&'static str> {
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::LAST_MODIFIED,
         http::HeaderValue::from_static(LAST_MODIFIED),
     );
@@ -44,7 +44,7 @@ async fn dated(ctx: &mut Context) -> Result<&'static str> {
 }
 
 async fn with_cookie(ctx: &mut Context) -> Result<&'static str> {
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::SET_COOKIE,
         http::HeaderValue::from_static("sid=1; Path=/"),
     );
@@ -52,7 +52,7 @@ async fn with_cookie(ctx: &mut Context) -> Result<&'static str> {
 }
 
 async fn private(ctx: &mut Context) -> Result<&'static str> {
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CACHE_CONTROL,
         http::HeaderValue::from_static("private, No-Store"),
     );
@@ -398,15 +398,16 @@ fn limited_app(max_size: usize) -> Service {
         .get("/known/:n", |ctx: &mut Context| {
             let n: u64 = ctx.param("n").and_then(|n| n.parse().ok()).unwrap_or(0);
             let reader = std::io::Cursor::new(vec![b'x'; usize::try_from(n).unwrap()]);
-            ctx.set_body_stream(BodyStream::from_reader(reader, n));
+            ctx.body_mut()
+                .set_stream(BodyStream::from_reader(reader, n));
             async { Ok(()) }
         })
         .get("/unknown/under", |ctx: &mut Context| {
-            ctx.set_body_stream(chunks(&[40, 40, 20]));
+            ctx.body_mut().set_stream(chunks(&[40, 40, 20]));
             async { Ok(()) }
         })
         .get("/unknown/over", |ctx: &mut Context| {
-            ctx.set_body_stream(chunks(&[40, 40, 40, 40]));
+            ctx.body_mut().set_stream(chunks(&[40, 40, 40, 40]));
             async { Ok(()) }
         })
         .build()
@@ -465,7 +466,7 @@ fn renderer_app(dir: &std::path::Path, reload: bool) -> Service {
     // Set as the body; `/hello` returns its page instead.
     let page = |file: &'static str| {
         move |ctx: &mut Context| {
-            ctx.set_body(RenderData::new(
+            ctx.body_mut().set_value(RenderData::new(
                 file,
                 json!({"name": "<script>alert(1)</script>", "n": 5}),
             ));

@@ -17,7 +17,7 @@ impl Files {
     /// The rest of the path after `/files/`.
     #[get("/*")]
     async fn rest(&self, ctx: &mut Context) -> Result<String> {
-        Ok(format!("rest={}", ctx.raw_param("*").unwrap_or("none")))
+        Ok(format!("rest={}", ctx.params().raw("*").unwrap_or("none")))
     }
 }
 

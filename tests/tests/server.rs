@@ -2,6 +2,7 @@
 
 mod common;
 
+use framework::client_ip::ClientIpExt;
 use std::time::Duration;
 
 use framework::middleware::body_parser::BodyParser;
@@ -12,7 +13,7 @@ use framework::{App, Context, Result, Service};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 async fn echo_len(ctx: &mut Context) -> Result<String> {
-    Ok(ctx.request_body.len().to_string())
+    Ok(ctx.request_body().len().to_string())
 }
 
 async fn boom(_ctx: &mut Context) -> Result {

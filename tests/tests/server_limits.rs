@@ -30,7 +30,7 @@ fn limits() -> ServerLimits {
 }
 
 async fn echo(ctx: &mut Context) -> Result<String> {
-    Ok(String::from_utf8_lossy(&ctx.request_body).into_owned())
+    Ok(String::from_utf8_lossy(ctx.request_body()).into_owned())
 }
 
 /// The `mark`s of the `/slow` requests whose handler has started.
@@ -56,7 +56,8 @@ async fn paused_stream(ctx: &mut Context) -> Result {
             _ => None,
         }
     });
-    ctx.set_body_stream(framework::body::BodyStream::from_stream(body));
+    ctx.body_mut()
+        .set_stream(framework::body::BodyStream::from_stream(body));
     Ok(())
 }
 

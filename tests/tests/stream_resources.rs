@@ -119,7 +119,7 @@ async fn endless(ctx: &mut Context) -> Result {
             guard,
         ))
     });
-    ctx.set_body_stream(BodyStream::from_stream(chunks));
+    ctx.body_mut().set_stream(BodyStream::from_stream(chunks));
     Ok(())
 }
 

@@ -24,8 +24,8 @@ use tokio::sync::{Mutex, mpsc};
 struct Feed(Mutex<Option<mpsc::Receiver<String>>>);
 
 fn event_stream(ctx: &mut Context, stream: BodyStream) {
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
-    ctx.set_body_stream(stream);
+    ctx.set_response_header(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    ctx.body_mut().set_stream(stream);
 }
 
 /// Sends each event the test feeds, as it is fed.
@@ -86,21 +86,21 @@ fn chunks(n: usize, size: usize) -> BodyStream {
 }
 
 async fn unknown_length(ctx: &mut Context) -> Result {
-    ctx.set_header(
+    ctx.set_response_header(
         CONTENT_TYPE,
         HeaderValue::from_static("application/octet-stream"),
     );
-    ctx.set_body_stream(chunks(3, 1000));
+    ctx.body_mut().set_stream(chunks(3, 1000));
     Ok(())
 }
 
 async fn known_length(ctx: &mut Context) -> Result {
     let body = http_body_util::Full::new(Bytes::from(vec![b'k'; 3000]));
-    ctx.set_header(
+    ctx.set_response_header(
         CONTENT_TYPE,
         HeaderValue::from_static("application/octet-stream"),
     );
-    ctx.set_body_stream(BodyStream::new(body));
+    ctx.body_mut().set_stream(BodyStream::new(body));
     Ok(())
 }
 
@@ -133,7 +133,7 @@ fn tracked_stream(ctx: &Context) -> BodyStream {
 
 async fn stream_then_error(ctx: &mut Context) -> Result {
     let stream = tracked_stream(ctx);
-    ctx.set_body_stream(stream);
+    ctx.body_mut().set_stream(stream);
     Err(HttpError::new("failed before streaming")
         .with_category("test")
         .into())
@@ -141,52 +141,54 @@ async fn stream_then_error(ctx: &mut Context) -> Result {
 
 async fn stream_then_panic(ctx: &mut Context) -> Result {
     let stream = tracked_stream(ctx);
-    ctx.set_body_stream(stream);
+    ctx.body_mut().set_stream(stream);
     panic!("panicked before streaming");
 }
 
 /// 206 with a compressible body: compress must leave it alone, buffered or streamed.
 async fn partial_buffered(ctx: &mut Context) -> Result {
     ctx.set_status(http::StatusCode::PARTIAL_CONTENT);
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-    ctx.set_header(
+    ctx.set_response_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    ctx.set_response_header(
         http::header::CONTENT_RANGE,
         HeaderValue::from_static("bytes 0-4999/10000"),
     );
-    ctx.body_buffer = Some(Bytes::from(vec![b'p'; 5000]));
+    ctx.body_mut().set_bytes(Bytes::from(vec![b'p'; 5000]));
     Ok(())
 }
 
 async fn range_streamed(ctx: &mut Context) -> Result {
-    ctx.set_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
-    ctx.set_header(
+    ctx.set_response_header(CONTENT_TYPE, HeaderValue::from_static("text/plain"));
+    ctx.set_response_header(
         http::header::CONTENT_RANGE,
         HeaderValue::from_static("bytes 0-4999/10000"),
     );
     ctx.set_status(http::StatusCode::PARTIAL_CONTENT);
-    ctx.set_body_stream(BodyStream::new(http_body_util::Full::new(Bytes::from(
-        vec![b'q'; 5000],
-    ))));
+    ctx.body_mut()
+        .set_stream(BodyStream::new(http_body_util::Full::new(Bytes::from(
+            vec![b'q'; 5000],
+        ))));
     Ok(())
 }
 
 async fn big_text_stream(ctx: &mut Context) -> Result {
-    ctx.set_header(
+    ctx.set_response_header(
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
-    ctx.set_body_stream(chunks(20, 4096));
+    ctx.body_mut().set_stream(chunks(20, 4096));
     Ok(())
 }
 
 async fn small_text_stream(ctx: &mut Context) -> Result {
-    ctx.set_header(
+    ctx.set_response_header(
         CONTENT_TYPE,
         HeaderValue::from_static("text/plain; charset=utf-8"),
     );
-    ctx.set_body_stream(BodyStream::new(http_body_util::Full::new(
-        Bytes::from_static(b"tiny"),
-    )));
+    ctx.body_mut()
+        .set_stream(BodyStream::new(http_body_util::Full::new(
+            Bytes::from_static(b"tiny"),
+        )));
     Ok(())
 }
 

@@ -45,7 +45,7 @@ async fn ticking(ctx: &mut Context) -> Result {
             i + 1,
         ))
     });
-    ctx.set_body_stream(BodyStream::from_stream(chunks));
+    ctx.body_mut().set_stream(BodyStream::from_stream(chunks));
     Ok(())
 }
 

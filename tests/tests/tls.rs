@@ -9,6 +9,7 @@
 mod common;
 
 use common::pki::{Pki, VALID};
+use framework::client_ip::ClientIpExt;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -6,6 +6,7 @@
 
 mod common;
 
+use framework::client_ip::ClientIpExt;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -45,7 +46,9 @@ impl Layered {
     /// The header the set-header layer put on the request.
     #[get("/header")]
     async fn header(&self, ctx: &mut Context) -> String {
-        ctx.header("x-from-layer").unwrap_or("none").to_owned()
+        ctx.request_header("x-from-layer")
+            .unwrap_or("none")
+            .to_owned()
     }
 
     /// The request body as the handler reads it (after the decompression layer), and the
@@ -53,7 +56,7 @@ impl Layered {
     #[post("/body")]
     async fn body(&self, ctx: &mut Context) -> Result<String> {
         let coding = ctx
-            .header("content-encoding")
+            .request_header("content-encoding")
             .unwrap_or("identity")
             .to_owned();
         let bytes = ctx
@@ -465,7 +468,7 @@ async fn a_layer_s_readiness_is_awaited_without_blocking_the_worker() {
 /// Marks the answers it wraps.
 async fn around(ctx: &mut Context, next: framework::Next<'_>) -> Result {
     next.run(ctx).await?;
-    ctx.set_header("x-around", HeaderValue::from_static("app"));
+    ctx.set_response_header("x-around", HeaderValue::from_static("app"));
     Ok(())
 }
 
@@ -586,7 +589,11 @@ fn tower_app() -> Service {
             Ok(serde_json::json!({ "message": "Hello, World!", "padding": long_text() }))
         })
         .get("/peer", |ctx: &mut Context| {
-            let peer = format!("{} https={}", ctx.remote_addr().ip(), ctx.is_https());
+            let peer = format!(
+                "{} https={}",
+                ctx.connection().remote_addr().ip(),
+                ctx.is_https()
+            );
             async move { Ok(peer) }
         })
         .build()

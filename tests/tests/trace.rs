@@ -21,8 +21,8 @@ const TRACE_ID: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
 /// What the upstream received: its `traceparent` and `tracestate`.
 async fn upstream_echo(ctx: &mut Context) -> Result<Value> {
     Ok(json!({
-        "traceparent": ctx.header("traceparent"),
-        "tracestate": ctx.header("tracestate"),
+        "traceparent": ctx.request_header("traceparent"),
+        "tracestate": ctx.request_header("tracestate"),
     }))
 }
 

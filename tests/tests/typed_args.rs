@@ -48,7 +48,9 @@ struct Tenant(String);
 impl FromRequest for Tenant {
     fn from_request(ctx: &mut Context) -> std::result::Result<Self, HttpError> {
         Ok(Tenant(
-            ctx.header("x-tenant").unwrap_or("public").to_owned(),
+            ctx.request_header("x-tenant")
+                .unwrap_or("public")
+                .to_owned(),
         ))
     }
 }

@@ -8,6 +8,7 @@
 
 mod common;
 
+use framework::client_ip::ClientIpExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -23,10 +24,10 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 async fn peer(ctx: &mut Context) -> Result<String> {
-    let unix = ctx.unix_peer();
+    let unix = ctx.connection().unix_peer();
     Ok(format!(
         "remote={} real={} pid={:?} uid={:?}",
-        ctx.remote_addr(),
+        ctx.connection().remote_addr(),
         ctx.real_ip(),
         unix.and_then(|p| p.pid()),
         unix.map(|p| p.uid()),

@@ -250,7 +250,7 @@ fn names_an_account(ctx: &framework::Context) -> bool {
         #[serde(borrow)]
         account: Option<std::borrow::Cow<'a, str>>,
     }
-    serde_json::from_slice::<Account<'_>>(&ctx.request_body)
+    serde_json::from_slice::<Account<'_>>(ctx.request_body())
         .ok()
         .and_then(|a| a.account)
         .is_some_and(|a| !a.is_empty())

@@ -181,14 +181,14 @@ struct FixedEndpoint {
 impl Endpoint for FixedEndpoint {
     fn call<'a>(&'a self, ctx: &'a mut Context) -> crate::handler::EndpointFuture<'a> {
         crate::handler::endpoint_future(async move {
-            ctx.set_header(http::header::CONTENT_TYPE, self.content_type.clone());
+            ctx.set_response_header(http::header::CONTENT_TYPE, self.content_type.clone());
             if let Some(cache_control) = &self.cache_control {
-                ctx.set_header(http::header::CACHE_CONTROL, cache_control.clone());
+                ctx.set_response_header(http::header::CACHE_CONTROL, cache_control.clone());
             }
             if let Some(csp) = &self.csp {
-                ctx.set_header(http::header::CONTENT_SECURITY_POLICY, csp.clone());
+                ctx.set_response_header(http::header::CONTENT_SECURITY_POLICY, csp.clone());
             }
-            ctx.body_buffer = Some(self.body.clone());
+            ctx.body_mut().set_bytes(self.body.clone());
             Ok(())
         })
     }
@@ -244,7 +244,7 @@ impl Endpoint for DocsFiles {
             if name.is_empty() {
                 // `/docs/` is the page at `/docs`: where a hand-typed address often ends.
                 ctx.set_status(http::StatusCode::PERMANENT_REDIRECT);
-                ctx.set_header(http::header::LOCATION, self.page.clone());
+                ctx.set_response_header(http::header::LOCATION, self.page.clone());
                 return Ok(());
             }
             // The first of a name wins: the page's own script before Swagger UI's.
@@ -260,8 +260,12 @@ impl Endpoint for DocsFiles {
                 .digest
                 .get_or_init(|| sha2::Sha256::digest(&file.bytes).into());
             let etag = crate::conditional::strong_etag(file.bytes.len() as u64, digest);
-            let precondition =
-                crate::conditional::evaluate(ctx.method(), ctx.headers(), etag.to_str().ok(), None);
+            let precondition = crate::conditional::evaluate(
+                ctx.method(),
+                ctx.request_headers(),
+                etag.to_str().ok(),
+                None,
+            );
             let headers = ctx.response_headers_mut();
             headers.insert(http::header::ETAG, etag);
             headers.insert(
@@ -287,10 +291,10 @@ impl Endpoint for DocsFiles {
                     .into());
                 }
             }
-            ctx.set_header(http::header::CONTENT_TYPE, file.media.clone());
+            ctx.set_response_header(http::header::CONTENT_TYPE, file.media.clone());
             ctx.extensions_mut()
                 .insert(crate::body::StaticBody::new(digest, &file.bytes));
-            ctx.body_buffer = Some(file.bytes.clone());
+            ctx.body_mut().set_bytes(file.bytes.clone());
             Ok(())
         })
     }

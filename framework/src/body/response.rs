@@ -33,7 +33,7 @@ use super::BoxError;
 /// # let digest = [7u8; 32];
 /// let body = Bytes::from_static(LOGO);
 /// ctx.extensions_mut().insert(StaticBody::new(&digest, &body));
-/// ctx.body_buffer = Some(body);
+/// ctx.body_mut().set_bytes(body);
 /// # }
 /// ```
 #[derive(Clone, Debug)]

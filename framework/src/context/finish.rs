@@ -14,8 +14,8 @@ impl Context {
     ///
     /// An error that reached here (no error handler) becomes its status (500 for a plain
     /// error) with the error text as `text/plain`. Otherwise the status is the one set, or
-    /// 200, and the body is the stream if one was set, else `body_buffer`: a `body` value that
-    /// no responder converted sends nothing. HEAD answers keep `Content-Length` (a stream's
+    /// 200, and the body is the content's stream or bytes: a value that no responder converted
+    /// sends nothing. HEAD answers keep `Content-Length` (a stream's
     /// when its length is known) and drop the body, which also releases whatever the stream
     /// held open. What the request holds ([`Context::hold`]) goes with a streamed body, so it
     /// is given back once the body has been sent.
@@ -25,18 +25,15 @@ impl Context {
         let (status, body) = match result {
             Ok(()) => {
                 let status = self.status.unwrap_or(StatusCode::OK);
-                match self.body_stream.take() {
-                    Some(mut stream) => {
+                match self.body.take_sent() {
+                    Ok(mut stream) => {
                         // A HEAD answer drops the stream below, and the guards with the context.
                         if !head && !self.held.is_empty() {
                             stream = stream.with_guard(std::mem::take(&mut self.held));
                         }
                         (status, ResponseBody::stream(stream))
                     }
-                    None => (
-                        status,
-                        ResponseBody::full(self.body_buffer.take().unwrap_or_default()),
-                    ),
+                    Err(bytes) => (status, ResponseBody::full(bytes)),
                 }
             }
             Err(err) => {

@@ -10,11 +10,11 @@ impl Context {
     /// call, the same instant for every later one. Middleware that measure a request's
     /// latency (stats, the logger) start it in their `before`, so they share one reading and
     /// an app that measures nothing reads no clock.
-    pub fn start_clock(&mut self) -> std::time::Instant {
+    pub(crate) fn start_clock(&mut self) -> std::time::Instant {
         *self.clock.get_or_insert_with(std::time::Instant::now)
     }
     /// The instant [`Context::start_clock`] set, if a middleware started it.
-    pub fn clock_started(&self) -> Option<std::time::Instant> {
+    pub(crate) fn clock_started(&self) -> Option<std::time::Instant> {
         self.clock
     }
     /// True once the server has begun a graceful shutdown and is draining
@@ -64,13 +64,14 @@ impl Context {
             Err(guard) => self.held.push_boxed(Box::new(guard)),
         }
     }
-    /// True once something has taken over the response (e.g. a proxy streaming it); middleware
-    /// then leaves the response alone.
-    pub fn committed(&self) -> bool {
+    /// True once something has taken over the response ([`Context::commit`]); middleware then
+    /// leaves the response alone.
+    pub fn is_committed(&self) -> bool {
         self.committed
     }
-    /// Marks the response as taken over.
-    pub fn set_committed(&mut self, committed: bool) {
-        self.committed = committed;
+    /// Marks the response as taken over (e.g. by a proxy streaming it): middleware on its way
+    /// out leaves it as it is. There is no way back: a response once handed over stays so.
+    pub fn commit(&mut self) {
+        self.committed = true;
     }
 }

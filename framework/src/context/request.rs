@@ -1,18 +1,18 @@
-//! Reading the request: method, URI, headers, the client and the proxies in front of it, the
-//! matched route and its params, the query, and the body (raw, or bound to a type).
+//! Reading the request: method, URI, headers, the connection, the matched route and its
+//! params, the query, and the body (raw, or bound to a type).
 
 use std::borrow::Cow;
-use std::net::{IpAddr, SocketAddr};
 
+use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderValue};
-use http::{Method, StatusCode, Uri, Version};
+use http::{Method, StatusCode, Uri};
 use serde::de::DeserializeOwned;
 
-use super::{Context, TAKEN_REQUEST_ID};
+use super::{ConnectionInfo, Context, TAKEN_REQUEST_ID};
 use crate::body::{BodyDeclined, RequestBody};
 use crate::error::HttpError;
-use crate::route::RouteMeta;
-use crate::router::decode_param;
+use crate::route::MatchedRoute;
+use crate::router::{Params, decode_param};
 use crate::validate::Validate;
 use crate::view::RequestView;
 
@@ -30,95 +30,51 @@ impl Context {
         self.uri.path()
     }
     /// Raw query string, "" when there is none.
-    pub fn raw_query(&self) -> &str {
+    pub(crate) fn raw_query(&self) -> &str {
         self.uri.query().unwrap_or("")
     }
-    /// HTTP version.
-    pub fn version(&self) -> Version {
+    /// HTTP version (for users: [`Context::view`]).
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub(crate) fn version(&self) -> http::Version {
         self.version
     }
     /// Request headers.
-    pub fn headers(&self) -> &HeaderMap {
+    pub fn request_headers(&self) -> &HeaderMap {
         &self.headers
     }
     /// Mutable request headers (e.g. for a proxy that rewrites them).
-    pub fn headers_mut(&mut self) -> &mut HeaderMap {
+    pub fn request_headers_mut(&mut self) -> &mut HeaderMap {
         &mut self.headers
     }
-    /// The request's extensions, as hyper filled them (e.g. the upgrade handle a proxy takes
-    /// for a WebSocket).
-    pub fn extensions(&self) -> &http::Extensions {
-        &self.extensions
+    /// A request header as text; `None` when missing or not visible ASCII.
+    pub fn request_header(&self, name: impl header::AsHeaderName) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
     }
-    /// Mutable request extensions.
+    /// The HTTP request's extensions: what hyper put there (the upgrade handle a proxy takes
+    /// for a WebSocket) and what a tower layer in front added ([`crate::tower`]). They belong
+    /// to the HTTP message; the app's own per-request values go in the data store
+    /// ([`Context::insert_data`]).
     pub fn extensions_mut(&mut self) -> &mut http::Extensions {
         &mut self.extensions
     }
-    /// A request header as text; `None` when missing or not visible ASCII.
-    pub fn header(&self, name: impl header::AsHeaderName) -> Option<&str> {
-        self.headers.get(name).and_then(|v| v.to_str().ok())
+    /// The request's extensions, read only.
+    pub(crate) fn extensions(&self) -> &http::Extensions {
+        &self.extensions
     }
     /// The request host: the `Host` header, else the URI authority.
-    pub fn host(&self) -> &str {
-        self.header(header::HOST)
+    pub(crate) fn host(&self) -> &str {
+        self.request_header(header::HOST)
             .or_else(|| self.uri.host())
             .unwrap_or("")
     }
-    /// The peer's socket address. Over a Unix socket, which has none,
-    /// [`UNIX_PEER_ADDR`](crate::listener::UNIX_PEER_ADDR) (`127.0.0.1:0`): the peer is a
-    /// process on this host, and [`unix_peer`](Self::unix_peer) says which.
-    pub fn remote_addr(&self) -> SocketAddr {
-        self.remote_addr
+    /// The connection the request came on: the peer, the server's TLS, the client
+    /// certificate ([`ConnectionInfo`]).
+    pub fn connection(&self) -> &ConnectionInfo {
+        &self.connection
     }
-    /// The peer process (user, group, pid) when the request came over a Unix socket
-    /// ([`framework::listener`](crate::listener)); `None` over TCP.
-    pub fn unix_peer(&self) -> Option<crate::listener::UnixPeer> {
-        self.conn.as_ref().and_then(|conn| conn.unix_peer)
-    }
-    /// Who the peer is: an IP address, or a process over a Unix socket, which has none (its
-    /// [`remote_addr`](Self::remote_addr) is [`UNIX_PEER_ADDR`](crate::listener::UNIX_PEER_ADDR),
-    /// which no TCP peer has: port 0).
-    pub fn peer(&self) -> crate::client_ip::Peer {
-        if self.remote_addr == crate::listener::UNIX_PEER_ADDR {
-            crate::client_ip::Peer::Unix
-        } else {
-            crate::client_ip::Peer::Ip(self.remote_addr.ip())
-        }
-    }
-    /// The real client IP: the peer address, or behind trusted proxies the client they name
-    /// (counted from the right of `X-Forwarded-For`; see [`crate::client_ip`]).
-    pub fn real_ip(&self) -> IpAddr {
-        crate::client_ip::client_ip(self.peer(), &self.headers, &self.shared.trusted_proxies)
-    }
-    /// True when this request's peer is one of the proxies the app trusts
-    /// ([`App::trusted_proxies`](crate::App::trusted_proxies)), so the proxy headers it sent
-    /// (`X-Forwarded-*`, `X-Real-Ip`, `Forwarded`) may be believed. Decided on the peer, as
-    /// [`real_ip`](Self::real_ip) is: a client outside the trusted networks is never trusted,
-    /// whatever else is configured.
-    pub fn trusts_proxy(&self) -> bool {
-        self.shared.trusted_proxies.trusts(self.peer())
-    }
-    /// Whether the client reached the app over HTTPS: the server's own TLS
-    /// ([`App::tls`](crate::App::tls)), or a trusted proxy in front
-    /// ([`App::trusted_proxies`](crate::App::trusted_proxies)) said so with
-    /// `X-Forwarded-Proto: https`. What HSTS and the access log's scheme go by.
-    pub fn is_https(&self) -> bool {
-        self.tls
-            || self.trusts_proxy()
-                && self
-                    .header("x-forwarded-proto")
-                    .is_some_and(|p| p.eq_ignore_ascii_case("https"))
-    }
-    /// The client certificate the client showed in its TLS handshake, verified against the
-    /// CA bundle of [`Tls::client_auth`](crate::tls::Tls::client_auth); `None` over plain
-    /// HTTP, without client authentication, or when an optional certificate was not shown.
-    /// Read once per connection and shared by its requests: clone the `Arc` to keep it.
-    ///
-    /// A certificate a proxy in front checked (and passed on in a header) is not seen here:
-    /// the connection's own handshake is the only source.
-    #[cfg(feature = "tls")]
-    pub fn client_cert(&self) -> Option<&std::sync::Arc<crate::tls::ClientCert>> {
-        self.conn.as_ref()?.client_cert.as_ref()
+    /// The proxies the app believes ([`ClientIpExt`](crate::client_ip::ClientIpExt)).
+    pub(crate) fn trusted_proxies(&self) -> &crate::client_ip::TrustedProxies {
+        &self.shared.trusted_proxies
     }
     /// The request id: the client's valid `X-Request-Id`, else 128 random bits as hex.
     pub fn request_id(&self) -> &str {
@@ -129,25 +85,10 @@ impl Context {
     pub(crate) fn request_id_value(&self) -> &HeaderValue {
         self.request_id.as_ref().unwrap_or(&TAKEN_REQUEST_ID)
     }
-    /// The matched route pattern, e.g. `/users/:id`; `None` for 404/405 answers.
-    pub fn route_pattern(&self) -> Option<&str> {
-        self.route.as_deref().map(RouteMeta::pattern)
-    }
-    /// The matched route's number: dense, from 0 to [`Context::route_count`] (exclusive), the
-    /// same for every request of the route, so per-route tables (metrics) are indexed by it
-    /// instead of hashing the pattern. `None` for 404 and 405 answers.
-    pub fn route_index(&self) -> Option<usize> {
-        self.route.as_deref().and_then(RouteMeta::index)
-    }
-    /// How many routes (method and pattern) the app has.
-    pub fn route_count(&self) -> usize {
-        self.shared.route_count
-    }
-    /// The route that answers, as `<METHOD> <pattern>`, e.g. `GET /users/:id`: a HEAD request
-    /// that the GET route answers gives `GET /users/:id`. `None` for 404 and 405 answers.
-    /// Per-route settings (limits, metrics) key on it.
-    pub fn route_key(&self) -> Option<&str> {
-        self.route.as_deref().and_then(RouteMeta::key)
+    /// The route that answers: its pattern, key and number ([`MatchedRoute`]); `None` for 404
+    /// answers and before routing.
+    pub fn route(&self) -> Option<&MatchedRoute> {
+        self.route.as_deref()
     }
     /// A read-only view of the request that outlives the context: what hooks receive.
     pub fn view(&self) -> RequestView {
@@ -156,39 +97,23 @@ impl Context {
             uri: self.uri.clone(),
             version: self.version,
             request_id: self.request_id_value().clone(),
-            remote_addr: self.remote_addr,
-            unix_peer: self.unix_peer(),
-            real_ip: self.real_ip(),
+            remote_addr: self.connection.remote_addr(),
+            unix_peer: self.connection.unix_peer(),
+            real_ip: crate::client_ip::ClientIpExt::real_ip(self),
             route: self.route.clone(),
         }
     }
     /// A route param, percent-decoded. A bare wildcard's value is under `*`.
     pub fn param(&self, name: &str) -> Option<Cow<'_, str>> {
-        let route = self.route.as_deref()?;
-        let index = route.param_names.iter().position(|n| &**n == name)?;
-        self.params.raw(self.uri.path(), index).map(decode_param)
+        self.params().get(name)
     }
-    /// A route param as it appears in the path, still percent-encoded (for a component that
-    /// must decode it exactly once, such as static serve's path check).
-    pub fn raw_param(&self, name: &str) -> Option<&str> {
-        let route = self.route.as_deref()?;
-        let index = route.param_names.iter().position(|n| &**n == name)?;
-        self.params.raw(self.uri.path(), index)
-    }
-    /// All route params as (name, decoded value) pairs.
-    pub fn params(&self) -> Vec<(&str, Cow<'_, str>)> {
-        let Some(route) = self.route.as_deref() else {
-            return Vec::new();
-        };
-        route
-            .param_names
-            .iter()
-            .enumerate()
-            .filter_map(|(i, n)| {
-                let raw = self.params.raw(self.uri.path(), i)?;
-                Some((&**n, decode_param(raw)))
-            })
-            .collect()
+    /// All route params: by name, decoded or as they appear in the path, and in order.
+    pub fn params(&self) -> PathParams<'_> {
+        PathParams {
+            route: self.route.as_deref(),
+            params: &self.params,
+            path: self.uri.path(),
+        }
     }
     /// The first value of a query parameter, decoded.
     pub fn query(&self, name: &str) -> Option<Cow<'_, str>> {
@@ -209,6 +134,16 @@ impl Context {
         } else {
             None
         }
+    }
+    /// The request body as the body parser left it: decoded (gzip, …) and whole, when it
+    /// read it; empty otherwise ([`Context::bind`] says why).
+    pub fn request_body(&self) -> &Bytes {
+        &self.request_body
+    }
+    /// Sets the read request body (the body parser does, or a middleware that reads the body
+    /// its own way).
+    pub(crate) fn set_request_body(&mut self, body: Bytes) {
+        self.request_body = body;
     }
     /// The request body stream, for a middleware that reads it (the body parser, a proxy).
     /// Later calls get an empty body.
@@ -245,13 +180,80 @@ impl Context {
         }
         if self.request_body.is_empty()
             && self.raw_body.has_data()
-            && !crate::header::is_json_media_type(self.headers())
+            && !crate::header::is_json_media_type(self.request_headers())
         {
             // The parser saw the request and left its body alone: a type it does not decode.
             return Err(crate::validate::unsupported_media_type(
-                self.header(http::header::CONTENT_TYPE),
+                self.request_header(http::header::CONTENT_TYPE),
             ));
         }
         crate::validate::bind_json(&self.request_body)
+    }
+}
+
+/// A request's route params ([`Context::params`]): by name, decoded or as they appear in the
+/// path, and in order. A bare wildcard's value is under `*`.
+#[derive(Clone, Copy)]
+pub struct PathParams<'a> {
+    route: Option<&'a MatchedRoute>,
+    params: &'a Params,
+    path: &'a str,
+}
+
+impl<'a> PathParams<'a> {
+    fn index(&self, name: &str) -> Option<usize> {
+        self.route?.param_names.iter().position(|n| &**n == name)
+    }
+    /// The param `name`, percent-decoded.
+    pub fn get(&self, name: &str) -> Option<Cow<'a, str>> {
+        self.raw(name).map(decode_param)
+    }
+    /// The param `name` as it appears in the path, still percent-encoded (for a component that
+    /// must decode it exactly once, such as static serve's path check).
+    pub fn raw(&self, name: &str) -> Option<&'a str> {
+        let index = self.index(name)?;
+        self.params.raw(self.path, index)
+    }
+    /// Every param as (name, decoded value), in the pattern's order.
+    pub fn iter(&self) -> ParamsIter<'a> {
+        let names = self.route.map_or(&[][..], |route| &route.param_names[..]);
+        ParamsIter {
+            names: names.iter().enumerate(),
+            params: self.params,
+            path: self.path,
+        }
+    }
+}
+
+/// The route params as (name, decoded value), in the pattern's order ([`PathParams::iter`]).
+pub struct ParamsIter<'a> {
+    names: std::iter::Enumerate<std::slice::Iter<'a, Box<str>>>,
+    params: &'a Params,
+    path: &'a str,
+}
+
+impl<'a> Iterator for ParamsIter<'a> {
+    type Item = (&'a str, Cow<'a, str>);
+    fn next(&mut self) -> Option<Self::Item> {
+        for (i, name) in self.names.by_ref() {
+            if let Some(raw) = self.params.raw(self.path, i) {
+                return Some((&**name, decode_param(raw)));
+            }
+        }
+        None
+    }
+}
+
+impl<'a> IntoIterator for PathParams<'a> {
+    type Item = (&'a str, Cow<'a, str>);
+    type IntoIter = ParamsIter<'a>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl std::fmt::Debug for PathParams<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
     }
 }

@@ -14,7 +14,7 @@ use crate::router::Params;
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct ChainErrorMark;
 
-/// On a response made while the handler's value (`Context::body`) was still waiting for the
+/// On a response made while the handler's value (`Context::body`'s value) was still waiting for the
 /// responder outside: its body is empty, and an empty body coming back leaves the value in
 /// place.
 #[derive(Clone, Copy, Debug)]
@@ -67,11 +67,11 @@ impl Context {
         let error = match result {
             Ok(()) => {
                 *response.status_mut() = self.status.unwrap_or_default();
-                if let Some(stream) = self.body_stream.take() {
+                if let Some(stream) = self.body.take_stream() {
                     *response.body_mut() = ResponseBody::stream(stream);
-                } else if let Some(bytes) = self.body_buffer.take() {
+                } else if let Some(bytes) = self.body.take_bytes() {
                     *response.body_mut() = ResponseBody::full(bytes);
-                } else if self.body.is_some() {
+                } else if self.body.value().is_some() {
                     response.extensions_mut().insert(PendingReplyMark);
                 }
                 None
@@ -107,16 +107,10 @@ impl Context {
             // The handler's value is still to be turned into bytes, outside.
             return Ok(());
         }
-        self.body = None;
         match body {
-            ResponseBody::Full(bytes) => {
-                self.body_stream = None;
-                self.body_buffer = bytes;
-            }
-            ResponseBody::Stream(stream) => {
-                self.body_buffer = None;
-                self.body_stream = Some(BodyStream::from_dyn(stream));
-            }
+            ResponseBody::Full(Some(bytes)) => self.body.set_bytes(bytes),
+            ResponseBody::Full(None) => self.body.clear(),
+            ResponseBody::Stream(stream) => self.body.set_stream(BodyStream::from_dyn(stream)),
         }
         Ok(())
     }
@@ -124,7 +118,11 @@ impl Context {
     /// Marks the request as having come over TLS: what a host that serves the app as a tower
     /// service says through [`ConnectInfo`](crate::tower::ConnectInfo).
     pub(crate) fn set_remote(&mut self, remote_addr: std::net::SocketAddr, tls: bool) {
-        self.remote_addr = remote_addr;
-        self.tls = tls;
+        let connection = super::ConnectionInfo::new(remote_addr);
+        self.connection = if tls {
+            connection.with_tls(None)
+        } else {
+            connection
+        };
     }
 }

@@ -1,7 +1,7 @@
 //! Cookies: the request's cookies as a jar, changes to it sent back as `Set-Cookie`, and signed
 //! and private (encrypted) cookies under keys that can be rotated.
 //!
-//! [`Context::cookies`](crate::Context::cookies) gives the request's jar ([`Cookies`], parsed
+//! [`CookiesExt::cookies`] gives the request's jar ([`Cookies`], parsed
 //! from its `Cookie` headers by the `cookie` crate the first time it is asked for),
 //! and a controller method may take it as an argument (`cookies: &mut Cookies`). What a handler
 //! or middleware adds or removes becomes one `Set-Cookie` header per cookie when the response is
@@ -29,7 +29,7 @@
 //! moved to another name reads as absent.
 //!
 //! ```
-//! use framework::cookies::{Cookie, CookieKeys, SameSite};
+//! use framework::cookies::{Cookie, CookieKeys, CookiesExt, SameSite};
 //! use framework::testing::TestClient;
 //! use framework::{App, Context, Result};
 //!
@@ -73,6 +73,17 @@ use http::header::{COOKIE, HeaderMap, HeaderValue, SET_COOKIE};
 pub use self::keys::{CookieKeyError, CookieKeys};
 pub use self::sealed::{PrivateCookies, SignedCookies};
 pub use ::cookie::{Cookie, CookieBuilder, Expiration, Key, SameSite, time};
+
+/// The cookie jar of a request: what [`Context`](crate::Context) gains from this module.
+pub trait CookiesExt {
+    /// The request's cookies, parsed from its `Cookie` headers the first time they are asked
+    /// for; what is added or removed is sent as `Set-Cookie` when the response is made.
+    /// Signed and private cookies use the [`CookieKeys`] of the app's state.
+    fn cookies(&mut self) -> &mut Cookies;
+    /// True when the response will carry `Set-Cookie`: set as a header, or a change in the
+    /// cookie jar still to be written.
+    fn sets_cookies(&self) -> bool;
+}
 
 /// Category of cookie errors.
 pub const CATEGORY: &str = "framework-cookie";
@@ -146,7 +157,7 @@ impl std::error::Error for CookieError {}
 
 /// The cookies of one request, and the changes to send back.
 ///
-/// Reached through [`Context::cookies`](crate::Context::cookies) or as a controller argument
+/// Reached through [`CookiesExt::cookies`] or as a controller argument
 /// `cookies: &mut Cookies`; see the [module documentation](self).
 pub struct Cookies {
     jar: CookieJar,

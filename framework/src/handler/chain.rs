@@ -40,7 +40,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///     }
 ///     fn after(&self, ctx: &mut Context, result: Result) -> Result {
 ///         result?;
-///         ctx.set_header("x-powered-by", http::HeaderValue::from_static("framework"));
+///         ctx.set_response_header("x-powered-by", http::HeaderValue::from_static("framework"));
 ///         Ok(())
 ///     }
 /// }
@@ -157,10 +157,10 @@ pub enum Before {
 
 impl Before {
     /// [`Before::Pass`] when the response is already taken over
-    /// ([`Context::committed`]), else [`Before::Continue`]: the `before` of a middleware that
+    /// ([`Context::is_committed`]), else [`Before::Continue`]: the `before` of a middleware that
     /// only works on the way out.
     pub fn continue_unless_committed(ctx: &Context) -> Self {
-        if ctx.committed() {
+        if ctx.is_committed() {
             Before::Pass
         } else {
             Before::Continue

@@ -40,7 +40,7 @@ where
 /// impl Endpoint for Hello {
 ///     fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
 ///         endpoint_future(async move {
-///             ctx.body_buffer = Some("hello".into());
+///             ctx.body_mut().set_bytes("hello");
 ///             Ok(())
 ///         })
 ///     }

@@ -61,12 +61,12 @@ impl<T: Serialize + Send + Sync + 'static> IntoReply for T {
     #[inline]
     fn into_reply(self, ctx: &mut Context) {
         if let Some(body) = crate::reply::Reply::from_value(self) {
-            ctx.body = Some(body);
+            ctx.body_mut().set_reply(body);
         }
     }
 }
 
-/// `201 Created` with the value as the body (as [`Context::created`]); the OpenAPI document
+/// `201 Created` with the value as the body ; the OpenAPI document
 /// lists the route's success as 201.
 ///
 /// ```
@@ -80,15 +80,16 @@ impl<T: Serialize + Send + Sync + 'static> IntoReply for T {
 /// ```
 impl<T: Serialize + Send + Sync + 'static> IntoReply for crate::reply::Created<T> {
     fn into_reply(self, ctx: &mut Context) {
-        ctx.created(self.0);
+        ctx.set_status(http::StatusCode::CREATED);
+        ctx.body_mut().set_value(self.0);
     }
 }
 
-/// A stream is sent as the body: [`Context::set_body_stream`].
+/// A stream is sent as the body: [`Content::set_stream`](crate::context::Content::set_stream).
 impl IntoReply for BodyStream {
     const LEAVES_VALUE: bool = false;
     fn into_reply(self, ctx: &mut Context) {
-        ctx.set_body_stream(self);
+        ctx.body_mut().set_stream(self);
     }
 }
 
@@ -140,6 +141,7 @@ pub fn finish_found_value<T: IntoReply>(out: Option<T>, ctx: &mut Context) -> Re
 impl IntoReply for crate::reply::NoContent {
     const LEAVES_VALUE: bool = false;
     fn into_reply(self, ctx: &mut Context) {
-        ctx.no_content();
+        ctx.set_status(http::StatusCode::NO_CONTENT);
+        ctx.body_mut().clear();
     }
 }

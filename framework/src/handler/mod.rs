@@ -9,7 +9,7 @@
 //!
 //! async fn powered_by(ctx: &mut Context, next: Next<'_>) -> Result {
 //!     next.run(ctx).await?;
-//!     ctx.set_header("x-powered-by", http::HeaderValue::from_static("framework"));
+//!     ctx.set_response_header("x-powered-by", http::HeaderValue::from_static("framework"));
 //!     Ok(())
 //! }
 //!

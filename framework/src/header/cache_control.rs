@@ -3,8 +3,8 @@
 use http::header::{self, HeaderMap, HeaderValue};
 
 /// `Cache-Control: public, max-age=<secs>` (and `, s-maxage=<secs>` when given): what a
-/// response that any cache may keep carries ([`Context::cache_max_age`](crate::Context::cache_max_age),
-/// static serve).
+/// response that any cache may keep carries (static serve's).
+#[cfg(feature = "static-serve")]
 pub(crate) fn public_cache_control(
     max_age: std::time::Duration,
     s_max_age: Option<std::time::Duration>,

@@ -142,7 +142,7 @@ impl BasicAuth {
     }
 
     fn unauthorized(&self, ctx: &mut Context) -> crate::Error {
-        ctx.set_header(WWW_AUTHENTICATE, self.challenge.clone());
+        ctx.set_response_header(WWW_AUTHENTICATE, self.challenge.clone());
         HttpError::with(StatusCode::UNAUTHORIZED, CATEGORY, "unauthorized").into()
     }
 }
@@ -182,11 +182,11 @@ impl Middleware for BasicAuth {
 
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if ctx.committed() || ctx.method() == Method::OPTIONS {
+            if ctx.is_committed() || ctx.method() == Method::OPTIONS {
                 return next.run(ctx).await;
             }
             let Some((account, password)) = ctx
-                .headers()
+                .request_headers()
                 .get(AUTHORIZATION)
                 .and_then(|v| credentials(v.as_bytes()))
             else {

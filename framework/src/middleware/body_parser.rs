@@ -87,12 +87,12 @@ pub type ContentTypeValidate = fn(&Context) -> bool;
 
 /// JSON only: the default.
 pub fn json_content_type(ctx: &Context) -> bool {
-    is_json_media_type(ctx.headers())
+    is_json_media_type(ctx.request_headers())
 }
 
 /// JSON or urlencoded forms: needed by [`FormDecoder`].
 pub fn json_and_form_content_type(ctx: &Context) -> bool {
-    is_json_media_type(ctx.headers()) || is_form_media_type(ctx.headers())
+    is_json_media_type(ctx.request_headers()) || is_form_media_type(ctx.request_headers())
 }
 
 /// Body parser settings.
@@ -173,13 +173,13 @@ impl BodyParser {
     async fn read(&self, ctx: &mut Context) -> Result<(), HttpError> {
         // Looked up once: most requests are sent without a coding, and then no content
         // decoder is asked and nothing is left to refuse.
-        let coded = ctx.headers().contains_key(CONTENT_ENCODING);
+        let coded = ctx.request_headers().contains_key(CONTENT_ENCODING);
         if coded && !self.decodes(ctx) {
             return Err(unsupported_coding());
         }
         let limit = self.config.limit;
         let declared = ctx
-            .header(CONTENT_LENGTH)
+            .request_header(CONTENT_LENGTH)
             .and_then(|v| v.parse::<u64>().ok());
         if declared.is_some_and(|n| n > limit as u64) {
             return Err(too_large());
@@ -206,10 +206,10 @@ impl BodyParser {
                 body = decoder.decode(ctx, body, limit)?;
             }
         }
-        if coded && !content_encodings(ctx.headers()).is_empty() {
+        if coded && !content_encodings(ctx.request_headers()).is_empty() {
             return Err(unsupported_coding());
         }
-        ctx.request_body = body;
+        ctx.set_request_body(body);
         Ok(())
     }
 
@@ -217,7 +217,7 @@ impl BodyParser {
     /// removes: a stacked (`gzip, br`), doubled (`gzip, gzip`) or unknown coding is refused
     /// before any of the body is read or decoded, so no other check runs on coded bytes.
     fn decodes(&self, ctx: &Context) -> bool {
-        match content_encodings(ctx.headers()).as_slice() {
+        match content_encodings(ctx.request_headers()).as_slice() {
             [] => true,
             [coding] => self
                 .decoders
@@ -267,7 +267,7 @@ fn mark_declined(ctx: &mut Context) {
 
 /// True for a POST, PUT or PATCH not yet answered: the requests whose body the parser reads.
 fn has_body_method(ctx: &Context) -> bool {
-    matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH) && !ctx.committed()
+    matches!(*ctx.method(), Method::POST | Method::PUT | Method::PATCH) && !ctx.is_committed()
 }
 
 /// What the parser does with a request.
@@ -303,7 +303,10 @@ impl Middleware for BodyParser {
                         // A reader of its own types (a multipart upload) may have said
                         // what it takes already.
                         if !ctx.response_headers().contains_key(&name) {
-                            ctx.set_header(name, HeaderValue::from_static(self.config.accept));
+                            ctx.set_response_header(
+                                name,
+                                HeaderValue::from_static(self.config.accept),
+                            );
                         }
                     }
                     return result;

@@ -270,7 +270,10 @@ impl Cors {
             return Before::Answer(Ok(()));
         }
         let mirrored = match self.config.headers {
-            AllowHeaders::Mirror => ctx.headers().get(ACCESS_CONTROL_REQUEST_HEADERS).cloned(),
+            AllowHeaders::Mirror => ctx
+                .request_headers()
+                .get(ACCESS_CONTROL_REQUEST_HEADERS)
+                .cloned(),
             AllowHeaders::List(_) => None,
         };
         self.allow_origin(ctx, origin);
@@ -290,7 +293,7 @@ impl Cors {
 
 impl Middleware for Cors {
     fn before(&self, ctx: &mut Context) -> Before {
-        let Some(origin) = ctx.headers().get(ORIGIN).cloned() else {
+        let Some(origin) = ctx.request_headers().get(ORIGIN).cloned() else {
             // Same-origin or not from a browser: nothing to allow, but the answer still
             // depends on the origin for a cache.
             return if self.varies {
@@ -300,7 +303,9 @@ impl Middleware for Cors {
             };
         };
         if ctx.method() == Method::OPTIONS
-            && ctx.headers().contains_key(ACCESS_CONTROL_REQUEST_METHOD)
+            && ctx
+                .request_headers()
+                .contains_key(ACCESS_CONTROL_REQUEST_METHOD)
         {
             return self.preflight(ctx, origin);
         }
@@ -314,7 +319,7 @@ impl Middleware for Cors {
     /// headers already set).
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         self.vary(ctx, false);
-        if let Some(origin) = ctx.headers().get(ORIGIN).cloned()
+        if let Some(origin) = ctx.request_headers().get(ORIGIN).cloned()
             && self.config.origins.allows(&origin)
         {
             self.allow_origin(ctx, origin);

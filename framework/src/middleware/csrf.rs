@@ -50,6 +50,7 @@
 //! # let _ = app;
 //! ```
 
+use crate::client_ip::ClientIpExt;
 use std::borrow::Cow;
 
 use base64::Engine;
@@ -153,13 +154,13 @@ impl Csrf {
     /// Why an unsafe request is refused, if it is.
     fn refusal(&self, ctx: &Context, cookie: Option<&str>) -> Option<Cow<'static, str>> {
         let origin = ctx
-            .headers()
+            .request_headers()
             .get(ORIGIN)
             .filter(|origin| !origin.is_empty());
         // The Fetch standard sends these four values in lower case; anything else is no
         // browser's and is judged as another site's.
         match ctx
-            .headers()
+            .request_headers()
             .get("sec-fetch-site")
             .map(HeaderValue::as_bytes)
         {
@@ -204,7 +205,7 @@ impl Csrf {
 
 /// The token the request echoes: its header, else its decoded form's field.
 fn echoed_token(ctx: &Context) -> Option<Cow<'_, str>> {
-    if let Some(token) = ctx.header(TOKEN_HEADER) {
+    if let Some(token) = ctx.request_header(TOKEN_HEADER) {
         return Some(Cow::Borrowed(token));
     }
     ctx.data::<FormDecoded>()?;
@@ -213,7 +214,7 @@ fn echoed_token(ctx: &Context) -> Option<Cow<'_, str>> {
         #[serde(borrow, rename = "csrf_token")]
         token: Option<Cow<'a, str>>,
     }
-    serde_json::from_slice::<Field<'_>>(&ctx.request_body)
+    serde_json::from_slice::<Field<'_>>(ctx.request_body())
         .ok()?
         .token
 }
@@ -256,7 +257,7 @@ impl Middleware for Csrf {
             } else {
                 TOKEN_COOKIE
             };
-            cookie = crate::header::cookie(ctx.headers(), name)
+            cookie = crate::header::cookie(ctx.request_headers(), name)
                 .filter(|token| well_formed(token))
                 .map(str::to_owned);
             let token = match &cookie {

@@ -91,17 +91,15 @@ impl ErrorHandler {
 /// Writes `err` as the response, JSON or text by the request's `Accept` (or `force_json`).
 /// The recover middleware uses it too, so both answer alike.
 pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
-    let json = force_json || accepts_json(ctx.headers());
-    ctx.body = None;
-    ctx.take_body_stream();
+    let json = force_json || accepts_json(ctx.request_headers());
     ctx.set_status(err.status());
     let (body, content_type) = if json {
         (err.to_json(), JSON_UTF8)
     } else {
         (err.to_string().into_bytes(), TEXT_UTF8)
     };
-    ctx.body_buffer = Some(body.into());
-    ctx.set_header(CONTENT_TYPE, content_type);
+    ctx.body_mut().set_bytes(body);
+    ctx.set_response_header(CONTENT_TYPE, content_type);
 }
 
 /// Writes `err` as [`write_error`] does, or as a problem details object when `config` and the
@@ -109,20 +107,19 @@ pub fn write_error(ctx: &mut Context, err: &HttpError, force_json: bool) {
 fn write_configured(ctx: &mut Context, err: &HttpError, config: &ErrorHandlerConfig) {
     let problem = match config.problem {
         Problem::Off => false,
-        Problem::Always => config.json || accepts_json(ctx.headers()),
+        Problem::Always => config.json || accepts_json(ctx.request_headers()),
         Problem::WhenAccepted => {
             let offered = ["application/json", "application/problem+json"];
-            crate::negotiation::preferred(ctx.headers(), &offered) == Some(1)
+            crate::negotiation::preferred(ctx.request_headers(), &offered) == Some(1)
         }
     };
     if !problem {
         return write_error(ctx, err, config.json);
     }
-    ctx.body = None;
-    ctx.take_body_stream();
     ctx.set_status(err.status());
-    ctx.body_buffer = Some(problem_details(err, ctx.path()).into());
-    ctx.set_header(CONTENT_TYPE, PROBLEM_JSON);
+    let problem = problem_details(err, ctx.path());
+    ctx.body_mut().set_bytes(problem);
+    ctx.set_response_header(CONTENT_TYPE, PROBLEM_JSON);
 }
 
 /// `err` as an RFC 9457 problem details object, `instance` the request's path.
@@ -181,7 +178,7 @@ impl Middleware for ErrorHandler {
         let Err(err) = result else {
             return Ok(());
         };
-        if ctx.committed() {
+        if ctx.is_committed() {
             return Err(err);
         }
         let err = err.into_http();

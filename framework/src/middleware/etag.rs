@@ -54,10 +54,10 @@ pub fn strong_etag(body: &[u8]) -> HeaderValue {
 }
 
 fn apply(ctx: &mut Context) {
-    if ctx.has_body_stream() || !ctx.status().unwrap_or(http::StatusCode::OK).is_success() {
+    if ctx.body().is_stream() || !ctx.status().unwrap_or(http::StatusCode::OK).is_success() {
         return;
     }
-    let Some(body) = ctx.body_buffer.as_ref().filter(|b| !b.is_empty()) else {
+    let Some(body) = ctx.body().bytes().filter(|b| !b.is_empty()) else {
         return;
     };
     // One scan of the answer's headers for both reasons to leave it alone.
@@ -70,7 +70,7 @@ fn apply(ctx: &mut Context) {
         return;
     }
     let tag = strong_etag(body);
-    ctx.set_header(ETAG, tag);
+    ctx.set_response_header(ETAG, tag);
 }
 
 impl Middleware for ETag {
@@ -80,7 +80,7 @@ impl Middleware for ETag {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         result?;
-        if !ctx.committed() {
+        if !ctx.is_committed() {
             apply(ctx);
         }
         Ok(())

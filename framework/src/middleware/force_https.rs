@@ -1,7 +1,7 @@
 //! Force HTTPS: a request that reached the app over plain HTTP is answered with a redirect to
 //! the same path and query over HTTPS, and the rest of the chain does not run for it.
 //!
-//! - **Which requests.** Those for which [`Context::is_https`] is false: the server's own
+//! - **Which requests.** Those for which [`ClientIpExt::is_https`] is false: the server's own
 //!   TLS ([`App::tls`](crate::App::tls)) makes a request HTTPS, and so does a trusted proxy
 //!   ([`App::trusted_proxies`](crate::App::trusted_proxies)) saying `X-Forwarded-Proto:
 //!   https`. The same header from a client the app does not trust is ignored, so a plain-HTTP
@@ -38,6 +38,7 @@
 //! # let _ = app;
 //! ```
 
+use crate::client_ip::ClientIpExt;
 use http::StatusCode;
 use http::uri::Authority;
 

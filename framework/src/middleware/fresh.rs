@@ -49,7 +49,7 @@ pub struct Fresh;
 
 /// True when the request's `Cache-Control` has `no-cache`.
 fn no_cache_requested(ctx: &Context) -> bool {
-    ctx.headers()
+    ctx.request_headers()
         .get_all(CACHE_CONTROL)
         .iter()
         .filter_map(|v| v.to_str().ok())
@@ -65,14 +65,14 @@ fn is_fresh(ctx: &Context) -> bool {
     }
     // Without a condition there is nothing to evaluate: the common case, settled before the
     // response headers are looked at.
-    let request = ctx.headers();
+    let request = ctx.request_headers();
     if !crate::header::has_any(request, &[IF_NONE_MATCH, IF_MODIFIED_SINCE]) {
         return false;
     }
     if !ctx.status().unwrap_or(StatusCode::OK).is_success() {
         return false;
     }
-    let has_body = ctx.has_body_stream() || ctx.body_buffer.as_ref().is_some_and(|b| !b.is_empty());
+    let has_body = ctx.body().is_stream() || ctx.body().bytes().is_some_and(|b| !b.is_empty());
     if !has_body || no_cache_requested(ctx) {
         return false;
     }
@@ -83,14 +83,15 @@ fn is_fresh(ctx: &Context) -> bool {
     if etag.is_none() && last_modified.is_none() {
         return false;
     }
-    evaluate(method, ctx.headers(), etag, last_modified) == Precondition::NotModified
+    evaluate(method, ctx.request_headers(), etag, last_modified) == Precondition::NotModified
 }
 
 fn not_modified(ctx: &mut Context) {
-    let length = match &ctx.body_buffer {
+    let length = match ctx.body().bytes() {
         Some(buffer) => buffer.len() as u64,
         None => ctx
-            .body_stream_mut()
+            .body_mut()
+            .stream_mut()
             .map_or(0, |stream| stream.size_hint().exact().unwrap_or(u64::MAX)),
     };
     let represents = Represents {
@@ -99,9 +100,7 @@ fn not_modified(ctx: &mut Context) {
     };
     ctx.extensions_mut().insert(represents);
     ctx.set_status(StatusCode::NOT_MODIFIED);
-    ctx.body = None;
-    ctx.body_buffer = None;
-    drop(ctx.take_body_stream());
+    ctx.body_mut().clear();
     let headers = ctx.response_headers_mut();
     for name in [
         CONTENT_TYPE,
@@ -122,7 +121,7 @@ impl Middleware for Fresh {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         result?;
-        if !ctx.committed() && is_fresh(ctx) {
+        if !ctx.is_committed() && is_fresh(ctx) {
             not_modified(ctx);
         }
         Ok(())

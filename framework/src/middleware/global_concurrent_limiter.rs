@@ -84,7 +84,7 @@ impl Middleware for GlobalConcurrentLimiter {
     /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends: no future of its
     /// own.
     fn before(&self, ctx: &mut Context) -> Before {
-        if ctx.committed() {
+        if ctx.is_committed() {
             return Before::Pass;
         }
         match self.slots.try_take() {

@@ -250,7 +250,7 @@ fn answer(ctx: &mut Context, status: StatusCode, content_type: &'static str, bod
     let headers = ctx.response_headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    ctx.body_buffer = Some(body);
+    ctx.body_mut().set_bytes(body);
 }
 
 const JSON: &str = "application/json";

@@ -128,7 +128,7 @@ impl JsonPicker {
         {
             return;
         }
-        let Some(body) = ctx.body_buffer.as_ref() else {
+        let Some(body) = ctx.body().bytes() else {
             return;
         };
         let Ok(mut value) = serde_json::from_slice::<Value>(body) else {
@@ -147,7 +147,7 @@ impl JsonPicker {
             #[cfg(not(feature = "etag"))]
             headers.remove(ETAG);
         }
-        ctx.body_buffer = Some(picked);
+        ctx.body_mut().set_bytes(picked);
     }
 }
 
@@ -159,7 +159,7 @@ impl Middleware for JsonPicker {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             next.run(ctx).await?;
-            if !ctx.committed() && !ctx.has_body_stream() {
+            if !ctx.is_committed() && !ctx.body().is_stream() {
                 self.apply(ctx);
             }
             Ok(())

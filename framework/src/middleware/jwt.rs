@@ -175,7 +175,7 @@ fn unauthorized(message: &'static str) -> HttpError {
 /// The 401 for a request with no token, with its challenge (RFC 6750 section 3.1: no error
 /// code when no credentials were sent).
 fn missing(ctx: &mut Context) -> HttpError {
-    ctx.set_header(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    ctx.set_response_header(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     unauthorized("token is missing")
 }
 
@@ -184,7 +184,7 @@ fn refused(ctx: &mut Context, why: &'static str) -> HttpError {
     let challenge = format!(r#"Bearer error="invalid_token", error_description="{why}""#);
     // The reasons are fixed ASCII texts: always a valid header value.
     if let Ok(value) = HeaderValue::try_from(challenge) {
-        ctx.set_header(WWW_AUTHENTICATE, value);
+        ctx.set_response_header(WWW_AUTHENTICATE, value);
     }
     unauthorized(why)
 }
@@ -206,7 +206,7 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
     }
 
     fn token<'c>(&self, ctx: &'c Context) -> Option<&'c str> {
-        if let Some(value) = ctx.header(AUTHORIZATION) {
+        if let Some(value) = ctx.request_header(AUTHORIZATION) {
             let (scheme, token) = value.trim().split_once(' ').unwrap_or((value, ""));
             if scheme.eq_ignore_ascii_case("bearer") {
                 return Some(token.trim());
@@ -216,7 +216,7 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Jwt<C> {
         self.config
             .cookie
             .as_deref()
-            .and_then(|name| crate::header::cookie(ctx.headers(), name))
+            .and_then(|name| crate::header::cookie(ctx.request_headers(), name))
     }
 
     /// Verifies `token`: the claims, or the 401 to answer.
@@ -263,7 +263,7 @@ impl<C: DeserializeOwned + Send + Sync + 'static> Middleware for Jwt<C> {
 
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if ctx.committed() {
+            if ctx.is_committed() {
                 return next.run(ctx).await;
             }
             let checked = match self.token(ctx) {

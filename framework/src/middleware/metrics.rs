@@ -19,7 +19,7 @@
 //! every request without a route (404, 405) shares `route=""`; `method` is one of the nine
 //! standard methods or `other`; so the exposition has at most one series set per route however
 //! many distinct URIs arrive. Routes are found by their number
-//! ([`Context::route_index`](crate::Context::route_index)), not by hashing the pattern: a
+//! ([`MatchedRoute::index`](crate::context::MatchedRoute::index)(crate::context::MatchedRoute::index)), not by hashing the pattern: a
 //! request costs a few relaxed atomic adds and two clock readings (the stats hook's future
 //! included). At most [`MetricsConfig::max_routes`] routes are kept apart; routes beyond it
 //! count under `route=""` too.
@@ -286,7 +286,7 @@ impl Endpoint for MetricsEndpoint {
                 http::header::CACHE_CONTROL,
                 HeaderValue::from_static("no-store"),
             );
-            ctx.body_buffer = Some(Bytes::from(text));
+            ctx.body_mut().set_bytes(Bytes::from(text));
             Ok(())
         })
     }

@@ -45,7 +45,7 @@
 //! is mounted with [`App::use_middleware`](crate::App::use_middleware), or
 //! [`use_when`](crate::App::use_when) to skip it for some requests.
 //!
-//! Responses may be streams ([`Context::set_body_stream`](crate::Context::set_body_stream));
+//! Responses may be streams ([`Content::set_stream`](crate::context::Content::set_stream)(crate::context::Content::set_stream));
 //! each module's doc says what it does with one.
 
 pub mod basic_auth;

@@ -93,7 +93,6 @@ impl Middleware for Recover {
             ),
         }
         ctx.reset_response();
-        ctx.set_committed(false);
         let err = HttpError::with(
             StatusCode::INTERNAL_SERVER_ERROR,
             CATEGORY,

@@ -1,6 +1,6 @@
 //! Renders HTML pages from templates (`minijinja`, Jinja2 syntax): a handler answers with a
 //! [`RenderData`] (the template's name and its data), returned or set as the body with
-//! [`Context::set_body`](crate::Context::set_body), and the renderer turns it into the page.
+//! [`Content::set_value`](crate::context::Content::set_value), and the renderer turns it into the page.
 //!
 //! - Templates come from a directory (default `templates/`), read and parsed **once**, when the
 //!   renderer is built: a syntax error stops the start-up instead of failing a request, and no
@@ -86,7 +86,7 @@ impl serde::Serialize for RenderData {
 
 /// The page a handler answered with, taken out of the body; any other body is left alone.
 fn take_page(ctx: &mut Context) -> Option<RenderData> {
-    let is_page = match &ctx.body {
+    let is_page = match ctx.body().value() {
         Some(Reply::Value(value)) => {
             let any: &dyn std::any::Any = &**value;
             any.is::<RenderData>()
@@ -96,7 +96,7 @@ fn take_page(ctx: &mut Context) -> Option<RenderData> {
     if !is_page {
         return None;
     }
-    let Some(Reply::Value(value)) = ctx.body.take() else {
+    let Some(Reply::Value(value)) = ctx.body_mut().take_value() else {
         return None;
     };
     let value: Box<dyn std::any::Any> = value;
@@ -245,7 +245,7 @@ impl Middleware for Renderer {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         result?;
-        if ctx.committed() {
+        if ctx.is_committed() {
             return Ok(());
         }
         let Some(page) = take_page(ctx) else {
@@ -253,12 +253,12 @@ impl Middleware for Renderer {
         };
         let html = self.render(&page)?;
         if ctx.response_header(CONTENT_TYPE).is_none() {
-            ctx.set_header(
+            ctx.set_response_header(
                 CONTENT_TYPE,
                 HeaderValue::from_static("text/html; charset=utf-8"),
             );
         }
-        ctx.body_buffer = Some(html.into());
+        ctx.body_mut().set_bytes(html);
         Ok(())
     }
 }

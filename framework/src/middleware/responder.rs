@@ -5,7 +5,7 @@
 //! `application/json; charset=utf-8`). A `Content-Type` the handler set is kept, and a
 //! `body_buffer` the handler set is left alone. A handler that set neither a status nor a body
 //! gets 500 `invalid response` (category `framework-responder`): it almost certainly forgot
-//! to answer. A streamed body ([`Context::set_body_stream`]) is left alone: it is the answer.
+//! to answer. A streamed body ([`Content::set_stream`](crate::context::Content::set_stream)) is left alone: it is the answer.
 //!
 //! **More than one format** ([`ResponderConfig::formats`]): a value goes out in the format the
 //! client's `Accept` prefers among JSON (or the configured marshaller, first) and the formats
@@ -136,10 +136,9 @@ impl Responder {
     }
 
     fn respond(&self, ctx: &mut Context) -> Result {
-        if ctx.body_buffer.is_some() || ctx.has_body_stream() {
-            return Ok(());
-        }
-        let (bytes, content_type) = match ctx.body.take() {
+        let (bytes, content_type) = match ctx.body_mut().take_value() {
+            // Bytes or a stream: the answer as it is.
+            None if !ctx.body().is_empty() => return Ok(()),
             None if ctx.status().is_some() => return Ok(()),
             None => {
                 return Err(HttpError::with(
@@ -183,9 +182,9 @@ impl Responder {
             }
         };
         if !crate::header::has_any(ctx.response_headers(), &[CONTENT_TYPE]) {
-            ctx.set_header(CONTENT_TYPE, content_type);
+            ctx.set_response_header(CONTENT_TYPE, content_type);
         }
-        ctx.body_buffer = Some(bytes);
+        ctx.body_mut().set_bytes(bytes);
         Ok(())
     }
 }
@@ -201,7 +200,7 @@ impl Responder {
             .chain(self.config.formats.iter().map(Format::media_type))
             .map(|media| media.to_str().unwrap_or_default())
             .collect();
-        match crate::negotiation::preferred(ctx.headers(), &offered) {
+        match crate::negotiation::preferred(ctx.request_headers(), &offered) {
             Some(0) => Ok(None),
             Some(index) => Ok(self.config.formats.get(index - 1)),
             None => Err(HttpError::with(
@@ -291,7 +290,7 @@ impl Middleware for Responder {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         result?;
-        if ctx.committed() {
+        if ctx.is_committed() {
             return Ok(());
         }
         self.respond(ctx)

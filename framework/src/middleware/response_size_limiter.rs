@@ -136,25 +136,25 @@ impl ResponseSizeLimiter {
 
     fn apply(&self, ctx: &mut Context) -> Result {
         let max = self.config.max_size;
-        if let Some(body) = &ctx.body_buffer {
+        if let Some(body) = ctx.body().bytes() {
             if body.len() > max {
-                ctx.body_buffer = None;
+                ctx.body_mut().clear();
                 return Err(too_large().into());
             }
             return Ok(());
         }
-        let Some(hint) = ctx.body_stream_mut().map(|s| s.size_hint()) else {
+        let Some(hint) = ctx.body_mut().stream_mut().map(|s| s.size_hint()) else {
             return Ok(());
         };
         if let Some(len) = hint.exact() {
             if usize::try_from(len).map_or(true, |len| len > max) {
-                drop(ctx.take_body_stream());
+                drop(ctx.body_mut().take_stream());
                 return Err(too_large().into());
             }
             return Ok(());
         }
-        if let Some(stream) = ctx.take_body_stream() {
-            ctx.set_body_stream(BodyStream::new(Capped {
+        if let Some(stream) = ctx.body_mut().take_stream() {
+            ctx.body_mut().set_stream(BodyStream::new(Capped {
                 inner: stream.into_inner(),
                 remaining: max,
             }));
@@ -171,7 +171,7 @@ impl Middleware for ResponseSizeLimiter {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             next.run(ctx).await?;
-            if ctx.committed() {
+            if ctx.is_committed() {
                 return Ok(());
             }
             self.apply(ctx)

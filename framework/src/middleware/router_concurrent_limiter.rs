@@ -52,7 +52,7 @@ crate::config::setters!(RouterConcurrentLimiterConfig {
 
 /// The router concurrent limiter.
 pub struct RouterConcurrentLimiter {
-    /// By route key, `<METHOD> <pattern>` as [`Context::route_key`] gives it: checked and
+    /// By route key, `<METHOD> <pattern>` as [`MatchedRoute::key`](crate::context::MatchedRoute::key) gives it: checked and
     /// normalised once, here, so a request looks its route up as the router found it (a HEAD
     /// request answered by the GET route has the GET route's key) and parses nothing.
     routes: FxHashMap<Box<str>, Slots>,
@@ -98,10 +98,14 @@ impl Middleware for RouterConcurrentLimiter {
     /// ([`Context::hold`](crate::Context::hold)), which gives it back when the request ends: no future of its
     /// own.
     fn before(&self, ctx: &mut Context) -> Before {
-        if ctx.committed() {
+        if ctx.is_committed() {
             return Before::Pass;
         }
-        let Some(slots) = ctx.route_key().and_then(|key| self.routes.get(key)) else {
+        let Some(slots) = ctx
+            .route()
+            .and_then(|route| route.key())
+            .and_then(|key| self.routes.get(key))
+        else {
             return Before::Pass;
         };
         match slots.try_take() {

@@ -4,7 +4,7 @@
 //! | header | on | default |
 //! |---|---|---|
 //! | `X-Content-Type-Options` | every answer, errors included | `nosniff` |
-//! | `Strict-Transport-Security` | every answer to an HTTPS request ([`Context::is_https`]): a browser that saw it over plain HTTP must ignore it, and sending it there would only mislead | `max-age=31536000; includeSubDomains` |
+//! | `Strict-Transport-Security` | every answer to an HTTPS request ([`ClientIpExt::is_https`]): a browser that saw it over plain HTTP must ignore it, and sending it there would only mislead | `max-age=31536000; includeSubDomains` |
 //! | `Content-Security-Policy` | pages | `default-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'; object-src 'none'` (no inline script or style, same origin only) |
 //! | `Referrer-Policy` | pages | `no-referrer` |
 //! | `X-Frame-Options` | pages | `DENY` (older browsers; `frame-ancestors` is the modern form) |
@@ -34,6 +34,7 @@
 //! # let _ = app;
 //! ```
 
+use crate::client_ip::ClientIpExt;
 use http::header::{
     CONTENT_SECURITY_POLICY, CONTENT_TYPE, HeaderName, HeaderValue, REFERRER_POLICY,
     STRICT_TRANSPORT_SECURITY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,

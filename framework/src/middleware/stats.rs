@@ -10,7 +10,7 @@
 //! so it counts the request until the whole request ends (the middleware outside stats
 //! included). Stats is two hooks and no future of its own: with nobody listening it is only
 //! that count; otherwise it also starts the request's clock
-//! ([`Context::start_clock`](crate::Context::start_clock), one reading shared with the logger)
+//! (one reading shared with the logger)
 //! and reports when the chain returns. An error returned by the chain is reported with its
 //! status; a request that ends in a panic or a client that left is not reported (the logger
 //! logs those). The default hook emits a `tracing` event at debug level.
@@ -28,6 +28,7 @@
 //! # let _ = app;
 //! ```
 
+use crate::client_ip::ClientIpExt;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -52,7 +53,7 @@ pub struct StatsInfo<'a> {
     pub method: &'a Method,
     /// The matched route pattern; `""` for a 404.
     pub route: &'a str,
-    /// The matched route's number ([`Context::route_index`]); `None` for 404 and 405.
+    /// The matched route's number ([`MatchedRoute::index`](crate::context::MatchedRoute::index)); `None` for 404 and 405.
     pub route_index: Option<usize>,
     /// The request URI.
     pub uri: &'a Uri,
@@ -144,11 +145,11 @@ impl Stats {
 
 /// Hooks only, no future: `before` counts the request in flight (the slot stays with the
 /// context, [`Context::hold`](crate::Context::hold), which gives it back when the request
-/// ends) and starts the request's clock ([`Context::start_clock`], shared with the logger);
+/// ends) and starts the request's clock (shared with the logger);
 /// `after` reports. With nobody listening, it only counts.
 impl Middleware for Stats {
     fn before(&self, ctx: &mut Context) -> Before {
-        if ctx.committed() {
+        if ctx.is_committed() {
             return Before::Pass;
         }
         ctx.hold(Slot::take(&self.in_flight));
@@ -165,21 +166,21 @@ impl Middleware for Stats {
             Ok(()) => ctx.status().unwrap_or(StatusCode::OK),
             Err(err) => err.status(),
         };
-        let response_size = match ctx.body_stream_mut() {
+        let response_size = match ctx.body_mut().stream_mut() {
             Some(stream) => stream.size_hint().exact(),
-            None => Some(ctx.body_buffer.as_ref().map_or(0, |b| b.len() as u64)),
+            None => Some(ctx.body().bytes().map_or(0, |b| b.len() as u64)),
         };
         let info = StatsInfo {
             request_id: ctx.request_id(),
             ip: ctx.real_ip(),
             method: ctx.method(),
-            route: ctx.route_pattern().unwrap_or(""),
-            route_index: ctx.route_index(),
+            route: ctx.route().map_or("", |route| route.pattern()),
+            route_index: ctx.route().and_then(|route| route.index()),
             uri: ctx.uri(),
             status,
             status_class: status.as_u16() / 100,
             latency,
-            request_size: ctx.request_body.len(),
+            request_size: ctx.request_body().len(),
             response_size,
             in_flight: self.in_flight.load(Ordering::Acquire),
         };
@@ -201,7 +202,13 @@ mod tests {
 
     fn context(service: &crate::Service) -> Context {
         let (parts, body) = http::Request::new(crate::body::RequestBody::Empty).into_parts();
-        service.context(parts, body, "127.0.0.1:1".parse().expect("an address"))
+        service.context(
+            parts,
+            body,
+            "127.0.0.1:1"
+                .parse::<std::net::SocketAddr>()
+                .expect("an address"),
+        )
     }
 
     /// With nobody listening, `before` counts the request and passes it on: the context holds

@@ -167,7 +167,7 @@ impl Middleware for Timeout {
 
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if ctx.committed() {
+            if ctx.is_committed() {
                 return next.run(ctx).await;
             }
             // Time the rest spends waiting for the request body to arrive is not counted: the
@@ -186,9 +186,10 @@ impl Middleware for Timeout {
                 return Err(self.overrun().into());
             };
             if let Some(idle) = self.config.stream_idle
-                && let Some(stream) = ctx.take_body_stream()
+                && let Some(stream) = ctx.body_mut().take_stream()
             {
-                ctx.set_body_stream(BodyStream::new(IdleTimeout::new(stream.into_inner(), idle)));
+                ctx.body_mut()
+                    .set_stream(BodyStream::new(IdleTimeout::new(stream.into_inner(), idle)));
             }
             result
         })

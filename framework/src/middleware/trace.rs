@@ -319,7 +319,7 @@ impl Trace {
 
     fn start(&self, ctx: &mut Context) {
         let trace = if self.config.trust_incoming {
-            TraceContext::from_headers(ctx.headers())
+            TraceContext::from_headers(ctx.request_headers())
         } else {
             TraceContext::new_trace()
         };
@@ -354,7 +354,7 @@ impl Middleware for Trace {
                 span_id = %trace.span_id(),
                 parent_id = trace.parent_id(),
                 method = %ctx.method(),
-                route = ctx.route_pattern().unwrap_or(""),
+                route = ctx.route().map_or("", |route| route.pattern()),
                 status = tracing::field::Empty,
                 latency_ms = tracing::field::Empty,
             );

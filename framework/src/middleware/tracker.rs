@@ -221,11 +221,11 @@ impl Tracker {
         }
         scrub_map(&mut query, config);
         let mut params = Map::new();
-        for (k, v) in ctx.params() {
+        for (k, v) in ctx.params().iter() {
             params.insert(k.to_owned(), Value::String(v.into_owned()));
         }
         scrub_map(&mut params, config);
-        let mut body = serde_json::from_slice::<Value>(&ctx.request_body).ok();
+        let mut body = serde_json::from_slice::<Value>(ctx.request_body()).ok();
         if let Some(body) = &mut body {
             scrub(body, config);
         }
@@ -234,7 +234,7 @@ impl Tracker {
             info: TrackerInfo {
                 request_id: ctx.request_id().to_owned(),
                 method: ctx.method().to_string(),
-                route: ctx.route_pattern().unwrap_or("").to_owned(),
+                route: ctx.route().map_or("", |route| route.pattern()).to_owned(),
                 query,
                 params,
                 body,
@@ -252,7 +252,7 @@ impl Tracker {
 impl Middleware for Tracker {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if ctx.committed() {
+            if ctx.is_committed() {
                 return next.run(ctx).await;
             }
             let mut pending = self.start(ctx);
@@ -266,7 +266,7 @@ impl Middleware for Tracker {
             }
             pending.finished = true;
             // As the logger: held until a streamed body ends, else reported now.
-            if ctx.has_body_stream() {
+            if ctx.body().is_stream() {
                 ctx.hold(pending);
             }
             result

@@ -216,7 +216,7 @@ impl<P> Multipart<P> {
     /// # let _ = framework::App::new().post("/upload", upload);
     /// ```
     pub fn from_context(ctx: &mut Context, limits: MultipartLimits) -> Result<Self, HttpError> {
-        let content_type = ctx.header(CONTENT_TYPE);
+        let content_type = ctx.request_header(CONTENT_TYPE);
         let is_multipart = content_type.is_some_and(|v| {
             crate::header::media_type(v).eq_ignore_ascii_case(MULTIPART_FORM_DATA)
         });
@@ -235,19 +235,19 @@ impl<P> Multipart<P> {
                      Content-Type",
                 )
             })?;
-        if !crate::header::content_encodings(ctx.headers()).is_empty() {
+        if !crate::header::content_encodings(ctx.request_headers()).is_empty() {
             return Err(error(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 "unsupported content encoding of a multipart body",
             ));
         }
         let declared = ctx
-            .header(CONTENT_LENGTH)
+            .request_header(CONTENT_LENGTH)
             .and_then(|v| v.trim().parse::<u64>().ok());
         let mut body = ctx.take_raw_body();
-        if !body.has_data() && !ctx.request_body.is_empty() {
+        if !body.has_data() && !ctx.request_body().is_empty() {
             // A body parser that reads every media type has read this one already.
-            body = RequestBody::Full(ctx.request_body.clone());
+            body = RequestBody::Full(ctx.request_body().clone());
         }
         Ok(Self {
             limits,
@@ -410,7 +410,7 @@ fn accept_multipart(ctx: &mut Context) {
     } else {
         HeaderName::from_static("accept-post")
     };
-    ctx.set_header(name, HeaderValue::from_static(MULTIPART_FORM_DATA));
+    ctx.set_response_header(name, HeaderValue::from_static(MULTIPART_FORM_DATA));
 }
 
 /// The answer to a parser error.

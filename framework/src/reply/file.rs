@@ -158,13 +158,13 @@ fn cache_control(ctx: &Context) -> Option<HeaderValue> {
 /// An error as its status and text, for a reply made without the chain's error handler.
 fn answer_error(ctx: &mut Context, err: &crate::Error) {
     ctx.set_status(err.status());
-    ctx.set_header(CONTENT_TYPE, crate::header::TEXT_UTF8);
-    ctx.body_buffer = Some(err.text().into());
+    ctx.set_response_header(CONTENT_TYPE, crate::header::TEXT_UTF8);
+    ctx.body_mut().set_bytes(err.text());
 }
 
 fn set_disposition(ctx: &mut Context, disposition: Option<Disposition>, name: &str) {
     if let Some(disposition) = disposition {
-        ctx.set_header(CONTENT_DISPOSITION, disposition.header(name));
+        ctx.set_response_header(CONTENT_DISPOSITION, disposition.header(name));
     }
 }
 
@@ -206,7 +206,8 @@ impl crate::IntoReply for NamedFile {
             // Moves the file's offset, no I/O: cheap enough on the async worker.
             std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(start))?;
         }
-        ctx.set_body_stream(BodyStream::from_reader(BlockingFile::new(file), len));
+        ctx.body_mut()
+            .set_stream(BodyStream::from_reader(BlockingFile::new(file), len));
         Ok(())
     }
 }
@@ -308,7 +309,7 @@ impl crate::IntoReply for Attachment {
         set_disposition(ctx, Some(self.disposition), &self.name);
         // `start + len <= size` by construction.
         let (start, end) = (start as usize, (start + len) as usize);
-        ctx.body_buffer = Some(self.bytes.slice(start..end));
+        ctx.body_mut().set_bytes(self.bytes.slice(start..end));
         Ok(())
     }
 }

@@ -105,8 +105,9 @@ impl<T> std::fmt::Debug for JsonLines<T> {
 impl<T: 'static> crate::IntoReply for JsonLines<T> {
     const LEAVES_VALUE: bool = false;
     fn into_reply(self, ctx: &mut Context) {
-        ctx.set_header(CONTENT_TYPE, HeaderValue::from_static(NDJSON));
-        ctx.set_body_stream(BodyStream::from_stream(self.lines));
+        ctx.set_response_header(CONTENT_TYPE, HeaderValue::from_static(NDJSON));
+        ctx.body_mut()
+            .set_stream(BodyStream::from_stream(self.lines));
     }
 }
 

@@ -182,10 +182,8 @@ impl crate::IntoReply for Redirect {
     const LEAVES_VALUE: bool = false;
     fn into_reply(self, ctx: &mut Context) {
         ctx.set_status(self.status);
-        ctx.set_header(LOCATION, self.location);
-        ctx.body = None;
-        ctx.body_buffer = None;
-        ctx.take_body_stream();
+        ctx.set_response_header(LOCATION, self.location);
+        ctx.body_mut().clear();
     }
 }
 

@@ -365,9 +365,9 @@ impl Stream for SseBody {
 impl crate::IntoReply for Sse {
     const LEAVES_VALUE: bool = false;
     fn into_reply(self, ctx: &mut Context) {
-        ctx.set_header(CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
-        ctx.set_header(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-        ctx.set_body_stream(self.into_body());
+        ctx.set_response_header(CONTENT_TYPE, HeaderValue::from_static(EVENT_STREAM));
+        ctx.set_response_header(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        ctx.body_mut().set_stream(self.into_body());
     }
 }
 
@@ -390,7 +390,11 @@ pub struct LastEventId(pub String);
 impl LastEventId {
     /// The request's `Last-Event-ID`, empty when it has none or one that is not UTF-8.
     pub fn of(ctx: &Context) -> Self {
-        LastEventId(ctx.header("last-event-id").unwrap_or_default().to_owned())
+        LastEventId(
+            ctx.request_header("last-event-id")
+                .unwrap_or_default()
+                .to_owned(),
+        )
     }
 
     /// Whether the client sent no id (or an empty one): a first connection.

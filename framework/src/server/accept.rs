@@ -34,7 +34,7 @@ impl Accepting {
         &self,
         mut stream: S,
         peer: SocketAddr,
-        unix_peer: Option<crate::listener::UnixPeer>,
+        unix_peer: Option<crate::connection::UnixPeer>,
         permit: OwnedSemaphorePermit,
     ) {
         let registry = &self.registry;
@@ -55,24 +55,26 @@ impl Accepting {
         let limits = &self.serving.limits;
         let body_timeout = limits.body_read_timeout;
         let body_min_rate = limits.body_min_rate;
-        #[cfg(feature = "tls")]
-        let over_tls = self.tls.is_some();
-        #[cfg(not(feature = "tls"))]
-        let over_tls = false;
-        // Made once the connection's TLS handshake (if any) has told who the client is.
+        // Made once the connection's TLS handshake (if any) has told who the client is and
+        // which protocol it chose.
         #[cfg_attr(not(feature = "tls"), allow(unused_variables))]
-        let handler = move |client_cert: ClientCertOf| {
-            let conn = crate::context::ConnFacts {
+        let handler = move |tls: Option<(ClientCertOf, Option<&[u8]>)>| {
+            let connection = crate::connection::ConnectionInfo::new(peer);
+            #[cfg(feature = "tls")]
+            let (connection, client_cert) = match tls {
+                Some((client_cert, alpn)) => (connection.with_tls(alpn), client_cert),
+                None => (connection, None),
+            };
+            let connection = connection.with_facts(
                 unix_peer,
                 #[cfg(feature = "tls")]
                 client_cert,
-            }
-            .shared();
+            );
             hyper::service::service_fn(move |request: http::Request<Incoming>| {
                 let guard = conn_state.request_started();
                 let service = Arc::clone(&service);
                 // An `Arc` count, on a Unix socket or when the client showed a certificate.
-                let conn = conn.clone();
+                let connection = connection.clone();
                 async move {
                     if let Some(refused) = check_host(&request) {
                         return Ok::<_, Infallible>(refused.map(|body| ConnBody::new(body, guard)));
@@ -91,13 +93,7 @@ impl Accepting {
                         parts.extensions.insert(guard.upgrade_hold());
                     }
                     let body = RequestBody::incoming(body, body_timeout, body_min_rate);
-                    let mut ctx = service.context(parts, body, peer);
-                    if over_tls {
-                        ctx.set_tls();
-                    }
-                    if let Some(conn) = conn {
-                        ctx.set_conn(conn);
-                    }
+                    let mut ctx = service.context(parts, body, connection);
                     // While draining, an HTTP/1 answer carries `Connection: close`: set where
                     // the response is made (`Context::take_response`), since changing it here
                     // would cost every request a move of the response.
@@ -131,14 +127,10 @@ impl Accepting {
                         // The watch sees the client's end of the socket under TLS too; a
                         // close_notify alert without it is left to hyper.
                         Ok(client_cert) => {
+                            let alpn = stream.get_ref().1.alpn_protocol();
+                            let handler = handler(Some((client_cert, alpn)));
                             serving
-                                .run(
-                                    TokioIo::new(stream),
-                                    http2,
-                                    handler(client_cert),
-                                    state,
-                                    &*socket,
-                                )
+                                .run(TokioIo::new(stream), http2, handler, state, &*socket)
                                 .await;
                         }
                         // Verified by rustls but not readable here: not served with no

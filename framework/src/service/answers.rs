@@ -42,7 +42,7 @@ pub(super) struct MethodNotAllowed {
 impl Endpoint for MethodNotAllowed {
     fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
         endpoint_future(async move {
-            ctx.set_header(header::ALLOW, self.allow.clone());
+            ctx.set_response_header(header::ALLOW, self.allow.clone());
             match &self.handler {
                 Some(handler) => {
                     ctx.set_status(StatusCode::METHOD_NOT_ALLOWED);

@@ -21,7 +21,7 @@ use super::{TlsError, provider};
 /// - [`required`](Self::required): a client without a good certificate fails the handshake
 ///   (no HTTP request is read), as nginx's `ssl_verify_client on`.
 /// - [`optional`](Self::optional): a client may show no certificate and is served with no
-///   identity ([`Context::client_cert`](crate::Context::client_cert) is `None`); one that
+///   identity ([`ConnectionInfo::client_cert`](crate::connection::ConnectionInfo::client_cert) is `None`); one that
 ///   shows a bad certificate (another CA, expired, revoked) still fails the handshake, as with
 ///   salvo's and poem's `TlsClientAuth::Optional`. A handler decides what an anonymous client
 ///   may do.

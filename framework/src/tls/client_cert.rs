@@ -18,14 +18,14 @@ use super::TlsError;
 /// its SHA-256 fingerprint and its DER bytes.
 ///
 /// Read once per connection, when the handshake completes, and shared by the connection's
-/// requests: [`Context::client_cert`](crate::Context::client_cert) hands out the same `Arc`.
+/// requests: [`ConnectionInfo::client_cert`](crate::connection::ConnectionInfo::client_cert) hands out the same `Arc`.
 /// Only the leaf certificate is kept (the chain's intermediates, if the client sent any, are
 /// not). What it holds (the DER and the text read from it) is bounded by rustls' limit on a
 /// handshake message, 64 KiB, and only a certificate rustls verified is read.
 ///
 /// ```
 /// # fn demo(ctx: &framework::Context) {
-/// if let Some(cert) = ctx.client_cert() {
+/// if let Some(cert) = ctx.connection().client_cert() {
 ///     let who = cert.common_name().unwrap_or(cert.subject());
 ///     tracing::info!(who, fingerprint = cert.fingerprint_sha256(), "client certificate");
 /// }
@@ -141,7 +141,7 @@ impl ClientCert {
 /// `framework-tls`; take `Option<Arc<ClientCert>>` where the certificate is optional.
 impl crate::extract::FromRequest for Arc<ClientCert> {
     fn from_request(ctx: &mut crate::Context) -> Result<Self, crate::HttpError> {
-        ctx.client_cert().cloned().ok_or_else(|| {
+        ctx.connection().client_cert().cloned().ok_or_else(|| {
             crate::HttpError::with(
                 http::StatusCode::UNAUTHORIZED,
                 "framework-tls",
@@ -153,7 +153,7 @@ impl crate::extract::FromRequest for Arc<ClientCert> {
 
 impl crate::extract::FromRequest for Option<Arc<ClientCert>> {
     fn from_request(ctx: &mut crate::Context) -> Result<Self, crate::HttpError> {
-        Ok(ctx.client_cert().cloned())
+        Ok(ctx.connection().client_cert().cloned())
     }
 }
 

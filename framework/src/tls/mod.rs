@@ -16,12 +16,12 @@
 //!   ([`ServerLimits::header_read_timeout`](crate::limits::ServerLimits)): a client that
 //!   stalls its handshake, or never starts one, is closed in time, and the open-connection
 //!   limit counts TLS connections as any other.
-//! - The context knows the request came over TLS ([`Context::is_https`](crate::Context::is_https)),
+//! - The context knows the request came over TLS ([`ClientIpExt::is_https`](crate::client_ip::ClientIpExt::is_https)),
 //!   so security headers send HSTS.
 //! - **Client certificates (mTLS)**: [`Tls::client_auth`] with a [`ClientAuth`] asks clients for
 //!   a certificate from a CA bundle (required or optional, with revocation lists if wanted); the
 //!   verified client's identity, a [`ClientCert`], is read once per connection and handlers and
-//!   middleware get it from [`Context::client_cert`](crate::Context::client_cert). The CA bundle
+//!   middleware get it from [`ConnectionInfo::client_cert`](crate::connection::ConnectionInfo::client_cert). The CA bundle
 //!   and revocation lists are reloaded with the certificate, the same way: a file that does not
 //!   load is logged and the old ones stay.
 //!
@@ -48,7 +48,7 @@
 //! let service = framework::App::new()
 //!     .tls(tls)
 //!     .get("/whoami", |ctx: &mut Context| {
-//!         let who = ctx.client_cert().map(|cert| cert.subject().to_owned());
+//!         let who = ctx.connection().client_cert().map(|cert| cert.subject().to_owned());
 //!         async move {
 //!             who.ok_or_else(|| {
 //!                 HttpError::new("no client certificate")

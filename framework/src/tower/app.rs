@@ -26,8 +26,8 @@ use crate::handler::BoxFuture;
 ///
 /// - the peer address and whether the connection is TLS from a [`ConnectInfo`]; else the peer
 ///   address from a bare `SocketAddr` extension; else `0.0.0.0:0`, which
-///   [`Context::remote_addr`](crate::Context::remote_addr) and
-///   [`real_ip`](crate::Context::real_ip) then report (axum's `ConnectInfo<SocketAddr>` is its
+///   [`ConnectionInfo::remote_addr`](crate::connection::ConnectionInfo::remote_addr) and
+///   [`real_ip`](crate::client_ip::ClientIpExt::real_ip) then report (axum's `ConnectInfo<SocketAddr>` is its
 ///   own type: a host inserts a `ConnectInfo` of this module, see the tower chapter);
 /// - the server's connection limits, header timeouts and HTTP/2 settings are the host's.
 ///
@@ -73,7 +73,7 @@ impl std::fmt::Debug for AppService {
 
 /// What a host knows of a request's connection, put in the request's extensions for
 /// [`AppService`] to read: the peer's address (axum's `ConnectInfo`) and whether the connection
-/// is TLS (so [`Context::is_https`](crate::Context::is_https) and HSTS see it).
+/// is TLS (so [`ClientIpExt::is_https`](crate::client_ip::ClientIpExt::is_https) and HSTS see it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConnectInfo {
     /// The peer's socket address.

@@ -42,9 +42,9 @@ where
 {
     fn call<'a>(&'a self, ctx: &'a mut Context) -> EndpointFuture<'a> {
         let mut request = ctx.take_http_request();
-        if !request.body().has_data() && !ctx.request_body.is_empty() {
+        if !request.body().has_data() && !ctx.request_body().is_empty() {
             // A body parser on the route read the body: the service gets its bytes.
-            *request.body_mut() = RequestBody::Full(ctx.request_body.clone());
+            *request.body_mut() = RequestBody::Full(ctx.request_body().clone());
         }
         if let Some(prefix) = &self.strip {
             *request.uri_mut() = strip_prefix(request.uri(), prefix);

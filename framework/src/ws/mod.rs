@@ -16,7 +16,7 @@
 //!   gorilla/websocket does. `null`, look-alikes (`http://127.0.0.1.evil.example`) and other
 //!   ports of the same host are other origins; listed origins match exactly, byte for byte.
 //!   An upgrade without `Origin` (a client that is not a browser) passes. The request's own
-//!   origin is `https` when [`Context::is_https`](crate::Context::is_https) (TLS here, or `X-Forwarded-Proto` from a
+//!   origin is `https` when [`ClientIpExt::is_https`](crate::client_ip::ClientIpExt::is_https) (TLS here, or `X-Forwarded-Proto` from a
 //!   trusted proxy), else `http`, with the host and port of `Host` (or a trusted proxy's
 //!   `X-Forwarded-Host`): behind a proxy that rewrites `Host`, list the public origin.
 //!   [`AllowOrigin::any`] turns the check off.

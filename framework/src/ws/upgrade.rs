@@ -21,7 +21,7 @@ fn refuse(status: StatusCode, message: &'static str) -> HttpError {
 
 /// Whether a comma-separated header names `token` (any case).
 fn names(ctx: &Context, header: http::header::HeaderName, token: &str) -> bool {
-    ctx.headers()
+    ctx.request_headers()
         .get_all(header)
         .iter()
         .filter_map(|v| v.to_str().ok())
@@ -72,8 +72,8 @@ impl WebSocketExt for Context {
                 "not a websocket upgrade (GET with Connection: upgrade, Upgrade: websocket)",
             ));
         }
-        if self.header("sec-websocket-version").map(str::trim) != Some("13") {
-            self.set_header(
+        if self.request_header("sec-websocket-version").map(str::trim) != Some("13") {
+            self.set_response_header(
                 http::header::SEC_WEBSOCKET_VERSION,
                 HeaderValue::from_static("13"),
             );
@@ -82,7 +82,7 @@ impl WebSocketExt for Context {
                 "websocket version 13 is required",
             ));
         }
-        if let Some(origin) = self.headers().get(http::header::ORIGIN)
+        if let Some(origin) = self.request_headers().get(http::header::ORIGIN)
             && !config.allowed_origins.allows(origin)
             && !crate::origin::is_same_origin(self, origin.as_bytes())
         {
@@ -92,7 +92,7 @@ impl WebSocketExt for Context {
             return take_over(self, StatusCode::OK, None, config, handler);
         }
         let key = self
-            .headers()
+            .request_headers()
             .get(SEC_WEBSOCKET_KEY)
             .filter(|key| {
                 use base64::Engine;
@@ -140,9 +140,9 @@ where
     let hold = ctx.extensions_mut().remove::<crate::server::UpgradeHold>();
     ctx.set_status(status);
     if let Some(accept) = accept {
-        ctx.set_header(UPGRADE, HeaderValue::from_static("websocket"));
-        ctx.set_header(CONNECTION, HeaderValue::from_static("upgrade"));
-        ctx.set_header(SEC_WEBSOCKET_ACCEPT, accept);
+        ctx.set_response_header(UPGRADE, HeaderValue::from_static("websocket"));
+        ctx.set_response_header(CONNECTION, HeaderValue::from_static("upgrade"));
+        ctx.set_response_header(SEC_WEBSOCKET_ACCEPT, accept);
     }
     let draining = ctx.shutdown();
     tokio::spawn(async move {

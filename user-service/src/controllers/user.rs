@@ -1,5 +1,6 @@
 //! `/users`: register, login challenge, login, current user.
 
+use framework::client_ip::ClientIpExt;
 use std::sync::Arc;
 
 use framework::extract::Json;
@@ -41,7 +42,7 @@ fn wrong_credentials() -> Error {
 /// `Cache-Control: no-store`: tokens and the current user are per-session answers that no
 /// cache (browser or shared) may keep.
 pub(crate) fn no_store(ctx: &mut Context) {
-    ctx.set_header(
+    ctx.set_response_header(
         http::header::CACHE_CONTROL,
         http::HeaderValue::from_static("no-store"),
     );
@@ -109,7 +110,7 @@ impl UserApi for UserController {
         no_store(ctx);
         let ip = ctx.real_ip();
         if let Some(wait) = self.throttle.check(&params.account, ip).await? {
-            ctx.set_header(http::header::RETRY_AFTER, http::HeaderValue::from(wait));
+            ctx.set_response_header(http::header::RETRY_AFTER, http::HeaderValue::from(wait));
             return Err(LoginThrottle::refusal().into());
         }
         let outcome = self.check_proof(ctx, &params).await;

@@ -51,25 +51,25 @@ impl Items {
 
     #[put("/:id")]
     async fn replace(&self, ctx: &mut Context) -> Result<()> {
-        ctx.no_content();
+        ctx.set_status(framework::http::StatusCode::NO_CONTENT);
         Ok(())
     }
 
     #[patch("/:id")]
     async fn update(&self, ctx: &mut Context) -> Result {
-        ctx.no_content();
+        ctx.set_status(framework::http::StatusCode::NO_CONTENT);
         Ok(())
     }
 
     #[delete("/:id", middleware(audit))]
     async fn remove(&self, ctx: &mut Context) -> Result {
-        ctx.no_content();
+        ctx.set_status(framework::http::StatusCode::NO_CONTENT);
         Ok(())
     }
 
     #[head("/probe")]
     async fn probe(&self, ctx: &mut Context) -> Result {
-        ctx.no_content();
+        ctx.set_status(framework::http::StatusCode::NO_CONTENT);
         Ok(())
     }
 

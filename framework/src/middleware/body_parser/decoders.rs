@@ -35,7 +35,7 @@ pub trait Decoder: Send + Sync + 'static {
 
 /// Whether the request's one content coding is `coding`.
 fn sent_in(ctx: &Context, coding: &str) -> bool {
-    content_encodings(ctx.headers()) == [coding]
+    content_encodings(ctx.request_headers()) == [coding]
 }
 
 /// The decoded body: `reader`'s bytes, read to one byte past `limit` (that is how a body over
@@ -50,8 +50,8 @@ fn decoded(
     invalid: &'static str,
 ) -> Result<Bytes, HttpError> {
     let out = read_to_limit(reader, sent, limit, invalid)?;
-    ctx.headers_mut().remove(CONTENT_ENCODING);
-    ctx.headers_mut().remove(CONTENT_LENGTH);
+    ctx.request_headers_mut().remove(CONTENT_ENCODING);
+    ctx.request_headers_mut().remove(CONTENT_LENGTH);
     Ok(out.into())
 }
 
@@ -170,7 +170,7 @@ pub struct JsonDecoder;
 
 impl Decoder for JsonDecoder {
     fn accepts(&self, ctx: &Context) -> bool {
-        is_json_media_type(ctx.headers())
+        is_json_media_type(ctx.request_headers())
     }
 
     fn decode(&self, _ctx: &mut Context, body: Bytes, _limit: usize) -> Result<Bytes, HttpError> {
@@ -188,7 +188,7 @@ pub struct FormDecoder;
 
 impl Decoder for FormDecoder {
     fn accepts(&self, ctx: &Context) -> bool {
-        is_form_media_type(ctx.headers())
+        is_form_media_type(ctx.request_headers())
     }
 
     fn decode(&self, ctx: &mut Context, body: Bytes, limit: usize) -> Result<Bytes, HttpError> {

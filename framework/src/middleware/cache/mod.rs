@@ -242,7 +242,7 @@ impl Cache {
             return false;
         };
         let body = match encoding.token() {
-            Some(token) if encoding_quality(ctx.headers(), token) > 0.0 => {
+            Some(token) if encoding_quality(ctx.request_headers(), token) > 0.0 => {
                 headers.insert(CONTENT_ENCODING, HeaderValue::from_static(token));
                 weaken(&mut headers);
                 body
@@ -265,8 +265,7 @@ impl Cache {
         headers.insert(X_CACHE, HeaderValue::from_static("hit"));
         ctx.set_status(status);
         ctx.response_headers_mut().extend(headers);
-        ctx.body = None;
-        ctx.body_buffer = Some(body);
+        ctx.body_mut().set_bytes(body);
         true
     }
 
@@ -288,7 +287,7 @@ impl Cache {
 
     /// The entry for a cacheable answer; `None` when its encoding is one we do not know.
     fn entry(&self, ctx: &Context, now: SystemTime) -> Option<Entry> {
-        let body = ctx.body_buffer.clone().unwrap_or_default();
+        let body = ctx.body().bytes().cloned().unwrap_or_default();
         let mut headers = ctx.response_headers().clone();
         let existing = headers.remove(CONTENT_ENCODING);
         for name in [CONTENT_LENGTH, DATE, CONNECTION, X_CACHE, AGE, X_REQUEST_ID] {
@@ -445,7 +444,7 @@ impl Middleware for Cache {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
             let method = ctx.method();
-            if (*method != Method::GET && *method != Method::HEAD) || ctx.committed() {
+            if (*method != Method::GET && *method != Method::HEAD) || ctx.is_committed() {
                 return next.run(ctx).await;
             }
             self.handle_cached(ctx, next).await

@@ -4,6 +4,7 @@
 use super::X_CACHE;
 use super::entry::Stored;
 use crate::context::Context;
+use crate::cookies::CookiesExt;
 use crate::header::{cache_directive_seconds, has_cache_directive};
 use http::header::{AUTHORIZATION, ETAG, VARY};
 use http::{HeaderMap, HeaderValue, StatusCode};
@@ -12,7 +13,7 @@ use std::time::Duration;
 
 /// The TTL of a cacheable answer, `None` when it is not cacheable.
 pub(super) fn cacheable(ctx: &Context) -> Option<Duration> {
-    if ctx.status().unwrap_or(StatusCode::OK) != StatusCode::OK || ctx.has_body_stream() {
+    if ctx.status().unwrap_or(StatusCode::OK) != StatusCode::OK || ctx.body().is_stream() {
         return None;
     }
     if ctx.sets_cookies() {
@@ -35,7 +36,7 @@ pub(super) fn cacheable(ctx: &Context) -> Option<Duration> {
         return None;
     }
     let s_maxage = cache_directive_seconds(headers, "s-maxage");
-    if ctx.headers().contains_key(AUTHORIZATION)
+    if ctx.request_headers().contains_key(AUTHORIZATION)
         && s_maxage.is_none()
         && !has_cache_directive(headers, "public")
     {
@@ -46,7 +47,8 @@ pub(super) fn cacheable(ctx: &Context) -> Option<Duration> {
 }
 
 pub(super) fn request_bypasses(ctx: &Context) -> bool {
-    has_cache_directive(ctx.headers(), "no-cache") || has_cache_directive(ctx.headers(), "no-store")
+    has_cache_directive(ctx.request_headers(), "no-cache")
+        || has_cache_directive(ctx.request_headers(), "no-store")
 }
 
 pub(super) fn default_key(ctx: &Context) -> String {
@@ -58,7 +60,7 @@ pub(super) fn default_key(ctx: &Context) -> String {
 }
 
 pub(super) fn set_x_cache(ctx: &mut Context, state: &'static str) {
-    ctx.set_header(X_CACHE, HeaderValue::from_static(state));
+    ctx.set_response_header(X_CACHE, HeaderValue::from_static(state));
 }
 
 pub(super) fn weaken(headers: &mut HeaderMap) {

@@ -22,7 +22,7 @@ pub trait Compressor: Send + Sync + 'static {
     /// bodies it handles badly.
     fn accept(&self, ctx: &Context, body_len: usize) -> f32 {
         let _ = body_len;
-        encoding_quality(ctx.headers(), self.encoding())
+        encoding_quality(ctx.request_headers(), self.encoding())
     }
 
     /// Compresses a whole body.

@@ -33,7 +33,7 @@
 //!   The compressed length is unknown, so such an answer has no `Content-Length`.
 //! - **Other bodies** are compressed whole, at once, at the dynamic level.
 //!
-//! Streams ([`Context::set_body_stream`]) are compressed as streams, by every built-in coding through
+//! Streams ([`Content::set_stream`](crate::context::Content::set_stream)) are compressed as streams, by every built-in coding through
 //! `async-compression`: the encoder flushes whenever the source has nothing ready, so each
 //! server-sent event reaches the client compressed but as soon as it is sent; a stream whose
 //! chunks are all ready is fed 32 KiB at a time, as a large body is. A stream is
@@ -228,7 +228,7 @@ impl Compress {
 
     /// Cheapest test first: most small answers stop at the length.
     fn eligible(&self, ctx: &Context) -> Option<usize> {
-        let len = ctx.body_buffer.as_ref()?.len();
+        let len = ctx.body().bytes()?.len();
         (len >= self.config.min_length && encodable(ctx)).then_some(len)
     }
 
@@ -254,7 +254,7 @@ impl Compress {
             self.apply_stand_in(ctx);
             return;
         }
-        if ctx.has_body_stream() {
+        if ctx.body().is_stream() {
             self.apply_stream(ctx);
             return;
         }
@@ -268,7 +268,7 @@ impl Compress {
         let digest = ctx
             .extensions()
             .get::<StaticBody>()
-            .zip(ctx.body_buffer.as_ref())
+            .zip(ctx.body().bytes())
             .and_then(|(mark, body)| mark.marks(body).then(|| mark.key()));
         if let Some(digest) = digest
             && len <= self.config.static_cache_bytes
@@ -277,19 +277,20 @@ impl Compress {
             return;
         }
         if len >= self.config.stream_threshold && compressor.supports_stream() {
-            if let Some(body) = ctx.body_buffer.take() {
+            if let Some(body) = ctx.body_mut().take_bytes() {
                 let whole = BodyStream::new(http_body_util::Full::new(body));
-                ctx.set_body_stream(compressor.compress_stream(pacing::paced(whole)));
+                ctx.body_mut()
+                    .set_stream(compressor.compress_stream(pacing::paced(whole)));
                 mark_encoded(ctx, compressor.encoding());
             }
             return;
         }
-        let Some(body) = ctx.body_buffer.as_ref() else {
+        let Some(body) = ctx.body().bytes() else {
             return;
         };
         match compressor.compress(body) {
             Ok(compressed) => {
-                ctx.body_buffer = Some(compressed.into());
+                ctx.body_mut().set_bytes(compressed);
                 mark_encoded(ctx, compressor.encoding());
             }
             Err(err) => {
@@ -308,17 +309,17 @@ impl Compress {
         digest: u128,
         compressor: &Arc<dyn Compressor>,
     ) -> bool {
-        let Some(body) = ctx.body_buffer.as_ref() else {
+        let Some(body) = ctx.body().bytes() else {
             return true;
         };
         match self.variants.get_or_start(digest, compressor, body) {
-            Variant::Kept(variant) => ctx.body_buffer = Some(variant),
+            Variant::Kept(variant) => ctx.body_mut().set_bytes(variant),
             Variant::Making(making) => {
-                ctx.body_buffer = None;
                 let ready = making.map(|variant| {
                     variant.ok_or_else(|| std::io::Error::other("compressing a static body failed"))
                 });
-                ctx.set_body_stream(BodyStream::from_stream(futures_util::stream::once(ready)));
+                ctx.body_mut()
+                    .set_stream(BodyStream::from_stream(futures_util::stream::once(ready)));
             }
             Variant::Failed => return true,
             Variant::Busy => return false,
@@ -354,7 +355,7 @@ impl Compress {
     }
 
     fn apply_stream(&self, ctx: &mut Context) {
-        let Some(hint) = ctx.body_stream_mut().map(|s| s.size_hint()) else {
+        let Some(hint) = ctx.body_mut().stream_mut().map(|s| s.size_hint()) else {
             return;
         };
         // An unknown length counts as long enough: streams are usually large or live.
@@ -368,8 +369,9 @@ impl Compress {
         let Some(compressor) = self.choose(ctx, len, true) else {
             return;
         };
-        if let Some(stream) = ctx.take_body_stream() {
-            ctx.set_body_stream(compressor.compress_stream(pacing::paced(stream)));
+        if let Some(stream) = ctx.body_mut().take_stream() {
+            ctx.body_mut()
+                .set_stream(compressor.compress_stream(pacing::paced(stream)));
             mark_encoded(ctx, compressor.encoding());
         }
     }
@@ -420,7 +422,7 @@ impl Middleware for Compress {
 
     fn after(&self, ctx: &mut Context, result: Result) -> Result {
         result?;
-        if !ctx.committed() {
+        if !ctx.is_committed() {
             self.apply(ctx);
         }
         Ok(())

@@ -210,7 +210,7 @@ impl Middleware for ConcurrentLimiter {
 
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if ctx.committed() {
+            if ctx.is_committed() {
                 return next.run(ctx).await;
             }
             let key = self.key.require(ctx, self.config.allow_empty, CATEGORY)?;

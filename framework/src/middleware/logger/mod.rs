@@ -7,7 +7,8 @@
 //! `when-iso`, `when-utc-iso`, `when-unix`, `when-iso-ms`, `when-utc-iso-ms`, `size`,
 //! `size-human` (`512B`, `1.50KB`, `3.00MB`), `status`, `latency` (e.g. `1.234ms`),
 //! `latency-ms`, `payload-size`, `payload-size-human`, `~cookie`, `>request-header`,
-//! `<response-header`, `:context-key` (a string value set with `Context::set_value`), `$ENV`,
+//! `<response-header`, `:key` (a text a handler or middleware gave the line with
+//! [`LogFieldsExt::log_field`]), `$ENV`,
 //! plus `request-id`, and `trace-id` and `span-id` (from the [trace](super::trace)
 //! middleware, mounted before the logger; its trace id is also a field of the default event).
 //! An unknown tag or a missing value renders `-`. The predefined formats are
@@ -36,6 +37,8 @@
 
 mod format;
 
+use crate::client_ip::ClientIpExt;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -54,6 +57,54 @@ use crate::view::RequestView;
 
 use format::{Capture, Format};
 pub use format::{LOGGER_COMBINED, LOGGER_COMMON, LOGGER_SHORT, LOGGER_TINY};
+
+/// Texts a request gives its access-log line, read by the format's `{:key}` tags: what
+/// [`Context`] gains from the logger.
+///
+/// ```
+/// use framework::middleware::logger::LogFieldsExt;
+/// use framework::{Context, Result};
+///
+/// async fn me(ctx: &mut Context) -> Result<&'static str> {
+///     // Printed where the format says `{:user}`.
+///     ctx.log_field("user", "alice");
+///     Ok("hello")
+/// }
+/// # let _ = me;
+/// ```
+pub trait LogFieldsExt {
+    /// Gives the line `value` for the tag `{:key}`, replacing what was given for `key`
+    /// before.
+    fn log_field(&mut self, key: impl Into<Cow<'static, str>>, value: impl Into<String>);
+}
+
+impl LogFieldsExt for Context {
+    fn log_field(&mut self, key: impl Into<Cow<'static, str>>, value: impl Into<String>) {
+        let (key, value) = (key.into(), value.into());
+        if self.data::<LogFields>().is_none() {
+            self.insert_data(LogFields::default());
+        }
+        if let Some(fields) = self.data_mut::<LogFields>() {
+            match fields.0.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, slot)) => *slot = value,
+                None => fields.0.push((key, value)),
+            }
+        }
+    }
+}
+
+/// The texts given with [`LogFieldsExt::log_field`]: a handful at most, searched in order.
+#[derive(Debug, Default)]
+struct LogFields(Vec<(Cow<'static, str>, String)>);
+
+impl LogFields {
+    fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
 
 /// Receives each line, the request's record and the request's view (the same view as
 /// [`LogRecord::request`]; every hook's last argument is a [`RequestView`]).
@@ -296,7 +347,7 @@ impl Logger {
 
     fn start(&self, ctx: &mut Context) -> Pending {
         let started = ctx.start_clock();
-        let headers = ctx.headers();
+        let headers = ctx.request_headers();
         let captured = self
             .shared
             .format
@@ -304,7 +355,7 @@ impl Logger {
             .iter()
             .map(|c| match c {
                 Capture::Cookie(name) => crate::header::cookie(headers, name).map(str::to_owned),
-                Capture::RequestHeader(name) => ctx.header(name).map(str::to_owned),
+                Capture::RequestHeader(name) => ctx.request_header(name).map(str::to_owned),
                 Capture::ResponseHeader(_) | Capture::Value(_) => None,
             })
             .collect();
@@ -333,7 +384,7 @@ impl Logger {
 
     /// Nothing to log for this request: skipped, or nobody would read the line.
     fn passes(&self, ctx: &Context) -> bool {
-        ctx.committed() || !self.shared.wanted()
+        ctx.is_committed() || !self.shared.wanted()
     }
 }
 
@@ -359,20 +410,29 @@ impl Middleware for Logger {
                 Ok(()) => ctx.status().unwrap_or(StatusCode::OK),
                 Err(err) => err.status(),
             };
-            record.size = match ctx.body_stream_mut() {
+            record.size = match ctx.body_mut().stream_mut() {
                 Some(stream) => stream.size_hint().exact(),
-                None => Some(ctx.body_buffer.as_ref().map_or(0, |b| b.len() as u64)),
+                None => Some(ctx.body().bytes().map_or(0, |b| b.len() as u64)),
             };
-            record.payload_size = ctx.request_body.len();
+            record.payload_size = ctx.request_body().len();
             if record.trace.is_none() {
                 record.trace = ctx.trace().cloned();
             }
             for (slot, capture) in record.captured.iter_mut().zip(&self.shared.format.captures) {
                 match capture {
                     Capture::ResponseHeader(name) => {
-                        *slot = ctx.response_header(name).map(str::to_owned);
+                        *slot = ctx
+                            .response_headers()
+                            .get(name)
+                            .and_then(|v| v.to_str().ok())
+                            .map(str::to_owned);
                     }
-                    Capture::Value(key) => *slot = ctx.value_str(key).map(str::to_owned),
+                    Capture::Value(key) => {
+                        *slot = ctx
+                            .data::<LogFields>()
+                            .and_then(|fields| fields.get(key))
+                            .map(str::to_owned);
+                    }
                     Capture::Cookie(_) | Capture::RequestHeader(_) => {}
                 }
             }
@@ -380,10 +440,35 @@ impl Middleware for Logger {
             // A streamed body: the line waits for its end (the context holds the record until
             // the body has been sent). Otherwise the request is over: written now, without
             // boxing the record for the context.
-            if ctx.has_body_stream() {
+            if ctx.body().is_stream() {
                 ctx.hold(pending);
             }
             result
         })
+    }
+}
+
+#[cfg(test)]
+mod log_field_tests {
+    use super::{LogFields, LogFieldsExt};
+
+    /// A field given again replaces the first; others stay.
+    #[test]
+    fn a_log_field_given_again_replaces_the_first() {
+        let service = crate::App::new().build().unwrap();
+        let (parts, body) = http::Request::new(crate::body::RequestBody::Empty).into_parts();
+        let mut ctx = service.context(
+            parts,
+            body,
+            "127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap(),
+        );
+        ctx.log_field("a", "1");
+        ctx.log_field("b", String::from("x"));
+        ctx.log_field(String::from("a"), "2");
+        let fields = ctx.data::<LogFields>().unwrap();
+        assert_eq!(fields.get("a"), Some("2"));
+        assert_eq!(fields.get("b"), Some("x"));
+        assert_eq!(fields.get("c"), None);
+        assert_eq!(fields.0.len(), 2);
     }
 }

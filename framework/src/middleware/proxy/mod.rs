@@ -54,6 +54,7 @@ mod headers;
 mod idle;
 mod rewrite;
 
+use crate::client_ip::ClientIpExt;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -225,7 +226,7 @@ impl Proxy {
 
     fn upstream_request(&self, ctx: &mut Context, upgrade: bool) -> Result<Request<RequestBody>> {
         let uri = self.upstream_uri(ctx)?;
-        let mut headers = ctx.headers().clone();
+        let mut headers = ctx.request_headers().clone();
         headers::remove_hop_by_hop(&mut headers, upgrade);
         let trusted = ctx.trusts_proxy();
         if !trusted {
@@ -234,12 +235,12 @@ impl Proxy {
             headers.remove(FORWARDED);
             headers.remove(X_REAL_IP);
         }
-        append_forwarded_for(&mut headers, ctx.remote_addr().ip());
+        append_forwarded_for(&mut headers, ctx.connection().remote_addr().ip());
         if !(trusted && headers.contains_key(X_FORWARDED_PROTO)) {
             headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static("http"));
         }
         if !(trusted && headers.contains_key(X_FORWARDED_HOST))
-            && let Some(host) = ctx.headers().get(HOST)
+            && let Some(host) = ctx.request_headers().get(HOST)
         {
             headers.insert(X_FORWARDED_HOST, host.clone());
         }
@@ -261,10 +262,10 @@ impl Proxy {
             );
         }
         let body = match ctx.take_raw_body() {
-            RequestBody::Empty if !ctx.request_body.is_empty() => {
+            RequestBody::Empty if !ctx.request_body().is_empty() => {
                 // A body parser read it: forward what it kept.
-                headers.insert(CONTENT_LENGTH, HeaderValue::from(ctx.request_body.len()));
-                RequestBody::Full(ctx.request_body.clone())
+                headers.insert(CONTENT_LENGTH, HeaderValue::from(ctx.request_body().len()));
+                RequestBody::Full(ctx.request_body().clone())
             }
             body => body,
         };
@@ -276,7 +277,7 @@ impl Proxy {
     }
 
     async fn forward(&self, ctx: &mut Context) -> Result {
-        let upgrade = headers::wants_upgrade(ctx.headers());
+        let upgrade = headers::wants_upgrade(ctx.request_headers());
         let client_upgrade = if upgrade {
             ctx.extensions_mut().remove::<hyper::upgrade::OnUpgrade>()
         } else {
@@ -316,12 +317,13 @@ impl Proxy {
         ctx.set_status(parts.status);
         *ctx.response_headers_mut() = headers;
         if !switching {
-            ctx.set_body_stream(BodyStream::new(idle::IdleTimeout::new(
-                body,
-                self.body_idle_timeout,
-            )));
+            ctx.body_mut()
+                .set_stream(BodyStream::new(idle::IdleTimeout::new(
+                    body,
+                    self.body_idle_timeout,
+                )));
         }
-        ctx.set_committed(true);
+        ctx.commit();
         Ok(())
     }
 }

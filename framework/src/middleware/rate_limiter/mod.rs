@@ -214,9 +214,9 @@ fn ceil_secs(d: Duration) -> u64 {
 }
 
 fn set_headers(ctx: &mut Context, decision: &Decision) {
-    ctx.set_header(RATELIMIT_LIMIT, HeaderValue::from(decision.limit));
-    ctx.set_header(RATELIMIT_REMAINING, HeaderValue::from(decision.remaining));
-    ctx.set_header(
+    ctx.set_response_header(RATELIMIT_LIMIT, HeaderValue::from(decision.limit));
+    ctx.set_response_header(RATELIMIT_REMAINING, HeaderValue::from(decision.remaining));
+    ctx.set_response_header(
         RATELIMIT_RESET,
         HeaderValue::from(ceil_secs(decision.reset)),
     );
@@ -234,7 +234,7 @@ impl Middleware for RateLimiter {
 
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if ctx.committed() {
+            if ctx.is_committed() {
                 return next.run(ctx).await;
             }
             let key = self.key.require(ctx, self.config.allow_empty, CATEGORY)?;
@@ -255,7 +255,7 @@ impl Middleware for RateLimiter {
                 }
                 crate::telemetry::counters().refused(crate::telemetry::Refusal::RateLimiter);
                 let wait = ceil_secs(decision.retry_after).max(1);
-                ctx.set_header(http::header::RETRY_AFTER, HeaderValue::from(wait));
+                ctx.set_response_header(http::header::RETRY_AFTER, HeaderValue::from(wait));
                 return Err(HttpError::with(
                     StatusCode::TOO_MANY_REQUESTS,
                     CATEGORY,

@@ -35,6 +35,7 @@ mod memory;
 mod redis;
 mod store;
 
+use crate::cookies::CookiesExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -193,8 +194,8 @@ impl SessionMiddleware {
 
     fn client_id<'c>(&self, ctx: &'c Context) -> Option<&'c str> {
         let id = match &self.config.mode {
-            SessionMode::Cookie(name) => crate::header::cookie(ctx.headers(), name),
-            SessionMode::Header(name) => ctx.header(name),
+            SessionMode::Cookie(name) => crate::header::cookie(ctx.request_headers(), name),
+            SessionMode::Header(name) => ctx.request_header(name),
         }?;
         is_valid_id(id).then_some(id)
     }
@@ -377,7 +378,7 @@ impl Middleware for SessionMiddleware {
     }
 
     fn before(&self, ctx: &mut Context) -> Before {
-        if ctx.committed() {
+        if ctx.is_committed() {
             return Before::Pass;
         }
         if let Some(store) = self.store.in_cookie() {
@@ -421,7 +422,7 @@ impl Middleware for SessionMiddleware {
 
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if ctx.committed() {
+            if ctx.is_committed() {
                 return next.run(ctx).await;
             }
             let session = self.load(ctx).await?;

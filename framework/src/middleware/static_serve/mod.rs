@@ -128,7 +128,7 @@ const READ_WITH_STAT: u64 = 64 * 1024;
 fn read_with_stat(ctx: &Context) -> u64 {
     let likely_whole = *ctx.method() == Method::GET
         && !crate::header::has_any(
-            ctx.headers(),
+            ctx.request_headers(),
             &[
                 RANGE,
                 IF_NONE_MATCH,
@@ -212,7 +212,7 @@ impl StaticServe {
                 "query string is not allowed",
             ));
         }
-        let raw = match ctx.raw_param(crate::router::WILDCARD) {
+        let raw = match ctx.params().raw(crate::router::WILDCARD) {
             Some(raw) => raw,
             None => ctx.path().trim_start_matches('/'),
         };
@@ -271,10 +271,14 @@ impl StaticServe {
     ) -> Result<Selected> {
         let mut variants: Vec<(&'static str, &'static str, f32)> = Vec::with_capacity(2);
         if self.config.precompressed_br {
-            variants.push(("br", ".br", encoding_quality(ctx.headers(), "br")));
+            variants.push(("br", ".br", encoding_quality(ctx.request_headers(), "br")));
         }
         if self.config.precompressed_gzip {
-            variants.push(("gzip", ".gz", encoding_quality(ctx.headers(), "gzip")));
+            variants.push((
+                "gzip",
+                ".gz",
+                encoding_quality(ctx.request_headers(), "gzip"),
+            ));
         }
         if variants.is_empty() || info.is_none() {
             return Ok(Selected {
@@ -376,7 +380,7 @@ impl StaticServe {
             Some(data) => {
                 // In memory already: a slice, no copy. `start + len <= size` by construction.
                 let (start, end) = (start as usize, (start + len) as usize);
-                ctx.body_buffer = Some(data.slice(start..end));
+                ctx.body_mut().set_bytes(data.slice(start..end));
             }
             None => {
                 let reader =
@@ -387,7 +391,8 @@ impl StaticServe {
                             SourceError::OutOfPath => out_of_path(),
                             SourceError::Io(err) => err.into(),
                         })?;
-                ctx.set_body_stream(BodyStream::from_reader(reader, len));
+                ctx.body_mut()
+                    .set_stream(BodyStream::from_reader(reader, len));
             }
         }
         Ok(())
@@ -422,7 +427,7 @@ fn redirect_to_dir(ctx: &mut Context) {
     ctx.set_status(StatusCode::TEMPORARY_REDIRECT);
     // The path came from a valid request line, so it is a valid header value.
     if let Ok(value) = HeaderValue::try_from(location) {
-        ctx.set_header(LOCATION, value);
+        ctx.set_response_header(LOCATION, value);
     }
 }
 
@@ -447,7 +452,9 @@ impl Endpoint for StaticServe {
 impl Middleware for StaticServe {
     fn handle<'a>(&'a self, ctx: &'a mut Context, next: Next<'a>) -> BoxFuture<'a, Result> {
         Box::pin(async move {
-            if ctx.committed() || !(*ctx.method() == Method::GET || *ctx.method() == Method::HEAD) {
+            if ctx.is_committed()
+                || !(*ctx.method() == Method::GET || *ctx.method() == Method::HEAD)
+            {
                 return next.run(ctx).await;
             }
             match self.serve(ctx).await? {
