@@ -67,7 +67,6 @@
 //! }
 //! ```
 
-use crate::cookies::CookiesExt;
 use std::borrow::Cow;
 use std::str::FromStr;
 
@@ -77,6 +76,7 @@ use serde::{Serialize, Serializer};
 
 use crate::body::FormDecoded;
 use crate::context::Context;
+use crate::cookies::CookiesExt;
 use crate::error::HttpError;
 use crate::header::is_form_media_type;
 use crate::openapi::{Operation, Probe};

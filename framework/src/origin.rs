@@ -9,10 +9,11 @@
 //! loosened: no suffix or subdomain matching, and `null` (a sandboxed page, a `file:` URL) is
 //! never the request's own.
 
-use crate::client_ip::ClientIpExt;
 use std::sync::Arc;
 
 use http::HeaderValue;
+
+use crate::client_ip::ClientIpExt;
 
 /// Which origins a component lets in: the pages that may read responses (CORS), or open a
 /// WebSocket. Built with [`any`](Self::any), [`list`](Self::list) or

@@ -2,11 +2,11 @@
 //! `h:<name>` (a header), `q:<name>` (a query parameter), `p:<name>` (a route param), and any
 //! other name, a top-level field of the JSON body (which the body parser has read).
 
-use crate::client_ip::ClientIpExt;
 use std::borrow::Cow;
 
 use http::HeaderName;
 
+use crate::client_ip::ClientIpExt;
 use crate::context::Context;
 
 /// One part of a key.

@@ -325,6 +325,13 @@ impl Service {
         Context::new(parts, body, connection.into(), Arc::clone(&self.shared))
     }
 
+    /// The context of `request` as if from `127.0.0.1:1`, for the crate's unit tests.
+    #[cfg(test)]
+    pub(crate) fn test_context(&self, request: http::Request<RequestBody>) -> Context {
+        let (parts, body) = request.into_parts();
+        self.context(parts, body, SocketAddr::from(([127, 0, 0, 1], 1)))
+    }
+
     /// Routes `ctx`, runs its chain and turns the finished context into the response.
     pub(crate) async fn respond(&self, ctx: &mut Context) -> Response<ResponseBody> {
         let mut found = self.router.find(ctx.path());

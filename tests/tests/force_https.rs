@@ -6,11 +6,11 @@
 
 mod common;
 
-use framework::client_ip::ClientIpExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::pki::Pki;
+use framework::client_ip::ClientIpExt;
 use framework::client_ip::TrustedProxies;
 use framework::middleware::force_https::ForceHttps;
 use framework::tls::Tls;

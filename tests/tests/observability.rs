@@ -4,7 +4,6 @@
 
 mod common;
 
-use framework::middleware::logger::LogFieldsExt;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,6 +13,7 @@ use chrono::{DateTime, FixedOffset, TimeZone};
 use framework::body::BodyStream;
 use framework::middleware::body_parser::BodyParser;
 use framework::middleware::error_handler::ErrorHandler;
+use framework::middleware::logger::LogFieldsExt;
 use framework::middleware::logger::{LOGGER_TINY, Logger, LoggerConfig};
 use framework::middleware::recover::Recover;
 use framework::middleware::responder::Responder;

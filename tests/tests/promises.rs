@@ -7,12 +7,12 @@
 
 mod common;
 
-use framework::cookies::CookiesExt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use framework::cookies::Cookie;
+use framework::cookies::CookiesExt;
 use framework::middleware::cache::{Cache, CacheConfig, MemoryCacheStore};
 use framework::middleware::csrf::{Csrf, CsrfConfig};
 use framework::middleware::global_concurrent_limiter::{

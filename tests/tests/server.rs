@@ -2,9 +2,9 @@
 
 mod common;
 
-use framework::client_ip::ClientIpExt;
 use std::time::Duration;
 
+use framework::client_ip::ClientIpExt;
 use framework::middleware::body_parser::BodyParser;
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::recover::Recover;

@@ -9,12 +9,12 @@
 mod common;
 
 use common::pki::{Pki, VALID};
-use framework::client_ip::ClientIpExt;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use framework::client_ip::ClientIpExt;
 use framework::middleware::responder::Responder;
 use framework::middleware::security_headers::SecurityHeaders;
 use framework::tls::Tls;

@@ -6,7 +6,6 @@
 
 mod common;
 
-use framework::client_ip::ClientIpExt;
 use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -14,6 +13,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use framework::body::BodyStream;
+use framework::client_ip::ClientIpExt;
 use framework::http::{HeaderValue, StatusCode, header};
 use framework::middleware::error_handler::ErrorHandler;
 use framework::middleware::responder::Responder;

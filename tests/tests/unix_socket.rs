@@ -8,12 +8,12 @@
 
 mod common;
 
-use framework::client_ip::ClientIpExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use framework::client_ip::ClientIpExt;
 use framework::client_ip::TrustedProxies;
 use framework::listener::{Listener, UNIX_PEER_ADDR};
 use framework::middleware::logger::{Logger, LoggerConfig};

@@ -187,12 +187,7 @@ mod tests {
         let service = crate::App::new().build().unwrap();
         let mut request = http::Request::new(crate::body::RequestBody::Empty);
         request.headers_mut().insert("x-in", value());
-        let (parts, body) = request.into_parts();
-        let mut ctx = service.context(
-            parts,
-            body,
-            "127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap(),
-        );
+        let mut ctx = service.test_context(request);
         ctx.set_response_header(http::header::HeaderName::from_static("x-out"), value());
         assert_eq!(dropped.load(Ordering::SeqCst), 0);
         drop(ctx);
@@ -206,12 +201,7 @@ mod tests {
         use std::sync::Arc;
         let held = Arc::new(());
         let service = crate::App::new().build().unwrap();
-        let (parts, body) = http::Request::new(crate::body::RequestBody::Empty).into_parts();
-        let mut ctx = service.context(
-            parts,
-            body,
-            "127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap(),
-        );
+        let mut ctx = service.test_context(http::Request::new(crate::body::RequestBody::Empty));
         ctx.insert_data(Arc::clone(&held));
         assert_eq!(Arc::strong_count(&held), 2);
         drop(ctx);

@@ -50,7 +50,6 @@
 //! # let _ = app;
 //! ```
 
-use crate::client_ip::ClientIpExt;
 use std::borrow::Cow;
 
 use base64::Engine;
@@ -64,6 +63,7 @@ use crate::error::HttpError;
 use crate::handler::{Before, Middleware};
 use crate::middleware::ConfigError;
 
+use crate::client_ip::ClientIpExt;
 pub use crate::origin::AllowOrigin;
 
 /// Category of refusals.

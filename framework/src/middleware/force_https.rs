@@ -38,11 +38,11 @@
 //! # let _ = app;
 //! ```
 
-use crate::client_ip::ClientIpExt;
 use http::StatusCode;
 use http::uri::Authority;
 
 use crate::IntoReply;
+use crate::client_ip::ClientIpExt;
 use crate::context::Context;
 use crate::error::HttpError;
 use crate::handler::{Before, Middleware};

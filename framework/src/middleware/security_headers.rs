@@ -34,12 +34,12 @@
 //! # let _ = app;
 //! ```
 
-use crate::client_ip::ClientIpExt;
 use http::header::{
     CONTENT_SECURITY_POLICY, CONTENT_TYPE, HeaderName, HeaderValue, REFERRER_POLICY,
     STRICT_TRANSPORT_SECURITY, X_CONTENT_TYPE_OPTIONS, X_FRAME_OPTIONS,
 };
 
+use crate::client_ip::ClientIpExt;
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{Before, Middleware};

@@ -28,7 +28,6 @@
 //! # let _ = app;
 //! ```
 
-use crate::client_ip::ClientIpExt;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -36,6 +35,7 @@ use std::time::Duration;
 
 use http::{Method, StatusCode, Uri};
 
+use crate::client_ip::ClientIpExt;
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{Before, Middleware};
@@ -201,14 +201,7 @@ mod tests {
     use super::*;
 
     fn context(service: &crate::Service) -> Context {
-        let (parts, body) = http::Request::new(crate::body::RequestBody::Empty).into_parts();
-        service.context(
-            parts,
-            body,
-            "127.0.0.1:1"
-                .parse::<std::net::SocketAddr>()
-                .expect("an address"),
-        )
+        service.test_context(http::Request::new(crate::body::RequestBody::Empty))
     }
 
     /// With nobody listening, `before` counts the request and passes it on: the context holds

@@ -1,8 +1,8 @@
 //! `/users`: register, login challenge, login, current user.
 
-use framework::client_ip::ClientIpExt;
 use std::sync::Arc;
 
+use framework::client_ip::ClientIpExt;
 use framework::extract::Json;
 use framework::middleware::session::{SessionExt, SessionValue};
 use framework::reply::Created;

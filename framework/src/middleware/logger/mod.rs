@@ -37,7 +37,6 @@
 
 mod format;
 
-use crate::client_ip::ClientIpExt;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -49,6 +48,7 @@ pub use chrono::{DateTime, FixedOffset};
 use chrono::{Local, Offset, TimeZone, Utc};
 use http::{HeaderValue, Method, StatusCode, Uri, header};
 
+use crate::client_ip::ClientIpExt;
 use crate::context::Context;
 use crate::error::Result;
 use crate::handler::{Before, BoxFuture, Middleware, Next};
@@ -456,12 +456,7 @@ mod log_field_tests {
     #[test]
     fn a_log_field_given_again_replaces_the_first() {
         let service = crate::App::new().build().unwrap();
-        let (parts, body) = http::Request::new(crate::body::RequestBody::Empty).into_parts();
-        let mut ctx = service.context(
-            parts,
-            body,
-            "127.0.0.1:1".parse::<std::net::SocketAddr>().unwrap(),
-        );
+        let mut ctx = service.test_context(http::Request::new(crate::body::RequestBody::Empty));
         ctx.log_field("a", "1");
         ctx.log_field("b", String::from("x"));
         ctx.log_field(String::from("a"), "2");

@@ -54,7 +54,6 @@ mod headers;
 mod idle;
 mod rewrite;
 
-use crate::client_ip::ClientIpExt;
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -66,6 +65,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use crate::body::{BodyStream, RequestBody};
+use crate::client_ip::ClientIpExt;
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{Endpoint, EndpointFuture, endpoint_future};

@@ -35,7 +35,6 @@ mod memory;
 mod redis;
 mod store;
 
-use crate::cookies::CookiesExt;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -54,6 +53,7 @@ pub use self::store::{ImmediateSessionStore, SessionStore};
 
 use self::cookie::Sealed;
 use crate::context::Context;
+use crate::cookies::CookiesExt;
 use crate::cookies::{Cookie, CookieError, MAX_COOKIE_SIZE, SameSite};
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, BoxFuture, Middleware, Next};
