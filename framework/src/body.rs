@@ -27,7 +27,7 @@ mod request;
 mod response;
 
 pub use request::{BodyDeclined, BodyError, FormDecoded, IncomingBody, ReadError, RequestBody};
-#[cfg(feature = "static-serve")]
+#[cfg(any(test, feature = "static-serve"))]
 pub(crate) use response::READ_CHUNK;
 pub use response::{BodyStream, DynBody, ResponseBody, StaticBody};
 

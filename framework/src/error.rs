@@ -13,8 +13,10 @@ use http::StatusCode;
 use serde::Serialize;
 
 mod build;
+mod rejection;
 
 pub use build::{BuildError, Component};
+pub use rejection::{Rejection, Source};
 /// Why a route pattern was refused: the router's, the macros' and the client's one grammar
 /// (the `route-pattern` crate), met in [`BuildError::Pattern`].
 pub use route_pattern::PatternError;
@@ -241,16 +243,15 @@ where
     E: std::error::Error + Send + Sync + 'static,
 {
     fn from(err: E) -> Self {
-        // An `HttpError` is taken as it is, without boxing it as a plain error first.
-        let mut slot = Some(err);
-        if let Some(http) =
-            (&mut slot as &mut dyn std::any::Any).downcast_mut::<Option<HttpError>>()
-            && let Some(http) = http.take()
-        {
-            return Self(Box::new(Repr::Http(http)));
-        }
-        let Some(err) = slot else {
-            unreachable!("only an HttpError is taken out")
+        // An `HttpError` is taken as it is, without boxing it as a plain error first; an
+        // extractor's `Rejection` as the `HttpError` it is answered with.
+        let err = match crate::downcast::try_downcast::<HttpError, E>(err) {
+            Ok(http) => return Self(Box::new(Repr::Http(http))),
+            Err(err) => err,
+        };
+        let err = match crate::downcast::try_downcast::<Rejection, E>(err) {
+            Ok(rejection) => return Self(Box::new(Repr::Http(rejection.into()))),
+            Err(err) => err,
         };
         let plain: BoxError = Box::new(err);
         // A stalled upload is the client's doing: 408, not 500.

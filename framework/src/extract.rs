@@ -68,6 +68,7 @@
 //! ```
 
 use std::borrow::Cow;
+use std::convert::Infallible;
 use std::str::FromStr;
 
 use http::StatusCode;
@@ -78,12 +79,15 @@ use crate::body::FormDecoded;
 use crate::context::Context;
 use crate::cookies::CookiesExt;
 use crate::error::HttpError;
+pub use crate::error::{Rejection, Source};
 use crate::header::is_form_media_type;
 use crate::openapi::{Operation, Probe};
-use crate::validate::{CATEGORY, Validate, failure};
+use crate::validate::{CATEGORY, Validate};
 
 /// A value a controller method can take as an argument, made from the request before the
-/// method runs. An error answers the request instead of the method.
+/// method runs. Its [`Rejection`](FromRequest::Rejection) answers the request instead of the
+/// method; a method that takes `Result<T, T::Rejection>` gets the rejection as a value and
+/// answers it itself.
 ///
 /// ```
 /// use framework::extract::FromRequest;
@@ -93,6 +97,8 @@ use crate::validate::{CATEGORY, Validate, failure};
 /// struct Language(String);
 ///
 /// impl FromRequest for Language {
+///     type Rejection = HttpError;
+///
 ///     fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
 ///         let first = ctx
 ///             .request_header(http::header::ACCEPT_LANGUAGE)
@@ -111,8 +117,12 @@ use crate::validate::{CATEGORY, Validate, failure};
             `#[state]`, `&mut Context`, or a type implementing `framework::extract::FromRequest`"
 )]
 pub trait FromRequest: Sized {
+    /// Why it may refuse a request: the framework's extractors answer with [`Rejection`], one
+    /// of your own may answer with an [`HttpError`] or any type that converts into one.
+    type Rejection: Into<HttpError>;
+
     /// Makes the argument.
-    fn from_request(ctx: &mut Context) -> Result<Self, HttpError>;
+    fn from_request(ctx: &mut Context) -> Result<Self, Self::Rejection>;
 
     /// Describes what the argument reads in the route's OpenAPI operation (a request body
     /// through [`Operation::request_body`], a parameter, an error status it answers). The
@@ -120,6 +130,99 @@ pub trait FromRequest: Sized {
     /// `#[controller]` from their type parameter.
     fn describe(operation: &mut Operation<'_>) {
         let _ = operation;
+    }
+}
+
+/// What an argument deserialises, and from which part of the request: `#[controller]` asks
+/// this trait, not the argument's spelling, so an alias (`type NewNote = Json<Note>`), a
+/// re-export or `Result<Json<Note>, Rejection>` is documented as a body and gets its route a
+/// body parser as `Json<Note>` does. [`Json`], [`Form`], [`Query`] and [`Path`] implement it;
+/// an extractor of your own that reads a body the body parser decodes can too.
+///
+/// ```
+/// use framework::extract::{Part, Reads};
+///
+/// /// A JSON body sent as `application/vnd.notes+json`.
+/// struct NotesJson<T>(T);
+///
+/// impl<T> Reads for NotesJson<T> {
+///     type Value = T;
+///     const PART: Part = Part::Body {
+///         media_type: "application/vnd.notes+json",
+///     };
+/// }
+/// ```
+pub trait Reads {
+    /// The type deserialised (its JSON Schema, when it has one, describes the part).
+    type Value;
+    /// The part of the request it comes from.
+    const PART: Part;
+
+    /// Writes the value's validation rules into its schema ([`Validate::describe_rules`]);
+    /// nothing by default.
+    fn describe_rules(schema: &mut serde_json::Value) {
+        let _ = schema;
+    }
+}
+
+/// The part of the request a [`Reads`] argument deserialises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Part {
+    /// The body, of this media type, read by the body parser before the handler runs: a
+    /// route with such an argument needs one, and takes one body at most.
+    Body {
+        /// The media type, as the OpenAPI document names it.
+        media_type: &'static str,
+    },
+    /// The query string's parameters, one per field.
+    Query,
+    /// The path parameters, one per field.
+    Path,
+}
+
+macro_rules! reads {
+    ($($name:ident: $part:expr, $($validate:ident)?;)*) => {$(
+        impl<T $(: $validate)?> Reads for $name<T> {
+            type Value = T;
+            const PART: Part = $part;
+            $(
+                fn describe_rules(schema: &mut serde_json::Value) {
+                    <T as $validate>::describe_rules(schema);
+                }
+            )?
+        }
+    )*};
+}
+reads! {
+    Json: Part::Body { media_type: "application/json" }, Validate;
+    Form: Part::Body { media_type: "application/x-www-form-urlencoded" }, Validate;
+    Query: Part::Query, Validate;
+    Path: Part::Path, ;
+}
+
+/// `Result<T, T::Rejection>` reads what `T` reads.
+impl<T: Reads + FromRequest> Reads for Result<T, T::Rejection> {
+    type Value = T::Value;
+    const PART: Part = T::PART;
+
+    fn describe_rules(schema: &mut serde_json::Value) {
+        T::describe_rules(schema);
+    }
+}
+
+/// `Result<T, T::Rejection>`: the argument's refusal handed to the method as a value instead of
+/// answering the request, so the method can match on it. Described as `T` is.
+impl<T: FromRequest> FromRequest for Result<T, T::Rejection> {
+    type Rejection = Infallible;
+
+    #[inline]
+    fn from_request(ctx: &mut Context) -> Result<Self, Infallible> {
+        Ok(T::from_request(ctx))
+    }
+
+    fn describe(operation: &mut Operation<'_>) {
+        T::describe(operation);
     }
 }
 
@@ -186,8 +289,10 @@ impl FromContext for Context {
 pub struct Json<T>(pub T);
 
 impl<T: DeserializeOwned + Validate> FromRequest for Json<T> {
+    type Rejection = Rejection;
+
     #[inline]
-    fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
+    fn from_request(ctx: &mut Context) -> Result<Self, Rejection> {
         // The body parser accepted the media type already; only a form it decoded into JSON
         // is not a JSON body (a mark, not a second parse of `Content-Type`).
         if ctx.data::<FormDecoded>().is_some() {
@@ -196,6 +301,9 @@ impl<T: DeserializeOwned + Validate> FromRequest for Json<T> {
         ctx.bind().map(Json)
     }
 }
+
+// Documented as the inner value, so `Json<T>` is documented as `T` is.
+crate::openapi::schema_of_inner!(Json);
 
 /// Sent as the inner value's JSON, so a handler may return `Json<T>` as it would `T`.
 impl<T: Serialize> Serialize for Json<T> {
@@ -211,19 +319,19 @@ impl<T: Serialize> Serialize for Json<T> {
 pub struct Form<T>(pub T);
 
 impl<T: DeserializeOwned + Validate> FromRequest for Form<T> {
-    fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
+    type Rejection = Rejection;
+
+    fn from_request(ctx: &mut Context) -> Result<Self, Rejection> {
         if ctx.data::<FormDecoded>().is_some() {
             return ctx.bind().map(Form);
         }
         if is_form_media_type(ctx.request_headers()) {
             // A form nobody decoded: the app's mistake, not the client's.
-            return Err(HttpError::with(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "framework-bind",
-                "a Form argument found the form undecoded: add FormDecoder to the body parser \
-                 (framework::middleware::body_parser::FormDecoder)",
-            )
-            .with_exception(true));
+            return Err(Rejection::BodyUnread {
+                reader: "a Form argument",
+                fix: "FormDecoder to the body parser \
+                      (framework::middleware::body_parser::FormDecoder)",
+            });
         }
         Err(unsupported(ctx, "application/x-www-form-urlencoded"))
     }
@@ -235,7 +343,9 @@ impl<T: DeserializeOwned + Validate> FromRequest for Form<T> {
 pub struct Query<T>(pub T);
 
 impl<T: DeserializeOwned + Validate> FromRequest for Query<T> {
-    fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
+    type Rejection = Rejection;
+
+    fn from_request(ctx: &mut Context) -> Result<Self, Rejection> {
         from_pairs::<T>(ctx.raw_query().as_bytes(), "query").map(Query)
     }
 }
@@ -245,7 +355,9 @@ impl<T: DeserializeOwned + Validate> FromRequest for Query<T> {
 pub struct Path<T>(pub T);
 
 impl<T: DeserializeOwned> FromRequest for Path<T> {
-    fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
+    type Rejection = Rejection;
+
+    fn from_request(ctx: &mut Context) -> Result<Self, Rejection> {
         let encoded = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(ctx.params().iter())
             .finish();
@@ -274,18 +386,20 @@ macro_rules! deref {
 deref!(Json, Form, Query, Path);
 
 /// The 415 for a body of another media type than the extractor reads.
-fn unsupported(ctx: &Context, expected: &str) -> HttpError {
-    crate::validate::unsupported_media_type_expecting(
-        ctx.request_header(http::header::CONTENT_TYPE),
+fn unsupported(ctx: &Context, expected: &'static str) -> Rejection {
+    Rejection::UnsupportedMediaType {
+        received: ctx
+            .request_header(http::header::CONTENT_TYPE)
+            .map(str::to_owned),
         expected,
-    )
+    }
 }
 
 /// `T` from `name=value` pairs (a query string), validated.
-fn from_pairs<T: DeserializeOwned + Validate>(encoded: &[u8], what: &str) -> Result<T, HttpError> {
+fn from_pairs<T: DeserializeOwned + Validate>(encoded: &[u8], what: &str) -> Result<T, Rejection> {
     let de = serde_urlencoded::Deserializer::new(form_urlencoded::parse(encoded));
     let value: T = serde_path_to_error::deserialize(de).map_err(|e| pair_failure(&e, what))?;
-    value.validate()?;
+    value.validate().map_err(Rejection::Invalid)?;
     Ok(value)
 }
 
@@ -295,62 +409,48 @@ fn from_pairs<T: DeserializeOwned + Validate>(encoded: &[u8], what: &str) -> Res
 fn pair_failure(
     err: &serde_path_to_error::Error<serde::de::value::Error>,
     what: &str,
-) -> HttpError {
+) -> Rejection {
     let reason = err.inner().to_string();
-    crate::validate::field_failure(&err.path().to_string(), &reason).unwrap_or_else(|| {
-        HttpError::with(
-            StatusCode::BAD_REQUEST,
-            CATEGORY,
-            format!("{what}: {reason}"),
-        )
-        .with_code("invalid")
-    })
+    Rejection::Invalid(
+        crate::validate::field_failure(&err.path().to_string(), &reason).unwrap_or_else(|| {
+            HttpError::with(
+                StatusCode::BAD_REQUEST,
+                CATEGORY,
+                format!("{what}: {reason}"),
+            )
+            .with_code("invalid")
+        }),
+    )
 }
 
-/// What a named argument is read from, for its error message.
-#[doc(hidden)]
-#[derive(Clone, Copy)]
-pub enum Source {
-    Path,
-    Header,
-    Cookie,
-}
-
-impl Source {
-    fn name(self) -> &'static str {
-        match self {
-            Source::Path => "path parameter",
-            Source::Header => "header",
-            Source::Cookie => "cookie",
-        }
-    }
-
-    /// The raw text of `name` in this source.
-    fn text<'c>(self, ctx: &'c Context, name: &str) -> Option<Cow<'c, str>> {
-        match self {
-            Source::Path => ctx.param(name),
-            Source::Header => ctx.request_header(name).map(Cow::Borrowed),
-            // Percent-decoded, as the cookie jar reads it.
-            Source::Cookie => crate::header::cookie(ctx.request_headers(), name)
-                .map(|raw| percent_encoding::percent_decode_str(raw).decode_utf8_lossy()),
-        }
+/// The raw text of `name` in `source`.
+fn source_text<'c>(ctx: &'c Context, source: Source, name: &str) -> Option<Cow<'c, str>> {
+    match source {
+        Source::Path => ctx.param(name),
+        Source::Header => ctx.request_header(name).map(Cow::Borrowed),
+        // Percent-decoded, as the cookie jar reads it.
+        Source::Cookie => crate::header::cookie(ctx.request_headers(), name)
+            .map(|raw| percent_encoding::percent_decode_str(raw).decode_utf8_lossy()),
     }
 }
 
 /// A named argument that must be present: parsed with `FromStr`. Used by `#[controller]`.
 #[doc(hidden)]
 #[inline]
-pub fn required<T: FromStr>(ctx: &Context, source: Source, name: &str) -> Result<T, HttpError>
+pub fn required<T: FromStr>(
+    ctx: &Context,
+    source: Source,
+    name: &'static str,
+) -> Result<T, Rejection>
 where
     T::Err: std::fmt::Display,
 {
-    match source.text(ctx, name) {
+    match source_text(ctx, source, name) {
         Some(text) => parse(&text, source, name),
-        None => Err(failure(
-            &format!("{} {name}", source.name()),
-            "required",
-            "is required",
-        )),
+        None => Err(Rejection::Missing {
+            source,
+            name: Cow::Borrowed(name),
+        }),
     }
 }
 
@@ -360,28 +460,35 @@ where
 pub fn optional<T: FromStr>(
     ctx: &Context,
     source: Source,
-    name: &str,
-) -> Result<Option<T>, HttpError>
+    name: &'static str,
+) -> Result<Option<T>, Rejection>
 where
     T::Err: std::fmt::Display,
 {
-    source
-        .text(ctx, name)
+    source_text(ctx, source, name)
         .map(|text| parse(&text, source, name))
         .transpose()
 }
 
-fn parse<T: FromStr>(text: &str, source: Source, name: &str) -> Result<T, HttpError>
+fn parse<T: FromStr>(text: &str, source: Source, name: &'static str) -> Result<T, Rejection>
 where
     T::Err: std::fmt::Display,
 {
-    text.parse()
-        .map_err(|e| failure(&format!("{} {name}", source.name()), "invalid", e))
+    text.parse().map_err(|e: T::Err| Rejection::Malformed {
+        source,
+        name: Cow::Borrowed(name),
+        reason: e.to_string(),
+    })
 }
 
 /// A value of the app's state, cloned (`#[state]`). Used by `#[controller]`.
 #[doc(hidden)]
 #[inline]
-pub fn state<T: Clone + Send + Sync + 'static>(ctx: &Context) -> Result<T, HttpError> {
-    ctx.state().require::<T>().cloned()
+pub fn state<T: Clone + Send + Sync + 'static>(ctx: &Context) -> Result<T, Rejection> {
+    ctx.state()
+        .get::<T>()
+        .cloned()
+        .ok_or_else(|| Rejection::MissingState {
+            type_name: crate::state::readable_type_name::<T>(),
+        })
 }

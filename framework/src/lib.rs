@@ -138,7 +138,7 @@ pub mod __private {
     pub use crate::extract::{FromContext, FromRequest, Source, optional, required, state};
     pub use crate::handler::{
         BoxFuture, EndpointFuture, endpoint_future, finish, finish_found, finish_found_value,
-        finish_value,
+        finish_value, returned,
     };
     pub use crate::state::field as state_field;
     pub use crate::validate::{
@@ -150,6 +150,9 @@ pub mod __private {
     /// The OpenAPI description the macros write.
     pub mod openapi {
         pub use crate::extract::{NotFromRequest, ViaFromRequest};
-        pub use crate::openapi::{Operation, Probe, ViaNothing, ViaSchema, string_schema};
+        pub use crate::openapi::{
+            Operation, Probe, ViaDescribeReply, ViaNoReads, ViaNoReplySchema, ViaNothing, ViaReads,
+            ViaReadsSchema, ViaReplySchema, ViaSchema, string_schema,
+        };
     }
 }

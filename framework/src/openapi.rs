@@ -37,7 +37,10 @@ mod probe;
 #[cfg(feature = "docs-ui")]
 pub(crate) use docs_page::{DOCS_CSP, docs_files, docs_page};
 pub use operation::Operation;
-pub use probe::{Probe, ProbeSite, ViaNothing, ViaSchema};
+pub use probe::{
+    Probe, ProbeSite, ViaDescribeReply, ViaNoReads, ViaNoReplySchema, ViaNothing, ViaReads,
+    ViaReadsSchema, ViaReplySchema, ViaSchema,
+};
 
 /// What the whole document collects while its operations are described.
 struct Components {
@@ -111,6 +114,28 @@ pub trait DescribeReply {
     fn describe_reply(operation: &mut Operation<'_>);
 }
 
+/// `impl JsonSchema for Wrapper<T>` as `T`'s schema, for a wrapper whose body is its one value
+/// (`Json<T>`, `Created<T>`), so a route answering with it is documented as answering with `T`.
+macro_rules! schema_of_inner {
+    ($wrapper:ident) => {
+        impl<T: schemars::JsonSchema> schemars::JsonSchema for $wrapper<T> {
+            fn inline_schema() -> bool {
+                T::inline_schema()
+            }
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                T::schema_name()
+            }
+            fn schema_id() -> std::borrow::Cow<'static, str> {
+                T::schema_id()
+            }
+            fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                T::json_schema(generator)
+            }
+        }
+    };
+}
+pub(crate) use schema_of_inner;
+
 /// A controller route, as the document needs it.
 pub(crate) struct DocRoute {
     pub(crate) method: &'static str,
@@ -128,8 +153,9 @@ pub(crate) struct DocRoute {
 /// What a controller route needs of its chain, read off its own description: whether it
 /// takes a request body the body parser reads (`Json<T>`, `Form<T>`; a multipart body is
 /// streamed by its argument), and whether its handler leaves a value for a responder (a
-/// success with a body that is not a stream the handler writes itself).
-pub(crate) fn route_needs(describe: fn(&mut Operation<'_>)) -> (bool, bool) {
+/// success with a body that is not a stream the handler writes itself), and how many of its
+/// arguments read the body.
+pub(crate) fn route_needs(describe: fn(&mut Operation<'_>)) -> (bool, bool, u8) {
     let mut components = Components {
         generator: SchemaSettings::draft2020_12().into_generator(),
         security_schemes: Map::new(),
@@ -142,7 +168,7 @@ pub(crate) fn route_needs(describe: fn(&mut Operation<'_>)) -> (bool, bool) {
             .success
             .values()
             .any(|response| response.get("content").is_some());
-    (body, value)
+    (body, value, operation.bodies)
 }
 
 /// The document of these routes, as JSON bytes.

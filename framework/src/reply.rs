@@ -267,6 +267,9 @@ mod tests {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Created<T>(pub T);
 
+// Documented as the value: it is the body.
+crate::openapi::schema_of_inner!(Created);
+
 /// A handler's answer with status `204 No Content` and no body; the OpenAPI document lists
 /// the route's success as 204.
 ///

@@ -103,7 +103,7 @@ pub trait FromState: Sized + Send + Sync + 'static {
 
 /// `T`'s name as a user writes it: `std::sync::Arc<dyn app::Store>`, `String`, not the
 /// `alloc::` and `core::` paths [`type_name`] gives.
-fn readable_type_name<T: ?Sized>() -> String {
+pub(crate) fn readable_type_name<T: ?Sized>() -> String {
     type_name::<T>()
         .replace("alloc::string::String", "String")
         .replace("alloc::vec::Vec", "Vec")

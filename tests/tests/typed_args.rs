@@ -46,6 +46,8 @@ struct Ids {
 struct Tenant(String);
 
 impl FromRequest for Tenant {
+    type Rejection = HttpError;
+
     fn from_request(ctx: &mut Context) -> std::result::Result<Self, HttpError> {
         Ok(Tenant(
             ctx.request_header("x-tenant")

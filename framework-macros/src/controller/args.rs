@@ -72,7 +72,6 @@ pub(super) fn analyse_args(sig: &mut Signature, full_path: &str, errors: &mut Er
     let params = path_params(full_path);
     let mut args = Vec::new();
     let mut borrowed_seen = false;
-    let mut body_seen = false;
     for input in sig.inputs.iter_mut().skip(1) {
         let FnArg::Typed(typed) = input else { continue };
         let attr = take_arg_attr(&mut typed.attrs, errors);
@@ -117,35 +116,25 @@ pub(super) fn analyse_args(sig: &mut Signature, full_path: &str, errors: &mut Er
             named(Source::Path, name)
         } else {
             let segment = last_segment(&ty).map(|s| s.ident.to_string());
-            if let Some(segment) = &segment {
-                if SCALARS.contains(&segment.as_str()) {
-                    let known = if params.is_empty() {
-                        "it has none".to_owned()
-                    } else {
-                        params
-                            .iter()
-                            .map(|p| format!("`{p}`"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    };
-                    errors.push(syn::Error::new(
-                        typed.pat.span(),
-                        format!(
-                            "`{name}` is not a parameter of the path `{full_path}` ({known}); \
-                             a plain `{segment}` argument is a path parameter by name"
-                        ),
-                    ));
-                }
-                if segment == "Json" || segment == "Form" {
-                    if body_seen {
-                        errors.push(syn::Error::new(
-                            typed.ty.span(),
-                            "a handler reads the request body once: only one `Json` or `Form` \
-                             argument",
-                        ));
-                    }
-                    body_seen = true;
-                }
+            if let Some(segment) = &segment
+                && SCALARS.contains(&segment.as_str())
+            {
+                let known = if params.is_empty() {
+                    "it has none".to_owned()
+                } else {
+                    params
+                        .iter()
+                        .map(|p| format!("`{p}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                errors.push(syn::Error::new(
+                    typed.pat.span(),
+                    format!(
+                        "`{name}` is not a parameter of the path `{full_path}` ({known}); \
+                         a plain `{segment}` argument is a path parameter by name"
+                    ),
+                ));
             }
             ArgKind::FromRequest
         };

@@ -13,18 +13,6 @@ use super::args::{Arg, ArgKind, Source};
 use super::attrs::ControllerArgs;
 use crate::types::{is_named, option_inner, result_value, returns_result, wrapped};
 
-/// Reply types a client cannot read into a value: streams, files, redirects, upgrades.
-const UNREADABLE: [&str; 8] = [
-    "Sse",
-    "JsonLines",
-    "BodyStream",
-    "Upgraded",
-    "Redirect",
-    "NamedFile",
-    "Attachment",
-    "Response",
-];
-
 /// Argument types that read the body in a way the client does not write.
 const UNSENDABLE: [&str; 1] = ["Multipart"];
 
@@ -237,7 +225,11 @@ fn argument(index: usize, arg: &Arg) -> syn::Result<Option<(TokenStream, TokenSt
     Ok(Some((param, step)))
 }
 
-/// How the route's success value is read, from its written return type.
+/// How the route's success value is read, from its written return type. The client method's
+/// signature is written here, before any type is known, so the wrappers whose value is read
+/// (`Result`, `Option`, `Json`, `Created`, `NoContent`) and the standard text and bytes types
+/// are told by their names; any other type is read through `ClientAnswer`, which refuses what
+/// has no value to read.
 fn answer(output: Option<&Type>) -> syn::Result<Answer<'_>> {
     let Some(ty) = output else {
         return Ok(Answer::Empty);
@@ -282,16 +274,8 @@ fn kind(ty: &Type) -> syn::Result<Answer<'_>> {
     if is_named(ty, "Bytes") || wrapped(ty, "Vec").is_some_and(|t| is_named(t, "u8")) {
         return Ok(Answer::Bytes);
     }
-    if let Some(what) = UNREADABLE.iter().find(|what| is_named(ty, what)) {
-        return Err(syn::Error::new(
-            ty.span(),
-            format!(
-                "the generated client cannot read a `{what}` answer into a value: declare this \
-                 route in a `#[controller]` impl block of the implementing type instead of the \
-                 `#[api]` trait"
-            ),
-        ));
-    }
+    // Anything else is read through `ClientAnswer` (a `Deserialize` type): a stream, a file, a
+    // redirect or an upgrade is none, and the error is reported at this type.
     if matches!(ty, Type::ImplTrait(_) | Type::Reference(_)) {
         return Err(syn::Error::new(
             ty.span(),
@@ -334,8 +318,6 @@ mod tests {
             ("Result<Bytes>", "bytes"),
             ("Vec<u8>", "bytes"),
             ("Vec<Note>", "json"),
-            ("Result<Sse>", "error"),
-            ("Result<Redirect>", "error"),
             ("Result<Option<String>>", "error"),
         ] {
             assert_eq!(read(ty), expected, "{ty}");

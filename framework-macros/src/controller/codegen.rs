@@ -9,7 +9,7 @@ use syn::{Ident, LitStr, Type};
 use super::Handler;
 use super::args::{Arg, ArgKind};
 use super::attrs::ControllerArgs;
-use crate::types::{is_named, option_inner, result_value, returns_result};
+use crate::types::option_inner;
 
 pub(super) fn registration(
     self_ty: &Type,
@@ -99,7 +99,6 @@ fn handler_fns(this: &TokenStream, path: &TokenStream, handler: &Handler) -> Tok
     let Handler {
         name,
         args,
-        output,
         describe,
         ..
     } = handler;
@@ -108,21 +107,17 @@ fn handler_fns(this: &TokenStream, path: &TokenStream, handler: &Handler) -> Tok
     let endpoint_fn = format_ident!("__framework_endpoint_{}", name);
     let span = name.span();
     let (lets, values) = arg_values(args);
-    let output = output.as_ref();
-    // `Option<T>` (plain or in a `Result`): `None` is a 404.
-    let finish = match (output.is_some_and(returns_result), returns_option(output)) {
-        (true, false) => quote_spanned! {span=>
-            ::framework::__private::finish(this.#name(#(#values),*).await, ctx)
-        },
-        (false, false) => quote_spanned! {span=>
-            ::framework::__private::finish_value(this.#name(#(#values),*).await, ctx)
-        },
-        (true, true) => quote_spanned! {span=>
-            ::framework::__private::finish_found(this.#name(#(#values),*).await, ctx)
-        },
-        (false, true) => quote_spanned! {span=>
-            ::framework::__private::finish_found_value(this.#name(#(#values),*).await, ctx)
-        },
+    // A `Result` (under any alias), an `Option` whose `None` is a 404, both, or a plain value:
+    // told by the value's type (`framework::handler::returned`), not by the return type's name.
+    let finish = quote_spanned! {span=>
+        let __out = this.#name(#(#values),*).await;
+        #[allow(unused_imports)]
+        use ::framework::__private::returned::{
+            ViaFound as _, ViaFoundResult as _, ViaResult as _, ViaValue as _,
+        };
+        (&&&&::framework::__private::returned::ReturnProbe::of(&__out))
+            .tag()
+            .finish(__out, ctx)
     };
     quote! {
         #[doc(hidden)]
@@ -170,14 +165,6 @@ fn route_def(handler: &Handler, path: &TokenStream) -> TokenStream {
     }
 }
 
-/// Whether a handler's value (inside a `Result`, if it returns one) is an `Option`: `None`
-/// is a 404.
-fn returns_option(output: Option<&Type>) -> bool {
-    output
-        .and_then(result_value)
-        .is_some_and(|value| is_named(value, "Option"))
-}
-
 /// The statements that make a handler's arguments (owned ones in order, the borrowed one
 /// last), and the expressions passed to the method. The borrowed one is made last because it
 /// holds a borrow of `ctx` until the call, and the owned ones each need `ctx` while they are
@@ -191,7 +178,8 @@ fn arg_values(args: &[Arg]) -> (Vec<TokenStream>, Vec<TokenStream>) {
         let span = ty.span();
         let make = match kind {
             ArgKind::FromRequest => quote_spanned! {span=>
-                <#ty as ::framework::__private::FromRequest>::from_request(ctx)?
+                <#ty as ::framework::__private::FromRequest>::from_request(ctx)
+                    .map_err(::core::convert::Into::<::framework::HttpError>::into)?
             },
             ArgKind::Named {
                 source,
@@ -240,7 +228,9 @@ fn arg_values(args: &[Arg]) -> (Vec<TokenStream>, Vec<TokenStream>) {
                 continue;
             }
         };
-        lets.push(quote!(let #var = #make;));
+        // The rejection goes into an `HttpError`: the identity for an extractor that refuses
+        // with one.
+        lets.push(quote!(#[allow(clippy::useless_conversion)] let #var = #make;));
         values.push(quote!(#var));
     }
     lets.extend(borrowed);

@@ -6,7 +6,7 @@ use syn::{Attribute, Type};
 
 use super::args::{Arg, ArgKind};
 use super::attrs::RouteArgs;
-use crate::types::{is_named, option_inner, result_value, wrapped};
+use crate::types::option_inner;
 
 /// The code that describes a handler for the OpenAPI document: its doc comment, its
 /// arguments as parameters and body, its return type as the success response.
@@ -20,24 +20,30 @@ pub(super) fn describe_body(
     let mut steps = vec![quote!(d.doc(#doc);)];
     steps.extend(route.errors.iter().map(|status| quote!(d.error(#status);)));
     steps.extend(args.iter().flat_map(describe_arg));
-    // The success response, from the written return type: the value in a `Result`, `T` of a
-    // `Json<T>`.
-    let value = output
-        .and_then(result_value)
-        .map(|ty| wrapped(ty, "Json").unwrap_or(ty));
-    // `Option<T>`: `T`, or 404.
-    let value = value.map(|ty| match option_inner(ty) {
-        Some(inner) => {
-            steps.push(quote!(d.error(404);));
-            wrapped(inner, "Json").unwrap_or(inner)
+    // The success response, asked of the return type as the method's answer is: `None` of an
+    // `Option` (in a `Result` or not) is a 404, and the value's type describes itself or gives
+    // its schema.
+    let output = output.map_or_else(|| quote!(()), |ty| quote!(#ty));
+    steps.push(quote! {
+        let tag = (&&&&::framework::__private::returned::ReturnProbe::<#output>::new()).tag();
+        if tag.found() {
+            d.error(404);
         }
-        None => ty,
+        let value = tag.value();
+        let schema = (&&&value).reply_schema(d.generator());
+        d.success((&&value).status(), Some("application/json"), schema);
     });
-    let (status, body) = success(value);
-    steps.push(success_response(status, body));
     quote! {
         #[allow(unused_imports)]
-        use ::framework::__private::openapi::{ViaNothing as _, ViaSchema as _};
+        use ::framework::__private::openapi::{
+            ViaDescribeReply as _, ViaNoReplySchema as _, ViaNothing as _, ViaReplySchema as _,
+            ViaSchema as _,
+        };
+        #[allow(unused_imports)]
+        use ::framework::__private::returned::{
+            ViaFound as _, ViaFoundResult as _, ViaNoStatus as _, ViaResult as _,
+            ViaStatus as _, ViaValue as _,
+        };
         #(#steps)*
     }
 }
@@ -60,8 +66,9 @@ fn doc_comment(attrs: &[Attribute]) -> String {
     lines.join("\n")
 }
 
-/// The steps that describe one argument: a parameter, the parameters of a `Query<T>` or a
-/// `Path<T>`, or the request body of a `Json<T>` or a `Form<T>`.
+/// The steps that describe one argument: a parameter by name, or what a `FromRequest`
+/// argument reads (`framework::extract::Reads`: the request body of a `Json<T>` or a `Form<T>`, the parameters
+/// of a `Query<T>` or a `Path<T>`) and says of itself (`FromRequest::describe`).
 fn describe_arg(Arg { ty, kind, .. }: &Arg) -> Vec<TokenStream> {
     let mut steps = Vec::new();
     match kind {
@@ -84,33 +91,14 @@ fn describe_arg(Arg { ty, kind, .. }: &Arg) -> Vec<TokenStream> {
             });
         }
         ArgKind::FromRequest => {
-            let body = [
-                ("Json", "application/json"),
-                ("Form", "application/x-www-form-urlencoded"),
-            ]
-            .into_iter()
-            .find_map(|(name, media)| wrapped(ty, name).map(|inner| (inner, media)));
-            if let Some((inner, media)) = body {
-                let schema = validated(inner);
-                steps.push(quote! {
-                    #schema
-                    d.body(#media, schema);
-                });
-            }
-            if let Some(inner) = wrapped(ty, "Query") {
-                let schema = validated(inner);
-                steps.push(quote! {
-                    #schema
-                    d.parameters_of("query", schema);
-                });
-            }
-            if let Some(inner) = wrapped(ty, "Path") {
-                let schema = probe(inner);
-                steps.push(quote! {
-                    let schema = #schema;
-                    d.parameters_of("path", schema);
-                });
-            }
+            // What it reads (a body, the query, the path parameters), asked of its type's
+            // `Reads`, so an alias describes as the type it names.
+            steps.push(quote! {{
+                use ::framework::__private::openapi::{
+                    ViaNoReads as _, ViaReads as _, ViaReadsSchema as _,
+                };
+                (&&&::framework::__private::openapi::Probe::<#ty>::new()).describe_reads(d);
+            }});
             // Anything else the argument says of itself (`FromRequest::describe`).
             steps.push(quote! {{
                 use ::framework::__private::openapi::{NotFromRequest as _, ViaFromRequest as _};
@@ -122,65 +110,10 @@ fn describe_arg(Arg { ty, kind, .. }: &Arg) -> Vec<TokenStream> {
     steps
 }
 
-/// The success status and the type of its body: `NoContent` is 204 and `Upgraded` (a
-/// WebSocket: `Result<Upgraded>` is the 101 of `ctx.websocket(..)`) is 101, both without a body;
-/// `Created<T>` is 201 with `T`; any other value is 200 with itself.
-fn success(ty: Option<&Type>) -> (u16, Option<&Type>) {
-    match ty {
-        Some(ty) if is_named(ty, "NoContent") => (204, None),
-        Some(ty) if is_named(ty, "Upgraded") => (101, None),
-        Some(ty) => match wrapped(ty, "Created") {
-            Some(inner) => (201, Some(wrapped(inner, "Json").unwrap_or(inner))),
-            None => (200, Some(ty)),
-        },
-        None => (200, None),
-    }
-}
-
-/// The step that describes the success response: its status, and its body's media type and
-/// schema, told by the body's type.
-fn success_response(status: u16, body: Option<&Type>) -> TokenStream {
-    let Some(ty) = body else {
-        return quote!(d.success(#status, None, None););
-    };
-    let text = match ty {
-        Type::Reference(r) => is_named(&r.elem, "str"),
-        _ => is_named(ty, "String") || is_named(ty, "Cow"),
-    };
-    let bytes = is_named(ty, "Bytes") || wrapped(ty, "Vec").is_some_and(|t| is_named(t, "u8"));
-    if matches!(ty, Type::Tuple(t) if t.elems.is_empty()) {
-        quote!(d.success(#status, None, None);)
-    } else if text {
-        quote!(d.success(#status, Some("text/plain; charset=utf-8"), Some(::framework::__private::openapi::string_schema()));)
-    } else if is_named(ty, "BodyStream") {
-        quote!(d.success(#status, Some("application/octet-stream"), None); d.streamed();)
-    } else if bytes {
-        quote!(d.success(#status, Some("application/octet-stream"), None);)
-    } else {
-        let schema = probe(ty);
-        quote! {
-            let schema = #schema;
-            d.success(#status, Some("application/json"), schema);
-        }
-    }
-}
-
 /// The expression of a type's schema: `Some` for a `JsonSchema` type, else `None` (the
 /// framework's `Probe` picks by autoref).
 fn probe(ty: &Type) -> TokenStream {
     quote! {
         (&::framework::__private::openapi::Probe::<#ty>::new()).schema(d.generator())
-    }
-}
-
-/// `let schema = ...;`: `T`'s schema with its `Validate` rules written in.
-fn validated(inner: &Type) -> TokenStream {
-    let schema = probe(inner);
-    quote! {
-        let schema = #schema;
-        let schema = d.validated(
-            schema,
-            <#inner as ::framework::Validate>::describe_rules,
-        );
     }
 }

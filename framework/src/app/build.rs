@@ -150,6 +150,8 @@ pub(super) struct Needs {
     handler: bool,
     value: bool,
     body: bool,
+    /// How many of a controller method's arguments read the body.
+    bodies: u8,
 }
 
 impl Needs {
@@ -159,13 +161,15 @@ impl Needs {
                 handler: true,
                 value,
                 body: false,
+                bodies: 0,
             },
             Kind::Controller(describe) => {
-                let (body, value) = crate::openapi::route_needs(describe);
+                let (body, value, bodies) = crate::openapi::route_needs(describe);
                 Self {
                     handler: true,
                     value,
                     body,
+                    bodies,
                 }
             }
             Kind::Endpoint => Self::default(),
@@ -194,6 +198,9 @@ impl Needs {
                 .iter()
                 .any(|m| m.role().is_some_and(|r| roles.contains(&r)))
         };
+        if self.bodies > 1 {
+            return Err(BuildError::BodyReadTwice { route: what() });
+        }
         if self.value && !has(&[Role::Responder, Role::Renderer]) {
             return Err(BuildError::MissingComponent {
                 route: what(),

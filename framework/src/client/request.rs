@@ -301,13 +301,16 @@ fn decode<T: DeserializeOwned>(status: StatusCode, body: &[u8]) -> Result<T, Cli
 
 /// A route's success value as a generated client reads it: any `Deserialize` type. Named by
 /// the generated code at the route's return type, so a type that cannot be read is reported
-/// there.
+/// there, asked of the type rather than its name: a stream, a file, a redirect or an upgrade
+/// (`Sse`, `JsonLines`, `BodyStream`, `NamedFile`, `Redirect`, `Upgraded`) has no value to
+/// read and no `Deserialize`.
 #[diagnostic::on_unimplemented(
-    message = "the generated client cannot read `{Self}`: it does not implement `serde::Deserialize`",
+    message = "the generated client cannot read `{Self}` into a value: it does not implement \
+               `serde::Deserialize`",
     label = "the route's answer type",
-    note = "derive `serde::Deserialize` on the answer type (beside `Serialize`), or declare this \
-            route in a `#[controller]` impl block of the implementing type instead of the \
-            `#[api]` trait"
+    note = "derive `serde::Deserialize` on the answer type (beside `Serialize`); for a stream, a \
+            file, a redirect or an upgrade, declare this route in a `#[controller]` impl block \
+            of the implementing type instead of the `#[api]` trait"
 )]
 pub trait ClientAnswer: DeserializeOwned {}
 

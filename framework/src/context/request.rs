@@ -5,12 +5,12 @@ use std::borrow::Cow;
 
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderValue};
-use http::{Method, StatusCode, Uri};
+use http::{Method, Uri};
 use serde::de::DeserializeOwned;
 
 use super::{ConnectionInfo, Context, TAKEN_REQUEST_ID};
 use crate::body::{BodyDeclined, RequestBody};
-use crate::error::HttpError;
+use crate::error::Rejection;
 use crate::route::MatchedRoute;
 use crate::router::{Params, decode_param};
 use crate::validate::Validate;
@@ -163,31 +163,34 @@ impl Context {
     /// client would otherwise get would be a lie). When the parser ran but left the body unread
     /// because it is not JSON (`text/plain`, a form the parser does not decode, no
     /// `Content-Type`): **415** category `framework-body-parser`, naming the type received and
-    /// the one expected; the parser adds `Accept-Post`.
-    pub fn bind<T: DeserializeOwned + Validate>(&self) -> Result<T, HttpError> {
+    /// the one expected; the parser adds `Accept-Post`. Each is a
+    /// [`Rejection`] variant (`Invalid`, `BodyUnread`,
+    /// `UnsupportedMediaType`) a caller can match on; `?` answers it.
+    pub fn bind<T: DeserializeOwned + Validate>(&self) -> Result<T, Rejection> {
         // The mark is looked up only for a body nobody read: a parsed body costs no lookup.
         if self.request_body.is_empty()
             && self.raw_body.has_data()
             && self.data::<BodyDeclined>().is_none()
         {
-            return Err(HttpError::with(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "framework-bind",
-                "ctx.bind() found the request body unread: add the body parser \
-                 (framework::middleware::body_parser::BodyParser) to the app or the route",
-            )
-            .with_exception(true));
+            return Err(Rejection::BodyUnread {
+                reader: "ctx.bind()",
+                fix: "the body parser (framework::middleware::body_parser::BodyParser) to the \
+                      app or the route",
+            });
         }
         if self.request_body.is_empty()
             && self.raw_body.has_data()
             && !crate::header::is_json_media_type(self.request_headers())
         {
             // The parser saw the request and left its body alone: a type it does not decode.
-            return Err(crate::validate::unsupported_media_type(
-                self.request_header(http::header::CONTENT_TYPE),
-            ));
+            return Err(Rejection::UnsupportedMediaType {
+                received: self
+                    .request_header(http::header::CONTENT_TYPE)
+                    .map(str::to_owned),
+                expected: "application/json",
+            });
         }
-        crate::validate::bind_json(&self.request_body)
+        crate::validate::bind_json(&self.request_body).map_err(Rejection::Invalid)
     }
 }
 

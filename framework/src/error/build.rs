@@ -54,6 +54,12 @@ pub enum BuildError {
         /// What to add.
         component: Component,
     },
+    /// A controller method takes more than one argument that reads the request body (two
+    /// `Json`, a `Json` and a `Form`, under any name or alias): a body is read once.
+    BodyReadTwice {
+        /// The route: method, path and handler.
+        route: String,
+    },
     /// A route's CSRF check runs inside its session, so every forged request would load a
     /// session before its 403.
     CsrfInsideSession {
@@ -145,6 +151,11 @@ impl fmt::Display for BuildError {
                 message,
             } => write!(f, "controller {controller} could not be built: {message}"),
             Self::BadMethod { route, method } => write!(f, "{route}: bad method {method}"),
+            Self::BodyReadTwice { route } => write!(
+                f,
+                "{route} takes two arguments that read the request body: a body is read once, \
+                 by one Json, Form or Multipart argument"
+            ),
             Self::Setting { setting, message } => write!(f, "{setting}: {message}"),
             Self::Other(message) => f.write_str(message),
         }

@@ -31,8 +31,7 @@ use crate::error::Result;
     label = "not a reply",
     note = "a handler returns a value that implements `serde::Serialize` (text, bytes and \
             JSON values), a `framework::body::BodyStream`, `()`, or `framework::Result` of \
-            one of them; in a controller, a return type is taken as a `Result` when its name \
-            ends in `Result`"
+            one of them (or an `Option` of one: `None` is a 404)"
 )]
 pub trait IntoReply: Send + 'static {
     /// Whether the value is left in the context for a responder to turn into the body (a
@@ -40,6 +39,11 @@ pub trait IntoReply: Send + 'static {
     /// WebSocket's 101): what [`App::build`](crate::App::build) checks a route's chain for.
     #[doc(hidden)]
     const LEAVES_VALUE: bool = true;
+    /// The success status the OpenAPI document gives a route answering with this type when
+    /// the type does not describe its replies itself
+    /// ([`DescribeReply`](crate::openapi::DescribeReply)): 200, [`Created`](crate::reply::Created)'s 201.
+    #[doc(hidden)]
+    const STATUS: u16 = 200;
     /// Puts the value into the context as its answer.
     fn into_reply(self, ctx: &mut Context);
 
@@ -79,6 +83,7 @@ impl<T: Serialize + Send + Sync + 'static> IntoReply for T {
 /// # let _ = register;
 /// ```
 impl<T: Serialize + Send + Sync + 'static> IntoReply for crate::reply::Created<T> {
+    const STATUS: u16 = 201;
     fn into_reply(self, ctx: &mut Context) {
         ctx.set_status(http::StatusCode::CREATED);
         ctx.body_mut().set_value(self.0);
@@ -91,6 +96,35 @@ impl IntoReply for BodyStream {
     fn into_reply(self, ctx: &mut Context) {
         ctx.body_mut().set_stream(self);
     }
+}
+
+/// Documented as a 200 `application/octet-stream` the handler streams itself.
+impl crate::openapi::DescribeReply for BodyStream {
+    fn describe_reply(operation: &mut crate::openapi::Operation<'_>) {
+        operation.reply(200, Some("application/octet-stream"), None);
+        operation.streamed();
+    }
+}
+
+/// Text, documented as `text/plain`; bytes as `application/octet-stream`; `()` (the handler
+/// answered through the context) with no body. What the OpenAPI document says of a route that
+/// answers with one: told by the type, so an alias of one is documented as it is.
+macro_rules! describe_plain {
+    ($($ty:ty => $media:expr, $schema:expr;)*) => {$(
+        impl crate::openapi::DescribeReply for $ty {
+            fn describe_reply(operation: &mut crate::openapi::Operation<'_>) {
+                operation.reply(200, $media, $schema);
+            }
+        }
+    )*};
+}
+describe_plain! {
+    String => Some("text/plain; charset=utf-8"), Some(crate::openapi::string_schema());
+    &'static str => Some("text/plain; charset=utf-8"), Some(crate::openapi::string_schema());
+    std::borrow::Cow<'static, str> => Some("text/plain; charset=utf-8"), Some(crate::openapi::string_schema());
+    bytes::Bytes => Some("application/octet-stream"), None;
+    Vec<u8> => Some("application/octet-stream"), None;
+    () => None, None;
 }
 
 /// Puts a handler's returned value into the context ([`IntoReply`]; `()` leaves the body as the
@@ -138,8 +172,16 @@ pub fn finish_found_value<T: IntoReply>(out: Option<T>, ctx: &mut Context) -> Re
 }
 
 /// `204 No Content`, no body.
+/// Documented as a 204 without a body.
+impl crate::openapi::DescribeReply for crate::reply::NoContent {
+    fn describe_reply(operation: &mut crate::openapi::Operation<'_>) {
+        operation.reply(204, None, None);
+    }
+}
+
 impl IntoReply for crate::reply::NoContent {
     const LEAVES_VALUE: bool = false;
+    const STATUS: u16 = 204;
     fn into_reply(self, ctx: &mut Context) {
         ctx.set_status(http::StatusCode::NO_CONTENT);
         ctx.body_mut().clear();

@@ -38,4 +38,6 @@ pub use from_fn::{MiddlewareFn, from_fn};
 pub use into_reply::IntoReply;
 #[doc(hidden)]
 pub use into_reply::{finish, finish_found, finish_found_value, finish_value};
+#[doc(hidden)]
+pub mod returned;
 pub use when::{When, when};

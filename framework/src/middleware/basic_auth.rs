@@ -156,6 +156,8 @@ pub struct BasicUser {
 }
 
 impl crate::extract::FromRequest for BasicUser {
+    type Rejection = HttpError;
+
     fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
         ctx.data::<Self>().cloned().ok_or_else(|| {
             HttpError::with(

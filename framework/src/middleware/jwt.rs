@@ -137,6 +137,8 @@ pub struct Verified<C> {
 /// let a request without a token pass) the answer is a **401**; take `Option<Verified<C>>` on
 /// a route where the token is optional.
 impl<C: Clone + Send + Sync + 'static> crate::extract::FromRequest for Verified<C> {
+    type Rejection = HttpError;
+
     fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
         if let Some(verified) = ctx.data::<Self>() {
             return Ok(verified.clone());
@@ -146,7 +148,9 @@ impl<C: Clone + Send + Sync + 'static> crate::extract::FromRequest for Verified<
 }
 
 impl<C: Clone + Send + Sync + 'static> crate::extract::FromRequest for Option<Verified<C>> {
-    fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
+    type Rejection = std::convert::Infallible;
+
+    fn from_request(ctx: &mut Context) -> Result<Self, std::convert::Infallible> {
         Ok(ctx.data::<Verified<C>>().cloned())
     }
 }

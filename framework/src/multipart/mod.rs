@@ -177,6 +177,8 @@ impl<P> std::fmt::Debug for Multipart<P> {
 }
 
 impl<P: MultipartParts> FromRequest for Multipart<P> {
+    type Rejection = HttpError;
+
     /// The limits of `P`, else the app state's [`MultipartLimits`], else the defaults.
     fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
         let limits = P::LIMITS

@@ -26,6 +26,9 @@ pub struct Operation<'g> {
     pub(super) reply_described: bool,
     /// The request body is one the body parser reads (`Json<T>`, `Form<T>`).
     pub(super) parsed_body: bool,
+    /// How many arguments read the body ([`Operation::request_body`]): more than one is a
+    /// route `build()` refuses.
+    pub(super) bodies: u8,
     /// Media types a JSON answer also goes out in ([`Operation::also_media`]).
     pub(super) also_media: Vec<String>,
 }
@@ -47,6 +50,7 @@ impl<'g> Operation<'g> {
             streams: false,
             reply_described: false,
             parsed_body: false,
+            bodies: 0,
         }
     }
 
@@ -164,6 +168,7 @@ impl<'g> Operation<'g> {
     /// that reads the body describes it
     /// ([`FromRequest::describe`](crate::extract::FromRequest::describe)).
     pub fn request_body(&mut self, media: &str, media_type: Value, description: Option<String>) {
+        self.bodies = self.bodies.saturating_add(1);
         let mut content = Map::new();
         content.insert(media.to_owned(), media_type);
         let mut body = json!({"required": true});

@@ -119,22 +119,18 @@ fn describe(operation: &mut crate::openapi::Operation<'_>, items: Option<schemar
     operation.streamed();
 }
 
-// How the controller macro's probe describes a `JsonLines<T>` (see `openapi::Probe`): with
-// the schema of `T` when it has one (this inherent method, whose bound is checked first), an
-// open one otherwise (the `ViaSchema` impl below).
-impl<T: schemars::JsonSchema> crate::openapi::Probe<JsonLines<T>> {
-    /// A stream of `T`s, each described by `T`'s schema.
-    #[doc(hidden)]
-    pub fn schema(&self, site: crate::openapi::ProbeSite<'_, '_>) -> Option<schemars::Schema> {
-        site.describe_reply(|operation| {
-            let items = operation.schema_generator().subschema_for::<T>();
-            describe(operation, Some(items));
-        })
+/// A stream of `T`s, each described by `T`'s schema.
+impl<T: schemars::JsonSchema> crate::openapi::DescribeReply for JsonLines<T> {
+    fn describe_reply(operation: &mut crate::openapi::Operation<'_>) {
+        let items = operation.schema_generator().subschema_for::<T>();
+        describe(operation, Some(items));
     }
 }
 
-impl<T> crate::openapi::ViaSchema for crate::openapi::Probe<JsonLines<T>> {
-    fn schema(&self, site: crate::openapi::ProbeSite<'_, '_>) -> Option<schemars::Schema> {
+// A stream of values without a schema: the controller macro's probe (see `openapi::Probe`)
+// finds this after `DescribeReply`, which needs `T`'s schema, and describes the items open.
+impl<T> crate::openapi::ViaReplySchema for &crate::openapi::Probe<JsonLines<T>> {
+    fn reply_schema(&self, site: crate::openapi::ProbeSite<'_, '_>) -> Option<schemars::Schema> {
         site.describe_reply(|operation| describe(operation, None))
     }
 }

@@ -416,7 +416,9 @@ impl std::ops::Deref for LastEventId {
 }
 
 impl crate::extract::FromRequest for LastEventId {
-    fn from_request(ctx: &mut Context) -> Result<Self, HttpError> {
+    type Rejection = std::convert::Infallible;
+
+    fn from_request(ctx: &mut Context) -> Result<Self, std::convert::Infallible> {
         Ok(Self::of(ctx))
     }
 }

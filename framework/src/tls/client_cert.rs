@@ -140,6 +140,8 @@ impl ClientCert {
 /// authentication, or an optional certificate not shown) the answer is a **401**, category
 /// `framework-tls`; take `Option<Arc<ClientCert>>` where the certificate is optional.
 impl crate::extract::FromRequest for Arc<ClientCert> {
+    type Rejection = crate::HttpError;
+
     fn from_request(ctx: &mut crate::Context) -> Result<Self, crate::HttpError> {
         ctx.connection().client_cert().cloned().ok_or_else(|| {
             crate::HttpError::with(
@@ -152,7 +154,9 @@ impl crate::extract::FromRequest for Arc<ClientCert> {
 }
 
 impl crate::extract::FromRequest for Option<Arc<ClientCert>> {
-    fn from_request(ctx: &mut crate::Context) -> Result<Self, crate::HttpError> {
+    type Rejection = std::convert::Infallible;
+
+    fn from_request(ctx: &mut crate::Context) -> Result<Self, std::convert::Infallible> {
         Ok(ctx.connection().client_cert().cloned())
     }
 }

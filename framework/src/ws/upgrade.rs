@@ -183,5 +183,13 @@ pub struct Upgraded;
 
 impl crate::IntoReply for Upgraded {
     const LEAVES_VALUE: bool = false;
+    const STATUS: u16 = 101;
     fn into_reply(self, _ctx: &mut Context) {}
+}
+
+/// Documented as a 101 without a body.
+impl crate::openapi::DescribeReply for Upgraded {
+    fn describe_reply(operation: &mut crate::openapi::Operation<'_>) {
+        operation.reply(101, None, None);
+    }
 }

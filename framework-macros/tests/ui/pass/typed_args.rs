@@ -20,6 +20,8 @@ struct Ids {
 struct Mine;
 
 impl FromRequest for Mine {
+    type Rejection = HttpError;
+
     fn from_request(_ctx: &mut Context) -> std::result::Result<Self, HttpError> {
         Ok(Mine)
     }
