@@ -145,7 +145,8 @@ impl Context {
 /// took the other), is left as it is. The typed data
 /// gives its boxes back to the thread (`TypedData::finish`). Sound because a field left as it
 /// is owns nothing; it saves each field's drop glue, an out-of-line call even when empty (the
-/// figures: BENCHMARKS.md, "Hand-written fast paths").
+/// figures: BENCHMARKS.md, "Hand-written fast paths": 133 instructions of `GET /json`, 1.077×
+/// against 1.090× hyper-id, over the CI check's 1.08× without it).
 impl Drop for Context {
     fn drop(&mut self) {
         // The data first: its values may be guards (a lock, a counted slot) to give back.

@@ -162,10 +162,6 @@ impl<S: Socket> AsyncRead for TrackedStream<S> {
                 if let Err(drained) = result {
                     debug_assert_eq!(drained.kind(), io::ErrorKind::WouldBlock);
                     this.drained = true;
-                    // Forgotten rather than dropped: it is the bare kind made above, which owns
-                    // nothing, and its drop is an out-of-line call on every short read, so on
-                    // nearly every request (BENCHMARKS.md, "Hand-written fast paths").
-                    std::mem::forget(drained);
                 }
             }
             if let Some(budget) = budget {
