@@ -204,6 +204,30 @@ pub enum ReadError {
     Io(BoxError),
 }
 
+/// What a handler that reads the body itself ([`RequestBody::read_limited`]) answers when the
+/// read fails, as the body parser does: **413** past the limit, **408** when the client stalls,
+/// **400** when the connection fails (its error is logged at debug, not sent). Category
+/// `framework-body`.
+impl From<ReadError> for crate::HttpError {
+    fn from(err: ReadError) -> Self {
+        let (status, message) = match err {
+            ReadError::TooLarge => (
+                http::StatusCode::PAYLOAD_TOO_LARGE,
+                "request body is too large",
+            ),
+            ReadError::TimedOut => (
+                http::StatusCode::REQUEST_TIMEOUT,
+                "request body read timed out",
+            ),
+            ReadError::Io(e) => {
+                tracing::debug!(error = %e, "reading the request body failed");
+                (http::StatusCode::BAD_REQUEST, "failed to read request body")
+            }
+        };
+        crate::HttpError::with(status, "framework-body", message)
+    }
+}
+
 impl RequestBody {
     /// hyper's body from a connection, each chunk awaited at most `timeout`, and the whole
     /// arriving at least at `min_rate` (see [`crate::ServerLimits::body_min_rate`]). A body

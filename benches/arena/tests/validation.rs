@@ -1,0 +1,641 @@
+//! HttpArena's validation rules for the profiles the entry enters (its `scripts/validate.sh`,
+//! read from the repository: facts, not code), run against the started entry over real
+//! sockets. The data is made here, in the arena's format: a dataset of 50 items and the 20
+//! static files with their sizes and `.gz`/`.br` siblings.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rand::Rng;
+use serde_json::{Value, json};
+
+/// The arena's static files: name and size in bytes.
+const STATIC_FILES: [(&str, usize); 20] = [
+    ("reset.css", 8192),
+    ("layout.css", 25600),
+    ("theme.css", 18432),
+    ("components.css", 204_800),
+    ("utilities.css", 61440),
+    ("analytics.js", 12288),
+    ("helpers.js", 22528),
+    ("app.js", 204_800),
+    ("vendor.js", 307_200),
+    ("router.js", 35840),
+    ("header.html", 122_880),
+    ("footer.html", 56320),
+    ("logo.svg", 15344),
+    ("icon-sprite.svg", 71680),
+    ("manifest.json", 2883),
+    ("regular.woff2", 18432),
+    ("bold.woff2", 22528),
+    ("hero.webp", 46080),
+    ("thumb1.webp", 8192),
+    ("thumb2.webp", 6144),
+];
+
+const CATEGORIES: [&str; 10] = [
+    "electronics",
+    "tools",
+    "garden",
+    "kitchen",
+    "sports",
+    "toys",
+    "books",
+    "office",
+    "music",
+    "health",
+];
+
+/// The entry, started on a port of its own, and the data it serves.
+struct Entry {
+    addr: SocketAddr,
+    dataset: Vec<Value>,
+    static_dir: PathBuf,
+    /// The test's folder, removed when the test ends.
+    root: PathBuf,
+}
+
+impl Drop for Entry {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+impl Entry {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+/// A folder of this test's own (the tests of this file run at once, in one process).
+fn scratch(name: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("arena-{name}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// 50 items in the dataset's shape, ids 1 to 50, integer prices, quantities and ratings.
+fn make_dataset(path: &Path) -> Vec<Value> {
+    let mut rng = rand::rng();
+    let items: Vec<Value> = (1..=50)
+        .map(|id| {
+            let tags = &["sale", "popular"][..(id as usize % 2) + 1];
+            json!({
+                "id": id,
+                "name": format!("Item {id}"),
+                "category": CATEGORIES[(id as usize - 1) / 5],
+                "price": rng.random_range(1..=500),
+                "quantity": rng.random_range(1..=1000),
+                "active": id % 3 != 0,
+                "tags": tags,
+                "rating": {"score": rng.random_range(1..=50), "count": rng.random_range(1..=500)},
+            })
+        })
+        .collect();
+    std::fs::write(path, serde_json::to_vec(&items).unwrap()).unwrap();
+    items
+}
+
+/// The 20 files with their sizes: text for the text types, random bytes for fonts and
+/// images; a `.gz` and a `.br` sibling of each text file, as the arena ships them.
+fn make_static(dir: &Path) {
+    let mut rng = rand::rng();
+    for (name, size) in STATIC_FILES {
+        let binary = name.ends_with(".woff2") || name.ends_with(".webp");
+        let bytes: Vec<u8> = if binary {
+            (0..size).map(|_| rng.random()).collect()
+        } else {
+            let line = format!(
+                "/* {name}: rule {{ color: #{:06x}; }} */\n",
+                rng.random_range(0..0xffffff)
+            );
+            line.bytes().cycle().take(size).collect()
+        };
+        std::fs::write(dir.join(name), &bytes).unwrap();
+        if !binary {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            gz.write_all(&bytes).unwrap();
+            std::fs::write(dir.join(format!("{name}.gz")), gz.finish().unwrap()).unwrap();
+            let mut br = Vec::new();
+            brotli::BrotliCompress(
+                &mut &bytes[..],
+                &mut br,
+                &brotli::enc::BrotliEncoderParams {
+                    quality: 5,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            std::fs::write(dir.join(format!("{name}.br")), br).unwrap();
+        }
+    }
+}
+
+async fn start() -> Entry {
+    let dir = scratch("data");
+    let dataset_path = dir.join("dataset.json");
+    let dataset = make_dataset(&dataset_path);
+    let static_dir = dir.join("static");
+    std::fs::create_dir_all(&static_dir).unwrap();
+    make_static(&static_dir);
+    let settings = arena::Settings {
+        dataset: dataset_path,
+        static_dir: static_dir.clone(),
+    };
+    let service = arena::app(&settings).unwrap().build().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { service.serve(listener).await });
+    Entry {
+        addr,
+        dataset,
+        static_dir,
+        root: dir,
+    }
+}
+
+/// A client that asks for no compression and decompresses nothing.
+fn plain_client() -> reqwest::Client {
+    reqwest::Client::builder().no_gzip().build().unwrap()
+}
+
+/// A raw exchange: `parts` written one by one, 30 ms apart, with `TCP_NODELAY`, then
+/// everything read until the server closes (at most 5 s): the arena's fragmentation cases.
+fn raw_exchange(addr: SocketAddr, parts: &[&[u8]]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_nodelay(true).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            std::thread::sleep(Duration::from_millis(30));
+        }
+        stream.write_all(part).unwrap();
+    }
+    let mut out = Vec::new();
+    stream
+        .read_to_end(&mut out)
+        .expect("the server closes the connection after the response (Connection: close)");
+    out
+}
+
+/// The responses in `raw`, in order: status and body, framed by `Content-Length` or chunked.
+fn parse_responses(mut raw: &[u8]) -> Vec<(u16, String)> {
+    let mut out = Vec::new();
+    while !raw.is_empty() {
+        let end = raw
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a complete head");
+        let head = std::str::from_utf8(&raw[..end])
+            .unwrap()
+            .to_ascii_lowercase();
+        raw = &raw[end + 4..];
+        let status: u16 = head[9..12].parse().unwrap();
+        let header = |name: &str| {
+            head.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name}: ")).map(str::to_owned))
+        };
+        let body = if let Some(len) = header("content-length") {
+            let len: usize = len.trim().parse().unwrap();
+            let body = raw[..len].to_vec();
+            raw = &raw[len..];
+            body
+        } else {
+            assert_eq!(
+                header("transfer-encoding").as_deref(),
+                Some("chunked"),
+                "{head}"
+            );
+            let mut body = Vec::new();
+            loop {
+                let line_end = raw.windows(2).position(|w| w == b"\r\n").unwrap();
+                let size = usize::from_str_radix(
+                    std::str::from_utf8(&raw[..line_end]).unwrap().trim(),
+                    16,
+                )
+                .unwrap();
+                raw = &raw[line_end + 2..];
+                if size == 0 {
+                    raw = &raw[2..];
+                    break;
+                }
+                body.extend_from_slice(&raw[..size]);
+                raw = &raw[size + 2..];
+            }
+            body
+        };
+        out.push((status, String::from_utf8(body).unwrap()));
+    }
+    out
+}
+
+fn content_type(response: &reqwest::Response) -> String {
+    response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_owned())
+        .unwrap_or_default()
+}
+
+/// `baseline` and `limited-conn`: the twelve checks.
+#[tokio::test]
+async fn baseline_answers_sums_whatever_the_framing() {
+    let entry = start().await;
+    let client = plain_client();
+    let get = client
+        .get(entry.url("/baseline11?a=13&b=42"))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        content_type(&get).starts_with("text/plain"),
+        "{}",
+        content_type(&get)
+    );
+    assert_eq!(get.text().await.unwrap(), "55");
+    let post = client
+        .post(entry.url("/baseline11?a=13&b=42"))
+        .header("content-type", "text/plain")
+        .body("20")
+        .send()
+        .await
+        .unwrap();
+    assert!(content_type(&post).starts_with("text/plain"));
+    assert_eq!(post.text().await.unwrap(), "75");
+
+    // Chunked, and without a Content-Type (as the load generator sends it).
+    let addr = entry.addr;
+    let chunked = tokio::task::spawn_blocking(move || {
+        raw_exchange(addr, &[b"POST /baseline11?a=13&b=42 HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n2\r\n20\r\n0\r\n\r\n"])
+    })
+    .await
+    .unwrap();
+    assert_eq!(parse_responses(&chunked), [(200, "75".to_owned())]);
+
+    // Random parameters, and two different bodies in a row: nothing is cached.
+    let (a, b) = (
+        rand::rng().random_range(100..1000),
+        rand::rng().random_range(100..1000),
+    );
+    let random = client
+        .get(entry.url(&format!("/baseline11?a={a}&b={b}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(random.text().await.unwrap(), (a + b).to_string());
+    let first: i64 = rand::rng().random_range(100..1000);
+    let second = if first == 999 { 100 } else { first + 1 };
+    for body in [first, second] {
+        let answer = client
+            .post(entry.url("/baseline11?a=13&b=42"))
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.text().await.unwrap(), (55 + body).to_string());
+    }
+
+    // The load generator's zero-padded numbers are numbers.
+    let padded = client
+        .get(entry.url("/baseline11?a=013&b=0042"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(padded.text().await.unwrap(), "55");
+
+    // TCP fragmentation: the request line split, each header alone, the body apart, the body
+    // byte by byte.
+    let cases: [(&[&[u8]], &str); 4] = [
+        (
+            &[b"GET /baseli", b"ne11?a=13&b=42 HTTP/1.1\r\n", b"Host: localhost\r\nConnection: close\r\n\r\n"],
+            "55",
+        ),
+        (
+            &[
+                b"GET /baseline11?a=13&b=42 HTTP/1.1\r\n",
+                b"Host: localhost\r\n",
+                b"User-Agent: arena-frag/1.0\r\n",
+                b"Connection: close\r\n\r\n",
+            ],
+            "55",
+        ),
+        (
+            &[
+                b"POST /baseline11?a=13&b=42 HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nConnection: close\r\n\r\n",
+                b"20",
+            ],
+            "75",
+        ),
+        (
+            &[
+                b"POST /baseline11?a=13&b=42 HTTP/1.1\r\nHost: localhost\r\nContent-Length: 2\r\nConnection: close\r\n\r\n",
+                b"2",
+                b"0",
+            ],
+            "75",
+        ),
+    ];
+    for (parts, expected) in cases {
+        let parts: Vec<Vec<u8>> = parts.iter().map(|p| p.to_vec()).collect();
+        let raw = tokio::task::spawn_blocking(move || {
+            let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+            raw_exchange(addr, &parts)
+        })
+        .await
+        .unwrap();
+        assert_eq!(parse_responses(&raw), [(200, expected.to_owned())]);
+    }
+
+    // A body that is no number is a 400, not a panic or a 500.
+    let bad = client
+        .post(entry.url("/baseline11?a=1&b=2"))
+        .body("twenty")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+}
+
+/// `pipelined`: 16 requests written at once on one connection come back in their order.
+#[tokio::test]
+async fn pipelined_requests_are_answered_in_order() {
+    let entry = start().await;
+    let addr = entry.addr;
+    let raw = tokio::task::spawn_blocking(move || {
+        let mut batch = Vec::new();
+        for i in 0..16 {
+            let target = if i % 2 == 0 {
+                "/pipeline".to_owned()
+            } else {
+                format!("/baseline11?a={i}&b=0")
+            };
+            let close = if i == 15 { "Connection: close\r\n" } else { "" };
+            batch.extend_from_slice(
+                format!("GET {target} HTTP/1.1\r\nHost: localhost:8080\r\n{close}\r\n").as_bytes(),
+            );
+        }
+        raw_exchange(addr, &[&batch])
+    })
+    .await
+    .unwrap();
+    let answers = parse_responses(&raw);
+    let expected: Vec<(u16, String)> = (0..16)
+        .map(|i| {
+            (
+                200,
+                if i % 2 == 0 {
+                    "ok".to_owned()
+                } else {
+                    i.to_string()
+                },
+            )
+        })
+        .collect();
+    assert_eq!(answers, expected);
+    let one = plain_client()
+        .get(entry.url("/pipeline"))
+        .send()
+        .await
+        .unwrap();
+    assert!(content_type(&one).starts_with("text/plain"));
+}
+
+/// `json`: the first `count` items, each with its exact total, and `count`; a body unique to
+/// each multiplier.
+#[tokio::test]
+async fn json_prices_the_first_items_with_the_multiplier() {
+    let entry = start().await;
+    let client = plain_client();
+    let mut bodies = std::collections::HashSet::new();
+    for (count, m) in [(12, 3), (22, 7), (31, 2), (50, 5), (50, 6)] {
+        let answer = client
+            .get(entry.url(&format!("/json/{count}?m={m}")))
+            .send()
+            .await
+            .unwrap();
+        assert!(answer.headers().get("content-encoding").is_none());
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(body["count"], count);
+        let items = body["items"].as_array().unwrap();
+        assert_eq!(items.len(), count);
+        for (item, source) in items.iter().zip(&entry.dataset) {
+            let total =
+                source["price"].as_i64().unwrap() * source["quantity"].as_i64().unwrap() * m;
+            let mut expected = source.clone();
+            expected["total"] = json!(total);
+            assert_eq!(item, &expected);
+        }
+        assert!(bodies.insert(body.to_string()), "a body per (count, m)");
+    }
+    let typed = client.get(entry.url("/json/50?m=1")).send().await.unwrap();
+    assert!(content_type(&typed).starts_with("application/json"));
+    // Without `m`, the multiplier is 1.
+    let plain: Value = client
+        .get(entry.url("/json/1"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let first = &entry.dataset[0];
+    assert_eq!(
+        plain["items"][0]["total"].as_i64(),
+        Some(first["price"].as_i64().unwrap() * first["quantity"].as_i64().unwrap())
+    );
+}
+
+fn decode(encoding: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    match encoding {
+        "gzip" => {
+            flate2::read::GzDecoder::new(bytes)
+                .read_to_end(&mut out)
+                .unwrap();
+        }
+        "br" => {
+            brotli::BrotliDecompress(&mut &bytes[..], &mut out).unwrap();
+        }
+        other => panic!("unexpected encoding {other}"),
+    }
+    out
+}
+
+/// `json-comp`: compressed when asked (gzip or brotli), plain when not.
+#[tokio::test]
+async fn json_is_compressed_only_when_the_client_asks() {
+    let entry = start().await;
+    let client = plain_client();
+    for (count, m) in [(50, 1), (25, 3), (40, 7), (50, 2)] {
+        let answer = client
+            .get(entry.url(&format!("/json/{count}?m={m}")))
+            .header("accept-encoding", "gzip, br")
+            .send()
+            .await
+            .unwrap();
+        assert!(content_type(&answer).starts_with("application/json"));
+        let encoding = answer.headers()["content-encoding"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        assert!(encoding == "gzip" || encoding == "br", "{encoding}");
+        let body: Value =
+            serde_json::from_slice(&decode(&encoding, &answer.bytes().await.unwrap())).unwrap();
+        assert_eq!(body["count"], count);
+        for (item, source) in body["items"].as_array().unwrap().iter().zip(&entry.dataset) {
+            let total =
+                source["price"].as_i64().unwrap() * source["quantity"].as_i64().unwrap() * m;
+            assert_eq!(item["total"], total);
+        }
+    }
+    let gzip_only = client
+        .get(entry.url("/json/50?m=1"))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gzip_only.headers()["content-encoding"], "gzip");
+    let plain = client.get(entry.url("/json/50?m=1")).send().await.unwrap();
+    assert!(plain.headers().get("content-encoding").is_none());
+}
+
+/// `upload`: the number of bytes read, for small, random and large bodies, sent with a
+/// `Content-Length` or chunked; past the limit a 413.
+#[tokio::test]
+async fn upload_counts_the_bytes_it_reads() {
+    let entry = start().await;
+    let client = plain_client();
+    let hello = client
+        .post(entry.url("/upload"))
+        .header("content-type", "application/octet-stream")
+        .body("Hello, HttpArena!")
+        .send()
+        .await
+        .unwrap();
+    assert!(content_type(&hello).starts_with("text/plain"));
+    assert_eq!(hello.text().await.unwrap(), "17");
+    let mut rng = rand::rng();
+    let random: String = (0..48)
+        .map(|_| {
+            let chars = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+            chars[rng.random_range(0..chars.len())] as char
+        })
+        .collect();
+    let answer = client
+        .post(entry.url("/upload"))
+        .body(random)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(answer.text().await.unwrap(), "48");
+    for size in [512_000, 2_097_152, 10_485_760, 20_971_520] {
+        let body: Vec<u8> = (0..size).map(|_| rng.random()).collect();
+        let answer = client
+            .post(entry.url("/upload"))
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        assert_eq!(answer.text().await.unwrap(), size.to_string());
+    }
+    // Chunked: parts with no declared length, written apart.
+    let addr = entry.addr;
+    let raw = tokio::task::spawn_blocking(move || {
+        let chunk = format!("{:x}\r\n{}\r\n", 100_000, "7".repeat(100_000));
+        let mut parts: Vec<Vec<u8>> = vec![
+            b"POST /upload HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n".to_vec(),
+        ];
+        parts.extend((0..8).map(|_| chunk.clone().into_bytes()));
+        parts.push(b"0\r\n\r\n".to_vec());
+        let parts: Vec<&[u8]> = parts.iter().map(Vec::as_slice).collect();
+        raw_exchange(addr, &parts)
+    })
+    .await
+    .unwrap();
+    assert_eq!(parse_responses(&raw), [(200, "800000".to_owned())]);
+    // One byte past the limit is refused.
+    let over = client
+        .post(entry.url("/upload"))
+        .body(vec![0u8; arena::UPLOAD_LIMIT + 1])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(over.status(), 413);
+    let at = client
+        .post(entry.url("/upload"))
+        .body(vec![0u8; arena::UPLOAD_LIMIT])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(at.text().await.unwrap(), arena::UPLOAD_LIMIT.to_string());
+}
+
+/// `static`: every file whole without compression, decompressing to itself with it, the
+/// types the arena checks, and a 404.
+#[tokio::test]
+async fn static_files_are_served_whole_typed_and_compressed_when_asked() {
+    let entry = start().await;
+    let client = plain_client();
+    for (name, expected) in [
+        ("reset.css", "text/css"),
+        ("app.js", "javascript"),
+        ("manifest.json", "application/json"),
+    ] {
+        let answer = client
+            .get(entry.url(&format!("/static/{name}")))
+            .send()
+            .await
+            .unwrap();
+        let ty = content_type(&answer);
+        assert!(ty.contains(expected), "{name}: {ty}");
+    }
+    let mut compressed = 0;
+    for (name, size) in STATIC_FILES {
+        let on_disk = std::fs::read(entry.static_dir.join(name)).unwrap();
+        assert_eq!(on_disk.len(), size);
+        let plain = client
+            .get(entry.url(&format!("/static/{name}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(plain.status(), 200, "{name}");
+        assert!(plain.headers().get("content-encoding").is_none(), "{name}");
+        assert_eq!(plain.bytes().await.unwrap(), on_disk, "{name}");
+        let asked = client
+            .get(entry.url(&format!("/static/{name}")))
+            .header("accept-encoding", "br;q=1, gzip;q=0.8")
+            .send()
+            .await
+            .unwrap();
+        let encoding = asked
+            .headers()
+            .get("content-encoding")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let bytes = asked.bytes().await.unwrap();
+        match encoding {
+            Some(encoding) => {
+                compressed += 1;
+                assert_eq!(decode(&encoding, &bytes), on_disk, "{name} as {encoding}");
+            }
+            None => assert_eq!(bytes, on_disk, "{name}"),
+        }
+    }
+    assert!(
+        compressed >= 15,
+        "the text files are sent compressed: {compressed}"
+    );
+    let missing = client
+        .get(entry.url("/static/nonexistent.txt"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+}
