@@ -9,10 +9,14 @@
 //! | `pipelined` | `GET /pipeline` | `ok`, `text/plain` |
 //! | `json`, `json-comp` | `GET /json/{count}?m=` | the first `count` items of the dataset, each with `total = price * quantity * m`, and `count`; compressed (brotli or gzip) when the client asks |
 //! | `upload` | `POST /upload` | the number of body bytes read |
+//! | `async-db` | `GET /async-db?min=&max=&limit=` | up to `limit` items of PostgreSQL's `items` priced between `min` and `max`, and `count` |
 //! | `static` | `GET /static/{file}` | the file, read from disk on every request, its `.br`/`.gz` sibling for a client that accepts it (`StaticServeConfig::precompressed_*`) |
 //!
 //! [`Settings::from_env`] reads where the data is (`/data/dataset.json` and `/data/static/`, as
-//! the arena mounts them; `ARENA_DATASET` and `ARENA_STATIC` override each, for tests).
+//! the arena mounts them; `ARENA_DATASET` and `ARENA_STATIC` override each, for tests) and the
+//! database (`DATABASE_URL`, `DATABASE_MAX_CONN`).
+
+mod db;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,6 +34,8 @@ pub const UPLOAD_LIMIT: usize = 32 * 1024 * 1024;
 /// The largest number a baseline `POST` may carry as its body, in bytes.
 const NUMBER_LIMIT: usize = 32;
 
+pub use db::Database;
+
 /// Where the entry finds its data.
 #[derive(Clone, Debug)]
 pub struct Settings {
@@ -37,6 +43,10 @@ pub struct Settings {
     pub dataset: PathBuf,
     /// The folder the `static` profile serves.
     pub static_dir: PathBuf,
+    /// The PostgreSQL database of the `async-db` profile (`DATABASE_URL`), if any.
+    pub database_url: Option<String>,
+    /// The size of its pool (`DATABASE_MAX_CONN`, 256 when unset, as the arena sets it).
+    pub database_max_conn: u32,
 }
 
 impl Settings {
@@ -48,6 +58,13 @@ impl Settings {
         Self {
             dataset: path("ARENA_DATASET", "/data/dataset.json"),
             static_dir: path("ARENA_STATIC", "/data/static"),
+            database_url: std::env::var("DATABASE_URL")
+                .ok()
+                .filter(|url| !url.is_empty()),
+            database_max_conn: std::env::var("DATABASE_MAX_CONN")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(256),
         }
     }
 }
@@ -220,9 +237,12 @@ impl Arena {
 /// The entry's app: the handlers, compression as the client asks, and the static files.
 pub fn app(settings: &Settings) -> std::io::Result<App> {
     let dataset = Dataset::load(&settings.dataset)?;
+    let database = Database::new(settings.database_url.as_deref(), settings.database_max_conn)
+        .map_err(std::io::Error::other)?;
     let mut app = App::new()
         .use_middleware(Compress::new(CompressConfig::default()))
         .with_state(dataset)
+        .with_state(database)
         .mount_controllers();
     // The arena mounts the files only for the profiles that read them.
     if settings.static_dir.is_dir() {

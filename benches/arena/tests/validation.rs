@@ -137,6 +137,10 @@ fn make_static(dir: &Path) {
 }
 
 async fn start() -> Entry {
+    start_with_database(None).await
+}
+
+async fn start_with_database(database_url: Option<String>) -> Entry {
     let dir = scratch("data");
     let dataset_path = dir.join("dataset.json");
     let dataset = make_dataset(&dataset_path);
@@ -146,6 +150,8 @@ async fn start() -> Entry {
     let settings = arena::Settings {
         dataset: dataset_path,
         static_dir: static_dir.clone(),
+        database_url,
+        database_max_conn: 8,
     };
     let service = arena::app(&settings).unwrap().build().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -638,4 +644,136 @@ async fn static_files_are_served_whole_typed_and_compressed_when_asked() {
         .await
         .unwrap();
     assert_eq!(missing.status(), 404);
+}
+
+/// A schema of this run's own holding the arena's `items` table with `rows` rows of its
+/// shape (prices 1 to 500, one of the ten categories, a JSONB array of tags, a rating), and
+/// the database URL that reads it (its `search_path`). `None` without `TEST_DATABASE_URL`.
+async fn items_database(rows: i32) -> Option<(String, sqlx::PgPool, Dropped)> {
+    let Ok(base) = std::env::var("TEST_DATABASE_URL") else {
+        eprintln!("skipped: TEST_DATABASE_URL is not set");
+        return None;
+    };
+    let schema = format!(
+        "arena_{}_{}",
+        std::process::id(),
+        rand::rng().random::<u32>()
+    );
+    let admin = sqlx::PgPool::connect(&base).await.unwrap();
+    sqlx::query(&format!("CREATE SCHEMA {schema}"))
+        .execute(&admin)
+        .await
+        .unwrap();
+    let separator = if base.contains('?') { '&' } else { '?' };
+    let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
+    let pool = sqlx::PgPool::connect(&url).await.unwrap();
+    sqlx::query(
+        "CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL, category TEXT NOT NULL, \
+         price INTEGER NOT NULL, quantity INTEGER NOT NULL, active BOOLEAN NOT NULL, \
+         tags JSONB NOT NULL, rating_score INTEGER NOT NULL, rating_count INTEGER NOT NULL)",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    sqlx::query(
+        "INSERT INTO items SELECT i, 'Item ' || i, \
+         (ARRAY['electronics','tools','garden','kitchen','sports','toys','books','office','music','health'])[1 + i % 10], \
+         1 + (i * 7919) % 500, 1 + (i * 104729) % 1000, i % 3 <> 0, \
+         (ARRAY['[\"sale\"]','[\"sale\",\"popular\"]','[\"new\",\"heavy-duty\",\"popular\"]'])[1 + i % 3]::jsonb, \
+         1 + i % 50, 1 + i % 500 FROM generate_series(1, $1) AS i",
+    )
+    .bind(rows)
+    .execute(&pool)
+    .await
+    .unwrap();
+    Some((url, pool, Dropped { admin, schema }))
+}
+
+/// The test's schema, dropped when the test ends.
+struct Dropped {
+    admin: sqlx::PgPool,
+    schema: String,
+}
+
+impl Dropped {
+    async fn drop_schema(self) {
+        sqlx::query(&format!("DROP SCHEMA {} CASCADE", self.schema))
+            .execute(&self.admin)
+            .await
+            .unwrap();
+    }
+}
+
+/// `async-db`: `count` rows of the range, each of the table's values in the dataset's shape;
+/// a range no row is in answers none.
+#[tokio::test]
+async fn async_db_reads_the_range_from_postgres() {
+    let Some((url, pool, schema)) = items_database(5000).await else {
+        return;
+    };
+    let entry = start_with_database(Some(url)).await;
+    let client = plain_client();
+    for (min, max, limit) in [(5, 80, 7), (20, 150, 18), (100, 400, 33), (10, 50, 50)] {
+        let answer = client
+            .get(entry.url(&format!("/async-db?min={min}&max={max}&limit={limit}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200);
+        assert!(content_type(&answer).starts_with("application/json"));
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(body["count"], limit);
+        let items = body["items"].as_array().unwrap();
+        assert_eq!(items.len(), limit);
+        for item in items {
+            let id = item["id"].as_i64().unwrap() as i32;
+            let (name, price, active, tags, score, count): (String, i32, bool, String, i32, i32) =
+                sqlx::query_as(
+                    "SELECT name, price, active, tags::text, rating_score, rating_count \
+                     FROM items WHERE id = $1",
+                )
+                .bind(id)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            assert!((min..=max).contains(&price), "{item}");
+            assert_eq!(item["name"], name);
+            assert_eq!(item["price"], price);
+            assert_eq!(item["active"], active);
+            assert_eq!(item["tags"], serde_json::from_str::<Value>(&tags).unwrap());
+            assert_eq!(item["rating"], json!({"score": score, "count": count}));
+        }
+    }
+    // A limit past 50 is 50; none in the range is none.
+    let many: Value = client
+        .get(entry.url("/async-db?min=1&max=500&limit=500"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(many["count"], 50);
+    let none: Value = client
+        .get(entry.url("/async-db?min=9999&max=9999&limit=50"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(none, json!({"items": [], "count": 0}));
+    pool.close().await;
+    schema.drop_schema().await;
+}
+
+/// Without a database the profile answers 503 within its deadline, and the others still work.
+#[tokio::test]
+async fn async_db_without_a_database_is_a_503() {
+    let entry = start_with_database(Some("postgres://nobody@127.0.0.1:1/none".to_owned())).await;
+    let client = plain_client();
+    let answer = client.get(entry.url("/async-db")).send().await.unwrap();
+    assert_eq!(answer.status(), 503);
+    let json = client.get(entry.url("/json/1?m=1")).send().await.unwrap();
+    assert_eq!(json.status(), 200);
 }
