@@ -35,7 +35,7 @@ impl Database {
         Ok(Self(Some(pool)))
     }
 
-    fn pool(&self) -> Result<&PgPool, HttpError> {
+    pub(crate) fn pool(&self) -> Result<&PgPool, HttpError> {
         self.0.as_ref().ok_or_else(|| {
             HttpError::new("no database is configured (DATABASE_URL)")
                 .with_status(http::StatusCode::SERVICE_UNAVAILABLE)
@@ -45,7 +45,7 @@ impl Database {
 }
 
 /// A failed query: 503, the driver's words in the log only.
-fn unavailable(err: &sqlx::Error) -> HttpError {
+pub(crate) fn unavailable(err: &sqlx::Error) -> HttpError {
     eprintln!("arena: database: {err}");
     HttpError::new("the database is unavailable")
         .with_status(http::StatusCode::SERVICE_UNAVAILABLE)
@@ -72,42 +72,65 @@ fn fifty<T: From<u8>>() -> T {
     T::from(50)
 }
 
-/// A row of `items`, as the arena answers it.
-#[derive(Serialize, sqlx::FromRow)]
-struct Row {
+/// A row of `items`, as the database has it.
+#[derive(sqlx::FromRow)]
+pub(crate) struct Row {
     id: i32,
     name: String,
     category: String,
     price: i32,
     quantity: i32,
     active: bool,
-    /// The JSONB array, as text from the database and a JSON array in the answer.
-    #[serde(serialize_with = "raw_json")]
+    /// The JSONB array, as text.
     tags: String,
-    #[serde(skip)]
     rating_score: i32,
-    #[serde(skip)]
     rating_count: i32,
 }
 
-/// An item with its rating nested, as the dataset has it.
-#[derive(Serialize)]
-struct Item {
-    #[serde(flatten)]
-    row: Row,
+/// The columns a [`Row`] is read from, for `concat!` into a query written once.
+macro_rules! columns {
+    () => {
+        "id, name, category, price, quantity, active, tags::text AS tags, rating_score, rating_count"
+    };
+}
+pub(crate) use columns;
+
+/// An item as the arena answers it: the dataset's shape, the rating nested.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Item {
+    id: i32,
+    name: String,
+    category: String,
+    price: i32,
+    quantity: i32,
+    active: bool,
+    tags: serde_json::Value,
     rating: Rating,
 }
 
-#[derive(Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 struct Rating {
     score: i32,
     count: i32,
 }
 
-/// Text the database wrote as JSON, sent as the JSON it is.
-fn raw_json<S: serde::Serializer>(text: &str, serializer: S) -> Result<S::Ok, S::Error> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(serde::ser::Error::custom)?;
-    value.serialize(serializer)
+impl From<Row> for Item {
+    fn from(row: Row) -> Self {
+        Self {
+            id: row.id,
+            name: row.name,
+            category: row.category,
+            price: row.price,
+            quantity: row.quantity,
+            active: row.active,
+            // PostgreSQL wrote it from a JSONB value: it is JSON.
+            tags: serde_json::from_str(&row.tags).unwrap_or_default(),
+            rating: Rating {
+                score: row.rating_score,
+                count: row.rating_count,
+            },
+        }
+    }
 }
 
 /// The `async-db` answer.
@@ -130,26 +153,18 @@ impl Db {
     /// list, which would tell the client that no item matches).
     #[get("/async-db")]
     async fn async_db(&self, range: Query<Range>) -> framework::Result<Json<Items>> {
-        let rows: Vec<Row> = sqlx::query_as(
-            "SELECT id, name, category, price, quantity, active, tags::text AS tags, \
-             rating_score, rating_count FROM items WHERE price BETWEEN $1 AND $2 LIMIT $3",
-        )
+        let rows: Vec<Row> = sqlx::query_as(concat!(
+            "SELECT ",
+            columns!(),
+            " FROM items WHERE price BETWEEN $1 AND $2 LIMIT $3"
+        ))
         .bind(range.min)
         .bind(range.max)
         .bind(range.limit.clamp(1, 50))
         .fetch_all(self.database.pool()?)
         .await
         .map_err(|err| unavailable(&err))?;
-        let items: Vec<Item> = rows
-            .into_iter()
-            .map(|row| Item {
-                rating: Rating {
-                    score: row.rating_score,
-                    count: row.rating_count,
-                },
-                row,
-            })
-            .collect();
+        let items: Vec<Item> = rows.into_iter().map(Item::from).collect();
         Ok(Json(Items {
             count: items.len(),
             items,

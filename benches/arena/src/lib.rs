@@ -10,12 +10,14 @@
 //! | `json`, `json-comp` | `GET /json/{count}?m=` | the first `count` items of the dataset, each with `total = price * quantity * m`, and `count`; compressed (brotli or gzip) when the client asks |
 //! | `upload` | `POST /upload` | the number of body bytes read |
 //! | `async-db` | `GET /async-db?min=&max=&limit=` | up to `limit` items of PostgreSQL's `items` priced between `min` and `max`, and `count` |
+//! | `crud` | `GET /crud/items?category=&page=&limit=`, `GET`/`PUT /crud/items/{id}`, `POST /crud/items` | a page of a category; one item, cache-aside for 200 ms with `X-Cache: HIT`/`MISS`; an upsert (201); an update (200, 404) that invalidates the cached item |
 //! | `static` | `GET /static/{file}` | the file, read from disk on every request, its `.br`/`.gz` sibling for a client that accepts it (`StaticServeConfig::precompressed_*`) |
 //!
 //! [`Settings::from_env`] reads where the data is (`/data/dataset.json` and `/data/static/`, as
 //! the arena mounts them; `ARENA_DATASET` and `ARENA_STATIC` override each, for tests) and the
 //! database (`DATABASE_URL`, `DATABASE_MAX_CONN`).
 
+mod crud;
 mod db;
 
 use std::path::PathBuf;
@@ -34,6 +36,7 @@ pub const UPLOAD_LIMIT: usize = 32 * 1024 * 1024;
 /// The largest number a baseline `POST` may carry as its body, in bytes.
 const NUMBER_LIMIT: usize = 32;
 
+pub use crud::{CACHED_ITEMS, ITEM_TTL, ItemCache};
 pub use db::Database;
 
 /// Where the entry finds its data.
@@ -243,6 +246,7 @@ pub fn app(settings: &Settings) -> std::io::Result<App> {
         .use_middleware(Compress::new(CompressConfig::default()))
         .with_state(dataset)
         .with_state(database)
+        .with_state(ItemCache::default())
         .mount_controllers();
     // The arena mounts the files only for the profiles that read them.
     if settings.static_dir.is_dir() {

@@ -777,3 +777,130 @@ async fn async_db_without_a_database_is_a_503() {
     let json = client.get(entry.url("/json/1?m=1")).send().await.unwrap();
     assert_eq!(json.status(), 200);
 }
+
+/// `crud`: the arena's seven checks (a page, a read, MISS then HIT, a 404, a create, its read,
+/// an update that invalidates), the TTL, zero-padded ids and an update of nothing.
+#[tokio::test]
+async fn crud_reads_through_a_cache_that_writes_invalidate() {
+    let Some((url, pool, schema)) = items_database(5000).await else {
+        return;
+    };
+    let entry = start_with_database(Some(url)).await;
+    let client = plain_client();
+    let page: Value = client
+        .get(entry.url("/crud/items?category=electronics&page=1&limit=5"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let items = page["items"].as_array().unwrap();
+    assert_eq!(items.len(), 5);
+    assert_eq!(
+        (page["total"].clone(), page["page"].clone()),
+        (json!(5), json!(1))
+    );
+    assert!(
+        items
+            .iter()
+            .all(|item| item["rating"].is_object() && item["category"] == "electronics")
+    );
+    let ids: Vec<i64> = items.iter().map(|i| i["id"].as_i64().unwrap()).collect();
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "by id: {ids:?}");
+    let second: Value = client
+        .get(entry.url("/crud/items?category=electronics&page=02&limit=5"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(second["items"][0]["id"].as_i64().unwrap() > *ids.last().unwrap());
+
+    let read = |path: &str| {
+        let request = client.get(entry.url(path));
+        async move {
+            let answer = request.send().await.unwrap();
+            let cache = answer
+                .headers()
+                .get("x-cache")
+                .map(|v| v.to_str().unwrap().to_owned());
+            (
+                answer.status().as_u16(),
+                cache,
+                answer.json::<Value>().await.ok(),
+            )
+        }
+    };
+    let (status, _, one) = read("/crud/items/1").await;
+    assert_eq!((status, one.unwrap()["id"].clone()), (200, json!(1)));
+    let (_, first, body) = read("/crud/items/42").await;
+    assert_eq!(first.as_deref(), Some("MISS"));
+    let (_, again, cached) = read("/crud/items/00042").await;
+    assert_eq!(
+        again.as_deref(),
+        Some("HIT"),
+        "a zero-padded id is the same item"
+    );
+    assert_eq!(body, cached);
+    tokio::time::sleep(arena::ITEM_TTL + std::time::Duration::from_millis(100)).await;
+    let (_, expired, _) = read("/crud/items/42").await;
+    assert_eq!(
+        expired.as_deref(),
+        Some("MISS"),
+        "past its TTL the item is read again"
+    );
+    let (missing, _, _) = read("/crud/items/999999").await;
+    assert_eq!(missing, 404);
+
+    let created = client
+        .post(entry.url("/crud/items"))
+        .json(&json!({"id": 200001, "name": "ValidateItem", "category": "test", "price": 42, "quantity": 7}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), 201);
+    let (_, _, made) = read("/crud/items/200001").await;
+    let made = made.unwrap();
+    assert_eq!(
+        (made["id"].clone(), made["name"].clone()),
+        (json!(200001), json!("ValidateItem"))
+    );
+    let (_, warm, _) = read("/crud/items/200001").await;
+    assert_eq!(warm.as_deref(), Some("HIT"));
+    let updated = client
+        .put(entry.url("/crud/items/200001"))
+        .json(&json!({"name": "UpdatedItem", "category": "test", "price": 99, "quantity": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(updated.status(), 200);
+    assert_eq!(
+        updated.json::<Value>().await.unwrap(),
+        json!({"id": 200001, "name": "UpdatedItem", "category": "test", "price": 99, "quantity": 1})
+    );
+    let (_, after, fresh) = read("/crud/items/200001").await;
+    assert_eq!(
+        after.as_deref(),
+        Some("MISS"),
+        "the update invalidated the cached item"
+    );
+    assert_eq!(fresh.unwrap()["price"], 99);
+    let nothing = client
+        .put(entry.url("/crud/items/300000"))
+        .json(&json!({"name": "Nobody", "price": 1, "quantity": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(nothing.status(), 404);
+    let bad = client
+        .post(entry.url("/crud/items"))
+        .json(&json!({"id": 1, "name": "", "category": "test", "price": 1, "quantity": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), 400);
+    pool.close().await;
+    schema.drop_schema().await;
+}

@@ -41,6 +41,11 @@
 //!
 //! **Store errors** never fail a request: the error is logged and the cache is bypassed.
 //!
+//! **In a handler**: the same stores serve cache-aside reads of records ([`read_through`]: the
+//! stored value, else the loaded one stored for a TTL, told apart by [`CacheRead`]), invalidated
+//! with [`CacheStore::delete`] when a record changes. The memory store's bounds hold for
+//! them too.
+//!
 //! Where: outside etag and the error handler (so the stored answer is final, with its tag),
 //! inside fresh and compress (so a hit can still be a 304, and compress leaves an encoded hit
 //! alone): recover, logger, compress, fresh, **cache**, etag, error handler, responder.
@@ -54,6 +59,7 @@
 //! # let _ = app;
 //! ```
 
+mod aside;
 mod entry;
 mod memory;
 mod policy;
@@ -82,6 +88,7 @@ use crate::middleware::compress::is_compressible;
 use crate::negotiation::encoding_quality;
 use entry::{Entry, Stored};
 
+pub use aside::{CacheRead, read_through};
 pub use memory::{DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, MemoryCacheStore};
 use policy::{
     add_vary_accept_encoding, cacheable, decompress, default_key, request_bypasses, set_x_cache,
