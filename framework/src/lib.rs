@@ -74,7 +74,7 @@ pub use handler::{
 /// The `http` crate the API is written in (methods, status codes, header names and values),
 /// re-exported: `framework::http::StatusCode` is always the version the framework uses.
 pub use http;
-pub use limits::{MinDataRate, ServerLimits, default_max_connections};
+pub use limits::{HttpVersions, MinDataRate, ServerLimits, default_max_connections};
 pub use reply::Reply;
 /// The `schemars` crate the OpenAPI document is built with: a type the document describes
 /// derives `schemars::JsonSchema` of this version (`schemars = "1"`).

@@ -50,6 +50,45 @@ pub struct ServerLimits {
     pub drain_delay: Duration,
     /// On shutdown, how long requests being handled may finish.
     pub shutdown_timeout: Duration,
+    /// The HTTP versions the server speaks: both by default (HTTP/2 by prior knowledge or
+    /// ALPN `h2`, else HTTP/1.1). See [`HttpVersions`].
+    pub http_versions: HttpVersions,
+}
+
+/// The HTTP versions a server speaks on its connections ([`ServerLimits::http_versions`]).
+///
+/// - `Both` (the default): a cleartext connection that opens with HTTP/2's preface is HTTP/2,
+///   any other HTTP/1.1; over TLS, ALPN offers `h2` and `http/1.1`.
+/// - `Http1Only`: every connection is HTTP/1.1 (an HTTP/2 preface is answered as a bad
+///   HTTP/1.1 request); ALPN offers `http/1.1` only.
+/// - `Http2Only`: every connection is HTTP/2, cleartext ones by prior knowledge (h2c), so an
+///   HTTP/1.1 request is refused with HTTP/2's `GOAWAY` (a protocol error) and no HTTP/1.1
+///   answer; ALPN offers `h2` only.
+///
+/// One server speaks one choice; an app that serves several (a port for each, as HttpArena's
+/// entries do) builds a service per port.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HttpVersions {
+    /// HTTP/1.1 and HTTP/2.
+    #[default]
+    Both,
+    /// HTTP/1.1 only.
+    Http1Only,
+    /// HTTP/2 only.
+    Http2Only,
+}
+
+impl HttpVersions {
+    /// Whether a connection is served as HTTP/2, given what it looked like (`http2`: the
+    /// cleartext preface, or ALPN `h2`).
+    pub(crate) fn serves_http2(self, http2: bool) -> bool {
+        match self {
+            HttpVersions::Both => http2,
+            HttpVersions::Http1Only => false,
+            HttpVersions::Http2Only => true,
+        }
+    }
 }
 
 crate::config::setters!(ServerLimits {
@@ -62,6 +101,7 @@ crate::config::setters!(ServerLimits {
     max_connections: usize,
     drain_delay: Duration,
     shutdown_timeout: Duration,
+    http_versions: HttpVersions,
 });
 
 impl Default for ServerLimits {
@@ -76,6 +116,7 @@ impl Default for ServerLimits {
             max_connections: default_max_connections(),
             drain_delay: Duration::ZERO,
             shutdown_timeout: Duration::from_secs(30),
+            http_versions: HttpVersions::Both,
         }
     }
 }

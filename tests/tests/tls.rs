@@ -418,3 +418,77 @@ async fn the_user_service_asks_for_client_certificates_with_tls_client_ca() {
         .expect("a missing bundle is an error");
     assert!(err.to_string().contains("missing-ca.pem"), "{err}");
 }
+
+/// A plain app speaking only `versions`, with or without TLS.
+fn speaking(versions: framework::HttpVersions, tls: Option<Tls>) -> Service {
+    let mut app = App::bare()
+        .server_limits(ServerLimits::default().http_versions(versions))
+        .use_middleware(Responder::default())
+        .get("/", |_ctx: &mut Context| async { Ok("hi") });
+    if let Some(tls) = tls {
+        app = app.tls(tls);
+    }
+    app.build().expect("app builds")
+}
+
+/// `ServerLimits::http_versions`: over TLS, ALPN offers only what the server speaks (a client
+/// offering h2 gets HTTP/1.1; one offering only HTTP/1.1 cannot shake hands with an h2-only
+/// server); in cleartext, an HTTP/2-only server refuses HTTP/1.1 with no HTTP/1.1 answer and an
+/// HTTP/1.1-only one does not speak HTTP/2 by prior knowledge.
+#[tokio::test]
+async fn http_versions_restrict_alpn_and_cleartext() {
+    use framework::HttpVersions;
+    let pki = Pki::new("tls-versions");
+    pki.issue("first");
+    let tls = || Some(Tls::from_pem_files(pki.cert(), pki.key()).unwrap());
+
+    let h1 = common::start(speaking(HttpVersions::Http1Only, tls())).await;
+    let res = pki.client(false).get(url(&h1, "/")).send().await.unwrap();
+    assert_eq!(
+        res.version(),
+        reqwest::Version::HTTP_11,
+        "offered h2, got HTTP/1.1"
+    );
+    h1.stop().await;
+
+    let h2 = common::start(speaking(HttpVersions::Http2Only, tls())).await;
+    let res = pki.client(false).get(url(&h2, "/")).send().await.unwrap();
+    assert_eq!(res.version(), reqwest::Version::HTTP_2);
+    assert!(
+        pki.client(true).get(url(&h2, "/")).send().await.is_err(),
+        "an HTTP/1.1-only client finds no protocol in common"
+    );
+    h2.stop().await;
+
+    let h2c = common::start(speaking(HttpVersions::Http2Only, None)).await;
+    let prior = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    let res = prior.get(h2c.url("/")).send().await.unwrap();
+    assert_eq!(res.version(), reqwest::Version::HTTP_2);
+    assert_eq!(res.text().await.unwrap(), "hi");
+    let mut stream = tokio::net::TcpStream::connect(h2c.addr).await.unwrap();
+    stream
+        .write_all(b"GET / HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut answer))
+        .await
+        .expect("the server closes the connection")
+        .ok();
+    assert!(
+        !answer.starts_with(b"HTTP/1"),
+        "an HTTP/1.1 request gets no HTTP/1.1 answer: {:?}",
+        String::from_utf8_lossy(&answer)
+    );
+    assert!(reqwest::get(h2c.url("/")).await.is_err());
+    h2c.stop().await;
+
+    let plain = common::start(speaking(HttpVersions::Http1Only, None)).await;
+    assert!(prior.get(plain.url("/")).send().await.is_err());
+    let res = reqwest::get(plain.url("/")).await.unwrap();
+    assert_eq!(res.version(), reqwest::Version::HTTP_11);
+    plain.stop().await;
+}

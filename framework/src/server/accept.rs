@@ -118,6 +118,7 @@ impl Accepting {
                 if let Some((stream, http2)) =
                     connection::handshake(&acceptor, tracked, &state).await
                 {
+                    let http2 = serving.limits.http_versions.serves_http2(http2);
                     let client_cert = if asks_for_client_certs {
                         crate::tls::peer_identity(stream.get_ref().1)
                     } else {
@@ -145,6 +146,7 @@ impl Accepting {
         }
         tokio::spawn(async move {
             if let Some((read_first, http2)) = connection::detect(&mut stream, &state).await {
+                let http2 = serving.limits.http_versions.serves_http2(http2);
                 let socket = Arc::new(stream);
                 let io = TokioIo::new(TrackedStream::new(
                     Arc::clone(&socket),

@@ -218,7 +218,12 @@ impl Service {
         // The acceptor, and the reload watch for as long as the server runs.
         #[cfg(feature = "tls")]
         let (tls, _tls_watch) = match &self.tls {
-            Some(tls) => (Some(tls.clone()), Some(tls.watch())),
+            Some(tls) => {
+                // ALPN offers what the server speaks.
+                tls.speak(limits.http_versions)
+                    .map_err(std::io::Error::other)?;
+                (Some(tls.clone()), Some(tls.watch()))
+            }
             None => (None, None),
         };
         let service = Arc::new(self);

@@ -79,6 +79,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::WebPkiClientVerifier;
 use rustls::sign::{CertifiedKey, SingleCertAndKey};
 
+use crate::limits::HttpVersions;
+
 pub use client_auth::ClientAuth;
 pub use client_cert::ClientCert;
 pub(crate) use client_cert::peer_identity;
@@ -110,6 +112,8 @@ pub struct Tls {
     /// refuses, say) cannot be resumed after it.
     current: Arc<RwLock<Arc<ServerConfig>>>,
     reload_every: Duration,
+    /// The HTTP versions ALPN offers, shared by the clones ([`Tls::speak`]).
+    versions: Arc<RwLock<HttpVersions>>,
 }
 
 impl std::fmt::Debug for Tls {
@@ -160,6 +164,7 @@ fn configure(
     cert: &Path,
     key: &Path,
     client_auth: Option<&ClientAuth>,
+    versions: HttpVersions,
 ) -> Result<ServerConfig, TlsError> {
     let certified = load(cert, key)?;
     let verifier = match client_auth {
@@ -171,7 +176,11 @@ fn configure(
         .map_err(|e| TlsError(format!("TLS settings: {e}")))?
         .with_client_cert_verifier(verifier)
         .with_cert_resolver(Arc::new(SingleCertAndKey::from(certified)));
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.alpn_protocols = match versions {
+        HttpVersions::Http1Only => vec![b"http/1.1".to_vec()],
+        HttpVersions::Http2Only => vec![b"h2".to_vec()],
+        _ => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+    };
     Ok(config)
 }
 
@@ -190,13 +199,14 @@ impl Tls {
     /// PEM files, checked to belong together. No client certificates are asked for.
     pub fn from_pem_files(cert: impl AsRef<Path>, key: impl AsRef<Path>) -> Result<Self, TlsError> {
         let (cert, key) = (cert.as_ref().to_owned(), key.as_ref().to_owned());
-        let config = configure(&cert, &key, None)?;
+        let config = configure(&cert, &key, None, HttpVersions::Both)?;
         Ok(Self {
             cert,
             key,
             client_auth: None,
             current: Arc::new(RwLock::new(Arc::new(config))),
             reload_every: DEFAULT_RELOAD_EVERY,
+            versions: Arc::new(RwLock::new(HttpVersions::Both)),
         })
     }
 
@@ -204,7 +214,7 @@ impl Tls {
     /// [`ClientAuth`]). Its files are read now: one that does not load is an error naming it.
     /// From then on they are reloaded with the certificate.
     pub fn client_auth(mut self, client_auth: ClientAuth) -> Result<Self, TlsError> {
-        let config = configure(&self.cert, &self.key, Some(&client_auth))?;
+        let config = configure(&self.cert, &self.key, Some(&client_auth), self.versions())?;
         self.client_auth = Some(client_auth);
         // A new lock: a clone of this `Tls` made before keeps its own settings.
         self.current = Arc::new(RwLock::new(Arc::new(config)));
@@ -222,12 +232,37 @@ impl Tls {
     /// [`client_auth`](Self::client_auth), the CA bundle and CRL): new handshakes use what
     /// they hold now. On an error everything stays as it was.
     pub fn reload(&self) -> Result<(), TlsError> {
-        let config = configure(&self.cert, &self.key, self.client_auth.as_ref())?;
+        let config = configure(
+            &self.cert,
+            &self.key,
+            self.client_auth.as_ref(),
+            self.versions(),
+        )?;
         *self
             .current
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(config);
         Ok(())
+    }
+
+    fn versions(&self) -> HttpVersions {
+        *self
+            .versions
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Makes ALPN offer `versions` (the server's [`ServerLimits::http_versions`](crate::ServerLimits::http_versions)), from the
+    /// next handshake on, for this `Tls` and its clones.
+    pub(crate) fn speak(&self, versions: HttpVersions) -> Result<(), TlsError> {
+        if self.versions() == versions {
+            return Ok(());
+        }
+        *self
+            .versions
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = versions;
+        self.reload()
     }
 
     /// Every file the settings are read from.
