@@ -3,6 +3,9 @@
 //! controller with typed arguments, the framework's body reading, its compress middleware and
 //! its static serve — and nothing a user would not write.
 //!
+//! The ports are in [`PORTS`]: the same app on each, speaking the HTTP versions and TLS the
+//! profiles of that port ask for.
+//!
 //! | profile | endpoint | what it answers |
 //! |---|---|---|
 //! | `baseline`, `limited-conn` | `GET /baseline11?a=&b=`, `POST` with a number as the body | `a + b` (+ the body), `text/plain` |
@@ -26,7 +29,11 @@ use std::sync::Arc;
 use framework::extract::Query;
 use framework::middleware::compress::{Compress, CompressConfig};
 use framework::middleware::static_serve::{DirectorySource, StaticServe, StaticServeConfig};
-use framework::{App, Context, FromState, HttpError, Result, Validate, controller};
+use framework::tls::Tls;
+use framework::{
+    App, Context, FromState, HttpError, HttpVersions, Result, ServerLimits, Service, Validate,
+    controller,
+};
 use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 
@@ -50,6 +57,11 @@ pub struct Settings {
     pub database_url: Option<String>,
     /// The size of its pool (`DATABASE_MAX_CONN`, 256 when unset, as the arena sets it).
     pub database_max_conn: u32,
+    /// The TLS certificate chain and key (PEM) of ports 8081 and 8443; those ports are served
+    /// when both files exist (the arena mounts them only for the profiles that use them).
+    pub cert: PathBuf,
+    /// The key of [`cert`](Self::cert).
+    pub key: PathBuf,
 }
 
 impl Settings {
@@ -68,6 +80,8 @@ impl Settings {
                 .ok()
                 .and_then(|n| n.parse().ok())
                 .unwrap_or(256),
+            cert: path("ARENA_CERT", "/certs/server.crt"),
+            key: path("ARENA_KEY", "/certs/server.key"),
         }
     }
 }
@@ -235,6 +249,35 @@ impl Arena {
             .map_err(HttpError::from)?;
         Ok(body.len().to_string())
     }
+}
+
+/// The ports the entry serves, each with the HTTP versions it speaks and whether over TLS:
+/// 8080 HTTP/1.1 and h2c by prior knowledge (every HTTP/1.1 profile, and gRPC later), 8081
+/// HTTP/1.1 over TLS (`json-tls`: ALPN `http/1.1` only), 8082 h2c only (`baseline-h2c`,
+/// `json-h2c`: HTTP/1.1 refused), 8443 TLS with ALPN `h2` and `http/1.1` (`baseline-h2`,
+/// `static-h2`).
+pub const PORTS: [(u16, HttpVersions, bool); 4] = [
+    (8080, HttpVersions::Both, false),
+    (8081, HttpVersions::Http1Only, true),
+    (8082, HttpVersions::Http2Only, false),
+    (8443, HttpVersions::Both, true),
+];
+
+/// The service of one port: [`app`] speaking `versions`, over TLS with the settings'
+/// certificate when `tls`.
+pub fn service(settings: &Settings, versions: HttpVersions, tls: bool) -> std::io::Result<Service> {
+    let mut app = app(settings)?.server_limits(ServerLimits::default().http_versions(versions));
+    if tls {
+        app = app.tls(
+            Tls::from_pem_files(&settings.cert, &settings.key).map_err(std::io::Error::other)?,
+        );
+    }
+    app.build().map_err(std::io::Error::other)
+}
+
+/// Whether the settings' certificate and key are there, so the TLS ports can be served.
+pub fn has_certificate(settings: &Settings) -> bool {
+    settings.cert.is_file() && settings.key.is_file()
 }
 
 /// The entry's app: the handlers, compression as the client asks, and the static files.

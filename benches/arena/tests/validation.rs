@@ -152,6 +152,8 @@ async fn start_with_database(database_url: Option<String>) -> Entry {
         static_dir: static_dir.clone(),
         database_url,
         database_max_conn: 8,
+        cert: dir.join("absent.crt"),
+        key: dir.join("absent.key"),
     };
     let service = arena::app(&settings).unwrap().build().unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -903,4 +905,155 @@ async fn crud_reads_through_a_cache_that_writes_invalidate() {
     assert_eq!(bad.status(), 400);
     pool.close().await;
     schema.drop_schema().await;
+}
+
+/// The four ports' services on ports of their own, with a certificate made here for
+/// `localhost`: the address of each, in `arena::PORTS`'s order, and the certificate's PEM.
+async fn start_ports() -> (Entry, Vec<SocketAddr>, String) {
+    let entry = start().await;
+    let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let cert_pem = certified.cert.pem();
+    let settings = arena::Settings {
+        dataset: entry.root.join("dataset.json"),
+        static_dir: entry.static_dir.clone(),
+        database_url: None,
+        database_max_conn: 1,
+        cert: entry.root.join("server.crt"),
+        key: entry.root.join("server.key"),
+    };
+    std::fs::write(&settings.cert, &cert_pem).unwrap();
+    std::fs::write(&settings.key, certified.key_pair.serialize_pem()).unwrap();
+    assert!(arena::has_certificate(&settings));
+    let mut addrs = Vec::new();
+    for (_, versions, tls) in arena::PORTS {
+        let service = arena::service(&settings, versions, tls).unwrap();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        addrs.push(listener.local_addr().unwrap());
+        tokio::spawn(async move { service.serve(listener).await });
+    }
+    (entry, addrs, cert_pem)
+}
+
+/// A TLS client trusting only `cert_pem`, offering h2 and HTTP/1.1.
+fn tls_client(cert_pem: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .use_rustls_tls()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(cert_pem.as_bytes()).unwrap())
+        .no_gzip()
+        .build()
+        .unwrap()
+}
+
+/// Checks a `/json/{count}?m=` answer against the dataset.
+async fn assert_priced(answer: reqwest::Response, dataset: &[Value], count: usize, m: i64) {
+    assert!(content_type(&answer).starts_with("application/json"));
+    let body: Value = answer.json().await.unwrap();
+    assert_eq!(body["count"], count);
+    let items = body["items"].as_array().unwrap();
+    assert_eq!(items.len(), count);
+    for (item, source) in items.iter().zip(dataset) {
+        let total = source["price"].as_i64().unwrap() * source["quantity"].as_i64().unwrap() * m;
+        assert_eq!(item["total"], total);
+    }
+}
+
+/// `json-tls` (8081: HTTP/1.1 over TLS, whatever the client offers), `baseline-h2` and
+/// `static-h2` (8443: h2 by ALPN), `baseline-h2c` and `json-h2c` (8082: h2c by prior
+/// knowledge, HTTP/1.1 refused).
+#[tokio::test]
+async fn the_tls_and_http2_ports_speak_what_their_profiles_ask() {
+    let (entry, addrs, cert_pem) = start_ports().await;
+    let (tls1, h2c, tls2) = (addrs[1], addrs[2], addrs[3]);
+    let client = tls_client(&cert_pem);
+
+    for (count, m) in [(7, 2), (23, 11), (50, 1)] {
+        let answer = client
+            .get(format!(
+                "https://localhost:{}/json/{count}?m={m}",
+                tls1.port()
+            ))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            answer.version(),
+            reqwest::Version::HTTP_11,
+            "json-tls is HTTP/1.1"
+        );
+        assert_priced(answer, &entry.dataset, count, m).await;
+    }
+
+    let sum = client
+        .get(format!(
+            "https://localhost:{}/baseline11?a=1&b=1",
+            tls2.port()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sum.version(), reqwest::Version::HTTP_2);
+    assert_eq!(sum.text().await.unwrap(), "2");
+    for (name, ty) in [
+        ("reset.css", "text/css"),
+        ("app.js", "javascript"),
+        ("hero.webp", "image/webp"),
+    ] {
+        let file = client
+            .get(format!("https://localhost:{}/static/{name}", tls2.port()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(file.version(), reqwest::Version::HTTP_2);
+        assert!(
+            content_type(&file).contains(ty),
+            "{name}: {}",
+            content_type(&file)
+        );
+        let on_disk = std::fs::read(entry.static_dir.join(name)).unwrap();
+        assert_eq!(file.bytes().await.unwrap(), on_disk, "{name}");
+    }
+    let missing = client
+        .get(format!(
+            "https://localhost:{}/static/nonexistent.txt",
+            tls2.port()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+
+    let prior = reqwest::Client::builder()
+        .http2_prior_knowledge()
+        .no_gzip()
+        .build()
+        .unwrap();
+    let sum = prior
+        .get(format!("http://{h2c}/baseline11?a=13&b=42"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(sum.version(), reqwest::Version::HTTP_2);
+    assert_eq!(sum.text().await.unwrap(), "55");
+    let json = prior
+        .get(format!("http://{h2c}/json/5?m=3"))
+        .send()
+        .await
+        .unwrap();
+    assert_priced(json, &entry.dataset, 5, 3).await;
+    assert!(
+        plain_client()
+            .get(format!("http://{h2c}/baseline11?a=1&b=1"))
+            .send()
+            .await
+            .is_err(),
+        "the h2c port refuses HTTP/1.1"
+    );
+    // The main port speaks both.
+    let both = prior
+        .get(format!("http://{}/pipeline", addrs[0]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(both.text().await.unwrap(), "ok");
 }
