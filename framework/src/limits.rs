@@ -82,6 +82,7 @@ pub enum HttpVersions {
 impl HttpVersions {
     /// Whether a connection is served as HTTP/2, given what it looked like (`http2`: the
     /// cleartext preface, or ALPN `h2`).
+    #[cfg(feature = "server")]
     pub(crate) fn serves_http2(self, http2: bool) -> bool {
         match self {
             HttpVersions::Both => http2,
