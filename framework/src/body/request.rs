@@ -205,9 +205,9 @@ pub enum ReadError {
 }
 
 /// What a handler that reads the body itself ([`RequestBody::read_limited`]) answers when the
-/// read fails, as the body parser does: **413** past the limit, **408** when the client stalls,
-/// **400** when the connection fails (its error is logged at debug, not sent). Category
-/// `framework-body`.
+/// read fails: **413** past the limit, **408** when the client stalls, **400** when the
+/// connection fails (its error is logged at debug, not sent). Category `framework-body`; the
+/// body parser answers with these in its own category.
 impl From<ReadError> for crate::HttpError {
     fn from(err: ReadError) -> Self {
         let (status, message) = match err {

@@ -49,7 +49,7 @@ use http::HeaderValue;
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH, HeaderName};
 use http::{Method, StatusCode};
 
-use crate::body::{BodyDeclined, ReadError};
+use crate::body::BodyDeclined;
 use crate::context::Context;
 use crate::error::{HttpError, Result};
 use crate::handler::{Before, BoxFuture, Middleware, Next};
@@ -184,23 +184,12 @@ impl BodyParser {
         if declared.is_some_and(|n| n > limit as u64) {
             return Err(too_large());
         }
-        let mut body = match ctx.take_raw_body().read_limited(limit).await {
-            Ok(body) => body,
-            Err(ReadError::TooLarge) => return Err(too_large()),
-            Err(ReadError::TimedOut) => {
-                return Err(error(
-                    StatusCode::REQUEST_TIMEOUT,
-                    "request body read timed out",
-                ));
-            }
-            Err(ReadError::Io(e)) => {
-                tracing::debug!(error = %e, "reading the request body failed");
-                return Err(error(
-                    StatusCode::BAD_REQUEST,
-                    "failed to read request body",
-                ));
-            }
-        };
+        // 413, 408 or 400 as a handler reading the body itself gets them, in this category.
+        let mut body = ctx
+            .take_raw_body()
+            .read_limited(limit)
+            .await
+            .map_err(|err| HttpError::from(err).with_category(CATEGORY))?;
         for decoder in &self.decoders {
             if (coded || decoder.content_coding().is_none()) && decoder.accepts(ctx) {
                 body = decoder.decode(ctx, body, limit)?;
